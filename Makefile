@@ -1,0 +1,24 @@
+# Two commands on a fresh machine: `make test` and `make bench`.
+# Each first installs what is missing (scripts/setup.sh).
+
+GO ?= go
+# Packages are tested two at a time at most (2 cores); each test starts its own servers.
+TESTFLAGS ?= -count=1 -timeout 25m -p 2
+
+.PHONY: setup test bench check vet fmt
+
+setup:
+	@bash scripts/setup.sh
+
+test: setup
+	$(GO) vet ./...
+	$(GO) test $(TESTFLAGS) ./...
+
+bench: setup
+	$(GO) run ./cmd/bench bench
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')

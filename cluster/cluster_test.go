@@ -1,0 +1,186 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("LOCKLAB_CLUSTER_CHILD") == "1" {
+		runChild()
+		return
+	}
+	code := m.Run()
+	StopAll()
+	os.Exit(code)
+}
+
+// runChild starts a Redis, prints its pid and waits to be signalled: the
+// parent test checks that SIGTERM takes the server down with it.
+func runChild() {
+	StopOnSignal()
+	n, err := StartRedis(context.Background(), RedisOptions{})
+	if err != nil {
+		os.Stderr.WriteString(err.Error())
+		os.Exit(1)
+	}
+	os.Stdout.WriteString(strconv.Itoa(n.PID()) + "\n")
+	select {}
+}
+
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	// A zombie still answers kill(0); check /proc state too.
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b))
+	return len(fields) > 2 && fields[2] != "Z"
+}
+
+func TestServersStartFaultAndStop(t *testing.T) {
+	ctx := context.Background()
+	topo, err := Start(ctx, Needs{RedisNodes: 2, Replica: true, Resource: true, ZooKeeper: true, Postgres: true}, External{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, n := range topo.Nodes() {
+		if !strings.HasPrefix(n.Addr, "127.0.0.1:") {
+			t.Errorf("%s listens on %s, want loopback", n.Name, n.Addr)
+		}
+		pids = append(pids, n.PID())
+	}
+	if len(pids) != 6 {
+		t.Fatalf("started %d nodes, want 6", len(pids))
+	}
+
+	// Replication is real: a write on the master shows up on the replica.
+	master := redis.NewClient(&redis.Options{Addr: topo.RedisAddrs[0]})
+	defer master.Close()
+	replica := redis.NewClient(&redis.Options{Addr: topo.Replica.Addr})
+	defer replica.Close()
+	if err := master.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for replica.Get(ctx, "k").Val() != "v" {
+		if time.Now().After(deadline) {
+			t.Fatal("write never reached the replica")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// Pause: a paused server answers nothing until resumed.
+	n := topo.Redis[1]
+	c := redis.NewClient(&redis.Options{Addr: n.Addr, ReadTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	defer c.Close()
+	if err := n.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ping(ctx).Err(); err == nil {
+		t.Error("a SIGSTOPped server answered PING")
+	}
+	if err := n.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Errorf("resumed server: %v", err)
+	}
+
+	// Kill and restart without data: same address, empty.
+	if err := c.Set(ctx, "x", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	old := n.PID()
+	if err := n.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if alive(old) {
+		t.Error("SIGKILLed server still alive")
+	}
+	if err := n.Restart(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if n.PID() == old {
+		t.Error("restart kept the old pid")
+	}
+	if got := c.Exists(ctx, "x").Val(); got != 0 {
+		t.Errorf("after a restart without data the key exists (%d)", got)
+	}
+	pids = append(pids, n.PID())
+
+	// PostgreSQL restart keeps its data when asked to.
+	if err := topo.Postgres.Restart(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	pids = append(pids, topo.Postgres.PID())
+
+	topo.Close()
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("server pid %d outlived Close", pid)
+		}
+	}
+	if left := LivePIDs(); len(left) != 0 {
+		t.Errorf("still tracked after Close: %v", left)
+	}
+}
+
+// A run stopped by SIGTERM (or Ctrl-C) takes its servers down with it.
+func TestSignalStopsServers(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "LOCKLAB_CLUSTER_CHILD=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 32)
+	k, _ := out.Read(buf)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(buf[:k])))
+	if err != nil {
+		t.Fatalf("child printed %q: %v", buf[:k], err)
+	}
+	if !alive(pid) {
+		t.Fatalf("child's redis (pid %d) not running", pid)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+		t.Errorf("child exit: %v, want status 143", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive(pid) {
+		t.Errorf("redis pid %d outlived the SIGTERMed run", pid)
+	}
+}
+
+func TestMissingBinaryNamesPackage(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := StartRedis(context.Background(), RedisOptions{})
+	if !errors.Is(err, ErrMissingBinary) || !strings.Contains(err.Error(), "apt-get install -y redis-server") {
+		t.Fatalf("got %v, want a missing-binary error naming redis-server", err)
+	}
+}

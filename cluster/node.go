@@ -1,0 +1,190 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Kind names a server type.
+type Kind string
+
+const (
+	KindRedis     Kind = "redis"
+	KindZooKeeper Kind = "zookeeper"
+	KindPostgres  Kind = "postgres"
+)
+
+// Node is one server the lab started. Its address never changes across
+// restarts, so clients (and fault proxies) can keep pointing at it.
+type Node struct {
+	Kind Kind
+	Name string // e.g. "redis-3", shown in histories and reports
+	Addr string // 127.0.0.1:port
+	Dir  string // data and log dir, removed by Stop
+
+	launch func(ctx context.Context, n *Node) (*process, error)
+	ready  func(ctx context.Context, n *Node) error
+	wipe   func(n *Node) error // removes the data, keeps the dir usable
+
+	mu   sync.Mutex
+	proc *process
+}
+
+// LogPath is where the server's stdout and stderr go, kept for failure reports.
+func (n *Node) LogPath() string { return n.Dir + "/server.log" }
+
+// PID of the running server process (the group leader), 0 if not running.
+func (n *Node) PID() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.proc == nil || n.proc.exited() {
+		return 0
+	}
+	return n.proc.pid()
+}
+
+func (n *Node) start(ctx context.Context) error {
+	p, err := n.launch(ctx, n)
+	if err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	n.mu.Lock()
+	n.proc = p
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := n.waitReady(ctx, p); err != nil {
+		p.kill()
+		return fmt.Errorf("%s did not become ready: %w\n--- last lines of %s ---\n%s", n.Name, err, n.LogPath(), n.LogTail(20))
+	}
+	return nil
+}
+
+// waitReady polls the node's readiness request until it succeeds, the
+// process exits, or ctx ends.
+func (n *Node) waitReady(ctx context.Context, p *process) error {
+	var last error
+	for {
+		if p.exited() {
+			return fmt.Errorf("process exited: %v", p.err)
+		}
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		last = n.ready(rctx, n)
+		cancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last probe: %v)", ctx.Err(), last)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (n *Node) current() (*process, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.proc == nil || n.proc.exited() {
+		return nil, fmt.Errorf("%s is not running", n.Name)
+	}
+	return n.proc, nil
+}
+
+// Kill crashes the server with SIGKILL: no shutdown, no final fsync.
+func (n *Node) Kill() error {
+	p, err := n.current()
+	if err != nil {
+		return err
+	}
+	p.kill()
+	return nil
+}
+
+// Pause freezes the server with SIGSTOP; connections stay open, nothing is answered.
+func (n *Node) Pause() error {
+	p, err := n.current()
+	if err != nil {
+		return err
+	}
+	return p.signalGroup(syscall.SIGSTOP)
+}
+
+// Resume continues a paused server with SIGCONT.
+func (n *Node) Resume() error {
+	p, err := n.current()
+	if err != nil {
+		return err
+	}
+	return p.signalGroup(syscall.SIGCONT)
+}
+
+// Restart kills the server if it runs, optionally wipes its data, and starts
+// it again on the same port, returning once it answers requests.
+func (n *Node) Restart(ctx context.Context, keepData bool) error {
+	if p, err := n.current(); err == nil {
+		p.kill()
+	}
+	if !keepData {
+		if err := n.wipe(n); err != nil {
+			return fmt.Errorf("wipe %s: %w", n.Name, err)
+		}
+	}
+	return n.start(ctx)
+}
+
+// Stop kills the server and removes its directory.
+func (n *Node) Stop() {
+	if p, err := n.current(); err == nil {
+		p.kill()
+	}
+	_ = os.RemoveAll(n.Dir)
+}
+
+// LogTail returns the last lines of the server's log.
+func (n *Node) LogTail(lines int) string {
+	b, err := os.ReadFile(n.LogPath())
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// newNodeDir makes the node's temp dir, tracked so StopAll removes it.
+func newNodeDir(name string) (string, error) {
+	dir, err := os.MkdirTemp("", "locklab-"+name+"-")
+	if err != nil {
+		return "", fmt.Errorf("make temp dir for %s: %w", name, err)
+	}
+	trackTempDir(dir)
+	return dir, nil
+}
+
+// ErrMissingBinary is wrapped by the error returned when a server binary is
+// not installed; the message names the package to install.
+var ErrMissingBinary = errors.New("server binary not installed")
+
+func missing(what, pkg string) error {
+	return fmt.Errorf("%w: %s not found; install the %s package (on Debian/Ubuntu: apt-get update && apt-get install -y %s, or run `make setup`)", ErrMissingBinary, what, pkg, pkg)
+}

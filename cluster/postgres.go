@@ -1,0 +1,169 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// PostgresOptions configures one PostgreSQL server.
+type PostgresOptions struct {
+	Name string // defaults to "postgres"
+}
+
+// postgresBinDir finds initdb and postgres: on PATH, else Debian's versioned dir.
+func postgresBinDir() (string, error) {
+	if p, err := exec.LookPath("postgres"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(real), "postgres")); err == nil {
+				return filepath.Dir(real), nil
+			}
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Strings(dirs)
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if _, err := os.Stat(filepath.Join(dirs[i], "postgres")); err == nil {
+			return dirs[i], nil
+		}
+	}
+	return "", missing("postgres and initdb", "postgresql")
+}
+
+// unprivileged returns the credential to run PostgreSQL under when the lab
+// runs as root (PostgreSQL refuses to run as root), or nil otherwise.
+func unprivileged() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	for _, name := range []string{"postgres", "nobody"} {
+		u, err := user.Lookup(name)
+		if err != nil {
+			continue
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
+	}
+	return nil, fmt.Errorf("running as root, and neither a postgres nor a nobody user exists to run PostgreSQL as")
+}
+
+// PostgresUser is the superuser initdb creates; the lab connects as it.
+const PostgresUser = "locklab"
+
+// DSN returns a connection string for a PostgreSQL node the lab started.
+func (n *Node) DSN() string {
+	host, port, _ := splitHostPort(n.Addr)
+	return fmt.Sprintf("postgres://%s@%s:%s/postgres?sslmode=disable", PostgresUser, host, port)
+}
+
+// StartPostgres runs initdb into a temp dir and starts postgres on a free
+// loopback port, waiting until SELECT 1 answers.
+func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
+	bin, err := postgresBinDir()
+	if err != nil {
+		return nil, err
+	}
+	cred, err := unprivileged()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Name == "" {
+		opts.Name = "postgres"
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := newNodeDir(opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Kind: KindPostgres, Name: opts.Name, Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir}
+	data := filepath.Join(dir, "data")
+	asServerUser := func(cmd *exec.Cmd) {
+		if cred != nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		}
+	}
+	chown := func() error {
+		if cred == nil {
+			return nil
+		}
+		return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, int(cred.Uid), int(cred.Gid))
+		})
+	}
+	initdb := func() error {
+		if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err == nil {
+			return nil
+		}
+		if err := chown(); err != nil {
+			return err
+		}
+		cmd := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", PostgresUser,
+			"--auth=trust", "--encoding=UTF8", "--no-sync", "--no-instructions")
+		asServerUser(cmd)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("initdb: %w\n%s", err, out)
+		}
+		return nil
+	}
+	n.launch = func(ctx context.Context, n *Node) (*process, error) {
+		if err := initdb(); err != nil {
+			return nil, err
+		}
+		cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data,
+			"-p", strconv.Itoa(port),
+			"-c", "listen_addresses=127.0.0.1",
+			"-c", "unix_socket_directories="+n.Dir,
+			"-c", "max_connections=300",
+			// The lab measures locking, not the disk: see results/ for the settings.
+			"-c", "fsync=off",
+			"-c", "synchronous_commit=off",
+			"-c", "full_page_writes=off",
+			"-c", "shared_buffers=64MB")
+		asServerUser(cmd)
+		logf, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stdout, cmd.Stderr = logf, logf
+		p, err := spawn(cmd)
+		logf.Close()
+		return p, err
+	}
+	n.ready = func(ctx context.Context, n *Node) error {
+		conn, err := pgx.Connect(ctx, n.DSN())
+		if err != nil {
+			return err
+		}
+		defer conn.Close(context.Background())
+		var one int
+		return conn.QueryRow(ctx, "SELECT 1").Scan(&one)
+	}
+	n.wipe = func(n *Node) error { return os.RemoveAll(data) }
+	if err := chown(); err != nil {
+		n.Stop()
+		return nil, fmt.Errorf("chown %s: %w", dir, err)
+	}
+	if err := n.start(ctx); err != nil {
+		n.Stop()
+		return nil, err
+	}
+	return n, nil
+}

@@ -1,0 +1,131 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ZooKeeperOptions configures a standalone ZooKeeper server.
+type ZooKeeperOptions struct {
+	Name string // defaults to "zookeeper"
+	// TickTime is ZooKeeper's time unit; session timeouts are bounded below by
+	// 2 ticks, so a short tick lets tests use sub-second sessions. Default 100ms.
+	TickTime time.Duration
+}
+
+// zooKeeperJar is where Debian's zookeeper package puts the server; its
+// manifest carries the class path of every dependency.
+func zooKeeperClassPath() (string, error) {
+	if cp := os.Getenv("LOCKLAB_ZOOKEEPER_CLASSPATH"); cp != "" {
+		return cp, nil
+	}
+	jar := "/usr/share/java/zookeeper.jar"
+	if _, err := os.Stat(jar); err != nil {
+		return "", missing("ZooKeeper ("+jar+")", "zookeeper")
+	}
+	cp := jar
+	// A logging binding, so the server's log says something useful.
+	if _, err := os.Stat("/usr/share/java/slf4j-simple.jar"); err == nil {
+		cp += ":/usr/share/java/slf4j-simple.jar"
+	}
+	return cp, nil
+}
+
+// StartZooKeeper starts a standalone ZooKeeper server and waits until a real
+// client session can read the root node.
+func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
+	java, err := exec.LookPath("java")
+	if err != nil {
+		return nil, missing("java", "default-jre-headless")
+	}
+	cp, err := zooKeeperClassPath()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Name == "" {
+		opts.Name = "zookeeper"
+	}
+	if opts.TickTime <= 0 {
+		opts.TickTime = 100 * time.Millisecond
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := newNodeDir(opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Kind: KindZooKeeper, Name: opts.Name, Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir}
+	cfgPath := filepath.Join(dir, "zoo.cfg")
+	cfg := strings.Join([]string{
+		fmt.Sprintf("tickTime=%d", opts.TickTime.Milliseconds()),
+		"dataDir=" + filepath.Join(dir, "data"),
+		fmt.Sprintf("clientPort=%d", port),
+		"clientPortAddress=127.0.0.1",
+		"maxClientCnxns=0",
+		"admin.enableServer=false",
+		"4lw.commands.whitelist=*",
+		"globalOutstandingLimit=100000",
+		// No fsync per write: the lab measures the lock recipe, not the disk.
+		"forceSync=no",
+		"",
+	}, "\n")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		n.Stop()
+		return nil, fmt.Errorf("write %s: %w", cfgPath, err)
+	}
+	n.launch = func(ctx context.Context, n *Node) (*process, error) {
+		if err := os.MkdirAll(filepath.Join(n.Dir, "data"), 0o755); err != nil {
+			return nil, err
+		}
+		cmd := exec.Command(java,
+			"-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+			"-Dzookeeper.jmx.log4j.disable=true",
+			"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+			"-cp", cp, "org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)
+		logf, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stdout, cmd.Stderr = logf, logf
+		p, err := spawn(cmd)
+		logf.Close()
+		return p, err
+	}
+	n.ready = func(ctx context.Context, n *Node) error {
+		deadline, _ := ctx.Deadline()
+		conn, events, err := zk.Connect([]string{n.Addr}, 4*time.Second,
+			zk.WithLogger(log.New(io.Discard, "", 0)))
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		for {
+			select {
+			case ev := <-events:
+				if ev.State == zk.StateHasSession {
+					_, _, err := conn.Exists("/")
+					return err
+				}
+			case <-time.After(time.Until(deadline)):
+				return fmt.Errorf("no session within %v", time.Until(deadline))
+			}
+		}
+	}
+	n.wipe = func(n *Node) error { return os.RemoveAll(filepath.Join(n.Dir, "data")) }
+	if err := n.start(ctx); err != nil {
+		n.Stop()
+		return nil, err
+	}
+	return n, nil
+}

@@ -1,0 +1,170 @@
+// Command bench is the lab's command line: list what exists, check one
+// implementation under one scenario, run the verdict matrix, and measure.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
+	_ "github.com/locklab/locklab/impls/all"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// errUsage marks bad input: the command exits with status 2.
+var errUsage = errors.New("usage")
+
+func main() {
+	cluster.StopOnSignal()
+	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	cluster.StopAll()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		if errors.Is(err, errUsage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: bench <command> [flags]
+
+commands:
+  list                      every implementation and every scenario, one per line
+  check -impl NAME -scenario NAME [-fencing] [-seed N] [-clients N] [-sections N] [-ttl D] [-out DIR]
+                            start fresh servers, run one scenario, print the verdict last
+
+servers: by default the lab starts its own; to use yours set LOCKLAB_REDIS_ADDRS,
+LOCKLAB_RESOURCE_ADDR, LOCKLAB_ZK_ADDRS, LOCKLAB_PG_DSN (or the matching flags).`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: no command given\n%s", errUsage, usage)
+	}
+	switch args[0] {
+	case "list":
+		return list(stdout)
+	case "check":
+		return check(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	default:
+		return fmt.Errorf("%w: unknown command %q\n%s", errUsage, args[0], usage)
+	}
+}
+
+func list(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, s := range impls.All() {
+		kind := "impl"
+		if s.Peer {
+			kind = "peer"
+		}
+		note := s.Summary
+		if s.Broken != "" {
+			note = "BROKEN (" + s.Broken + "): " + note
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", kind, s.Name, s.Caps, note)
+	}
+	for _, s := range scenarios.All() {
+		fmt.Fprintf(tw, "scenario\t%s\t\t%s\n", s.Name, s.Summary)
+	}
+	return tw.Flush()
+}
+
+// serverFlags adds the flags that point the lab at the user's own servers.
+func serverFlags(fs *flag.FlagSet) func() cluster.External {
+	ext := cluster.ExternalFromEnv()
+	redisAddrs := fs.String("redis", strings.Join(ext.Redis, ","), "comma-separated independent Redis lock nodes (default: start them)")
+	resourceAddr := fs.String("resource", ext.Resource, "Redis holding the protected counter (default: start one)")
+	zkAddrs := fs.String("zk", strings.Join(ext.ZooKeeper, ","), "comma-separated ZooKeeper servers (default: start one)")
+	pgDSN := fs.String("pg", ext.Postgres, "PostgreSQL DSN (default: start one)")
+	return func() cluster.External {
+		split := func(s string) []string {
+			var out []string
+			for _, f := range strings.Split(s, ",") {
+				if f = strings.TrimSpace(f); f != "" {
+					out = append(out, f)
+				}
+			}
+			return out
+		}
+		return cluster.External{Redis: split(*redisAddrs), Resource: *resourceAddr, ZooKeeper: split(*zkAddrs), Postgres: *pgDSN}
+	}
+}
+
+// parse parses flags, turning every mistake into a usage error.
+func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	return nil
+}
+
+func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	implName := fs.String("impl", "", "implementation (see `bench list`)")
+	scenarioName := fs.String("scenario", "", "scenario (see `bench list`)")
+	fencing := fs.Bool("fencing", false, "the resource refuses writes with stale fencing tokens")
+	seed := fs.Int64("seed", 0, "seed for a reproducible run (default: from the clock, printed)")
+	clients := fs.Int("clients", 8, "concurrent clients")
+	sections := fs.Int("sections", 2000, "critical sections in total")
+	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL / session timeout")
+	out := fs.String("out", "", "directory for counterexample timelines (default: $TMPDIR/locklab)")
+	external := serverFlags(fs)
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if *implName == "" || *scenarioName == "" {
+		return fmt.Errorf("%w: check needs -impl and -scenario; implementations: %s; scenarios: %s",
+			errUsage, strings.Join(impls.Names(), ", "), strings.Join(scenarios.Names(), ", "))
+	}
+	spec, err := impls.Lookup(*implName)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if _, err := scenarios.Lookup(*scenarioName); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *clients < 1 || *sections < 1 || *ttl <= 0 {
+		return fmt.Errorf("%w: -clients and -sections must be at least 1 and -ttl positive", errUsage)
+	}
+	if *seed == 0 {
+		*seed = time.Now().UnixNano()
+	}
+	fmt.Fprintf(stdout, "impl: %s\nscenario: %s\nfencing: %v\nseed: %d\n", spec.Name, *scenarioName, *fencing, *seed)
+	o, err := scenarios.Run(ctx, *scenarioName, scenarios.Options{
+		Impl: spec, Fencing: *fencing, Seed: *seed, Clients: *clients, Sections: *sections, TTL: *ttl,
+		OutDir: *out, External: external(),
+		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) },
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "critical sections checked: %d (%d with unknown outcome)\n", o.Sections, o.Unknown)
+	if o.Recovery > 0 {
+		fmt.Fprintf(stdout, "recovery after crash: %v\n", o.Recovery.Round(time.Millisecond))
+	}
+	if o.Detail != "" {
+		fmt.Fprintf(stdout, "detail: %s\n", o.Detail)
+	}
+	fmt.Fprintf(stdout, "elapsed: %v\n", o.Elapsed.Round(time.Millisecond))
+	if o.HTML != "" {
+		fmt.Fprintf(stdout, "counterexample: %s\n", o.HTML)
+	}
+	fmt.Fprintf(stdout, "verdict: %s\n", o.Verdict)
+	return nil
+}

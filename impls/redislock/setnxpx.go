@@ -1,0 +1,142 @@
+package redislock
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/impls"
+)
+
+const setnxPXName = "redis-setnx-px"
+
+func init() {
+	impls.Register(impls.Spec{
+		Name:    setnxPXName,
+		Summary: "SET key token NX PX ttl; owner-checked Lua release and refresh; fencing token from an INCR in the same script",
+		Caps:    impls.Capabilities{Fencing: true, Expiry: true},
+		Backend: impls.Backend{RedisNodes: 1},
+		Source:  "impls/redislock/setnxpx.go",
+		New: func(cfg impls.Config) (impls.Locker, error) {
+			addr, err := firstAddr(cfg, setnxPXName)
+			if err != nil {
+				return nil, err
+			}
+			return NewSetNXPX(NewClient(addr, cfg.TTL), cfg.TTL), nil
+		},
+	})
+}
+
+// acquireScript grants the lock with SET NX PX and, in the same atomic step,
+// draws the next fencing token. It returns the token, or -pttl (the time the
+// current holder has left) when the lock is held.
+var acquireScript = redis.NewScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return redis.call('INCR', KEYS[2])
+end
+return -redis.call('PTTL', KEYS[1])
+`)
+
+// releaseScript deletes the lock only if it still holds our token.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`)
+
+// refreshScript extends the lock only if it still holds our token. An
+// expired lock has no value, so a refresh can never revive it.
+var refreshScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+`)
+
+// SetNXPX is the correct single-node Redis lock.
+type SetNXPX struct {
+	rdb *redis.Client
+	ttl time.Duration
+}
+
+// NewSetNXPX builds the lock on an existing client; the lock owns it from now on.
+func NewSetNXPX(rdb *redis.Client, ttl time.Duration) *SetNXPX {
+	return &SetNXPX{rdb: rdb, ttl: ttl}
+}
+
+func (l *SetNXPX) TryAcquire(ctx context.Context, key string) (impls.Lease, error) {
+	lease, _, err := l.try(ctx, key)
+	return lease, err
+}
+
+func (l *SetNXPX) Acquire(ctx context.Context, key string) (impls.Lease, error) {
+	return impls.Poll(ctx, impls.DefaultBackoff, func(ctx context.Context) (impls.Lease, time.Duration, error) {
+		return l.try(ctx, key)
+	})
+}
+
+func (l *SetNXPX) try(ctx context.Context, key string) (impls.Lease, time.Duration, error) {
+	token, err := NewToken()
+	if err != nil {
+		return nil, 0, impls.Fail(setnxPXName, "acquire", impls.ErrBackend, err)
+	}
+	n, err := acquireScript.Run(ctx, l.rdb, []string{lockKey(key), fenceKey(key)}, token, l.ttl.Milliseconds()).Int64()
+	if err != nil {
+		err = impls.Classify(ctx, setnxPXName, "acquire", err, true)
+		return nil, 0, err
+	}
+	if n <= 0 {
+		// -PTTL: how long the holder has left; -(-1) would mean no expiry.
+		return nil, time.Duration(-n) * time.Millisecond, impls.Fail(setnxPXName, "acquire", impls.ErrHeld, nil)
+	}
+	return &setnxLease{l: l, key: key, token: token, fence: uint64(n)}, 0, nil
+}
+
+func (l *SetNXPX) Close() error { return l.rdb.Close() }
+
+type setnxLease struct {
+	l     *SetNXPX
+	key   string
+	token string
+	fence uint64
+
+	mu       sync.Mutex
+	released bool
+}
+
+func (s *setnxLease) Key() string           { return s.key }
+func (s *setnxLease) Token() (uint64, bool) { return s.fence, true }
+func (s *setnxLease) Lost() <-chan struct{} { return never }
+func (s *setnxLease) String() string        { return s.key + "#" + strconv.FormatUint(s.fence, 10) }
+
+func (s *setnxLease) Refresh(ctx context.Context) error {
+	n, err := refreshScript.Run(ctx, s.l.rdb, []string{lockKey(s.key)}, s.token, s.l.ttl.Milliseconds()).Int64()
+	if err != nil {
+		return impls.Classify(ctx, setnxPXName, "refresh", err, true)
+	}
+	if n == 0 {
+		return impls.Fail(setnxPXName, "refresh", impls.ErrNotHeld, nil)
+	}
+	return nil
+}
+
+func (s *setnxLease) Release(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return impls.Fail(setnxPXName, "release", impls.ErrNotHeld, nil)
+	}
+	n, err := releaseScript.Run(ctx, s.l.rdb, []string{lockKey(s.key)}, s.token).Int64()
+	if err != nil {
+		return impls.Classify(ctx, setnxPXName, "release", err, true)
+	}
+	s.released = true
+	if n == 0 {
+		return impls.Fail(setnxPXName, "release", impls.ErrNotHeld, nil)
+	}
+	return nil
+}

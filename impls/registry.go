@@ -1,0 +1,108 @@
+package impls
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Backend says which servers an implementation needs.
+type Backend struct {
+	RedisNodes int // independent Redis nodes (0: none)
+	ZooKeeper  bool
+	Postgres   bool
+	// InProcess marks the controls that need no server and must run every
+	// client in one process (local-mutex shares one mutex between them).
+	InProcess bool
+}
+
+// Spec describes one registered implementation.
+type Spec struct {
+	Name    string
+	Summary string // one line for `bench list`
+	// Broken names the flaw of a deliberately broken variant ("" if none).
+	Broken  string
+	Peer    bool // an adapter around a third-party library
+	Caps    Capabilities
+	Backend Backend
+	// Source is the file a reader should open, relative to the repo root.
+	Source string
+	New    func(cfg Config) (Locker, error)
+}
+
+var (
+	regMu sync.Mutex
+	reg   = map[string]Spec{}
+)
+
+// Register adds an implementation; it panics on a duplicate name, which is
+// a programming error caught by any test run.
+func Register(s Spec) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := reg[s.Name]; dup {
+		panic("impls: duplicate implementation " + s.Name)
+	}
+	if s.New == nil {
+		panic("impls: " + s.Name + " has no factory")
+	}
+	reg[s.Name] = s
+}
+
+// Lookup finds an implementation by name; the error lists the valid names.
+func Lookup(name string) (Spec, error) {
+	regMu.Lock()
+	s, ok := reg[name]
+	regMu.Unlock()
+	if !ok {
+		return Spec{}, fmt.Errorf("unknown implementation %q; valid names: %s", name, strings.Join(Names(), ", "))
+	}
+	return s, nil
+}
+
+// All returns every registered implementation: ours first, then peers, by name.
+func All() []Spec {
+	regMu.Lock()
+	out := make([]Spec, 0, len(reg))
+	for _, s := range reg {
+		out = append(out, s)
+	}
+	regMu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Peer != out[j].Peer {
+			return !out[i].Peer
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Names returns every registered name in All's order.
+func Names() []string {
+	var names []string
+	for _, s := range All() {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// String renders capabilities as a compact list for `bench list`.
+func (c Capabilities) String() string {
+	var out []string
+	add := func(ok bool, s string) {
+		if ok {
+			out = append(out, s)
+		}
+	}
+	add(c.Fencing, "fencing")
+	add(c.Reentrant, "reentrant")
+	add(c.Renewal, "renewal")
+	add(c.LostNotify, "lost-notify")
+	add(c.NoPolling, "no-polling")
+	add(c.Expiry, "expiry")
+	if len(out) == 0 {
+		return "-"
+	}
+	return strings.Join(out, ",")
+}

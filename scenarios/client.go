@@ -1,0 +1,102 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/locklab/locklab/faults/failpoint"
+	"github.com/locklab/locklab/impls"
+	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/resource"
+)
+
+// Client is one lock client doing critical sections on the protected
+// resource and recording each in the history. The same code runs inside the
+// test process (goroutines) and inside worker processes (faults).
+type Client struct {
+	ID      int
+	Key     string
+	Locker  impls.Locker
+	Counter *resource.Counter
+	Rec     *lin.Recorder
+	// Fenced makes the resource check the lease's fencing token, where the
+	// lock issues one.
+	Fenced bool
+	// Work is how long the critical section works between read and write.
+	Work func() time.Duration
+	// Hit is called at the critical section's failpoints (may be nil).
+	Hit func(name string)
+
+	op int64
+}
+
+func (c *Client) hit(name string) {
+	if c.Hit != nil {
+		c.Hit(name)
+	}
+}
+
+// Section acquires the lock, does one read-work-write critical section and
+// releases. It returns the acquire error, if any (no section ran then).
+func (c *Client) Section(ctx context.Context) error {
+	lease, err := c.Locker.Acquire(ctx, c.Key)
+	if err != nil {
+		return err
+	}
+	c.Run(ctx, lease)
+	return nil
+}
+
+// Run does the critical section under a lease already held, then releases it.
+func (c *Client) Run(ctx context.Context, lease impls.Lease) {
+	tok, hasTok := lease.Token()
+	c.Rec.Record(lin.Event{Kind: lin.Acquired, Client: c.ID, Token: tok})
+	c.op++
+	fenced := c.Fenced && hasTok
+	ev := lin.Event{Client: c.ID, Op: c.op, Token: tok, Fenced: fenced}
+	ret := func(st lin.Status, v int64) {
+		e := ev
+		e.Kind, e.Status, e.Value = lin.Return, st, v
+		c.Rec.Record(e)
+	}
+	call := ev
+	call.Kind = lin.Call
+	c.Rec.Record(call)
+
+	v, err := c.Counter.Read(ctx, tok, fenced)
+	switch {
+	case errors.Is(err, resource.ErrRefused):
+		ret(lin.Refused, 0)
+	case err != nil:
+		// No value came back, so this client will not write.
+		ret(lin.Aborted, 0)
+	default:
+		read := ev
+		read.Kind, read.Value = lin.Read, v
+		c.Rec.Record(read)
+		c.hit(failpoint.InCriticalSection)
+		if c.Work != nil {
+			time.Sleep(c.Work())
+		}
+		if d, ok := lease.(impls.Deadliner); ok && time.Now().After(d.ValidUntil()) {
+			// A careful Redlock client does no work past its validity time.
+			ret(lin.Aborted, 0)
+			break
+		}
+		switch err := c.Counter.Write(ctx, tok, fenced, v+1); {
+		case errors.Is(err, resource.ErrRefused):
+			ret(lin.Refused, 0)
+		case err != nil:
+			ret(lin.Unknown, 0)
+		default:
+			ret(lin.OK, v+1)
+		}
+	}
+	c.hit(failpoint.BeforeRelease)
+	rel := lin.Event{Kind: lin.Released, Client: c.ID, Token: tok}
+	if err := lease.Release(ctx); err != nil {
+		rel.Text = err.Error()
+	}
+	c.Rec.Record(rel)
+}

@@ -1,0 +1,71 @@
+package scenarios_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
+	_ "github.com/locklab/locklab/impls/all"
+	"github.com/locklab/locklab/scenarios"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	cluster.StopAll()
+	os.Exit(code)
+}
+
+// The controls calibrate the checker: it must catch no locking at all and
+// pass an in-process mutex; and the correct Redis lock must pass too.
+func TestContentionCalibration(t *testing.T) {
+	tests := []struct {
+		impl string
+		want scenarios.Verdict
+	}{
+		{"none", scenarios.Unsafe},
+		{"local-mutex", scenarios.Safe},
+		{"redis-setnx-px", scenarios.Safe},
+	}
+	for _, tt := range tests {
+		t.Run(tt.impl, func(t *testing.T) {
+			spec, err := impls.Lookup(tt.impl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := scenarios.Run(context.Background(), "contention", scenarios.Options{
+				Impl: spec, Clients: 8, Sections: 2000, Seed: 42, OutDir: t.TempDir(),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Verdict != tt.want {
+				t.Fatalf("verdict %s, want %s (%s)", out.Verdict, tt.want, out.HTML)
+			}
+			if out.Sections < 2000 {
+				t.Fatalf("checked %d critical sections, want 2000", out.Sections)
+			}
+			if tt.want == scenarios.Unsafe {
+				b, err := os.ReadFile(out.HTML)
+				if err != nil {
+					t.Fatalf("counterexample timeline: %v", err)
+				}
+				if !strings.Contains(string(b), "wrote") {
+					t.Fatal("timeline does not describe the critical sections")
+				}
+			}
+			if pids := cluster.LivePIDs(); len(pids) != 0 {
+				t.Fatalf("servers outlived the run: %v", pids)
+			}
+		})
+	}
+}
+
+func TestUnknownNamesListValidOnes(t *testing.T) {
+	_, err := scenarios.Run(context.Background(), "no-such-scenario", scenarios.Options{})
+	if err == nil || !strings.Contains(err.Error(), "contention") {
+		t.Fatalf("got %v, want an error listing the valid scenarios", err)
+	}
+}

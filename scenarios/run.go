@@ -1,0 +1,140 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
+	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/resource"
+)
+
+// Env is what a scenario's Run works with: the options, the servers, the
+// history recorder and a way to build clients.
+type Env struct {
+	Options
+	Scenario Scenario
+	Topo     *cluster.Topology
+	Rec      *lin.Recorder
+	// Key is the lock key and the counter's name for this run.
+	Key string
+}
+
+// Run executes scenario name against opts.Impl: it starts the servers the
+// lock and the scenario need, runs the scenario, checks the history and
+// stops every server, whatever happened.
+func Run(ctx context.Context, name string, opts Options) (*Outcome, error) {
+	s, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	opts.defaults()
+	if s.Applies != nil {
+		if err := s.Applies(opts.Impl, opts.Fencing); err != nil {
+			return nil, fmt.Errorf("scenario %s does not apply to %s: %w", name, opts.Impl.Name, err)
+		}
+	}
+	if opts.Fencing && !opts.Impl.Caps.Fencing {
+		return nil, fmt.Errorf("%s issues no fencing tokens, so -fencing cannot apply", opts.Impl.Name)
+	}
+	needs := cluster.Needs{
+		RedisNodes: opts.Impl.Backend.RedisNodes,
+		ZooKeeper:  opts.Impl.Backend.ZooKeeper,
+		Postgres:   opts.Impl.Backend.Postgres,
+		Resource:   true,
+	}
+	if s.Needs != nil {
+		needs = needs.Merge(s.Needs(opts.Impl))
+	}
+	start := time.Now()
+	opts.Logf("starting servers for %s / %s (seed %d)", opts.Impl.Name, name, opts.Seed)
+	topo, err := cluster.Start(ctx, needs, opts.External)
+	if err != nil {
+		return nil, err
+	}
+	defer topo.Close()
+	env := &Env{Options: opts, Scenario: s, Topo: topo, Rec: lin.NewRecorder(nil),
+		Key: "locklab-" + strconv.FormatInt(opts.Seed, 36)}
+	counter := resource.New(topo.ResourceAddr, env.Key)
+	err = counter.Reset(ctx)
+	counter.Close()
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.Run(ctx, env)
+	if err != nil {
+		return nil, fmt.Errorf("%s / %s: %w", opts.Impl.Name, name, err)
+	}
+	out.Scenario, out.Impl, out.Fencing, out.Seed = name, opts.Impl.Name, opts.Fencing, opts.Seed
+	out.Elapsed = time.Since(start)
+	return out, nil
+}
+
+// Config returns the lock configuration for client id.
+func (e *Env) Config(id int) impls.Config {
+	return impls.Config{
+		Redis:     e.Topo.RedisAddrs,
+		ZooKeeper: e.Topo.ZooKeeperAddr,
+		Postgres:  e.Topo.PostgresDSN,
+		TTL:       e.TTL,
+		ClientID:  fmt.Sprintf("client-%d", id),
+	}
+}
+
+// NewClient builds client id in this process with its own Locker and
+// resource connection. Close it with CloseClient.
+func (e *Env) NewClient(id int, cfg impls.Config) (*Client, error) {
+	l, err := e.Impl.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("new %s client %d: %w", e.Impl.Name, id, err)
+	}
+	rng := rand.New(rand.NewPCG(uint64(e.Seed), uint64(id)))
+	return &Client{
+		ID: id, Key: e.Key, Locker: l, Rec: e.Rec, Fenced: e.Fencing,
+		Counter: resource.New(e.Topo.ResourceAddr, e.Key),
+		// A short, random piece of work widens the window in which two
+		// holders would overlap, without slowing the run much.
+		Work: func() time.Duration { return time.Duration(rng.Int64N(int64(300 * time.Microsecond))) },
+	}, nil
+}
+
+// CloseClient closes a client's connections.
+func CloseClient(c *Client) {
+	c.Locker.Close()
+	c.Counter.Close()
+}
+
+// Judge checks the history: a counterexample makes the outcome unsafe and
+// writes its timeline; a checker timeout makes it unknown. Otherwise the
+// verdict the scenario set stands.
+func (e *Env) Judge(o *Outcome) error {
+	res := lin.Check(e.Rec.Events(), e.CheckTimeout)
+	o.Sections, o.Unknown = res.Ops, res.Unknown
+	switch {
+	case res.Outcome == "Illegal":
+		o.Verdict = Unsafe
+		name := fmt.Sprintf("%s-%s", e.Impl.Name, e.Scenario.Name)
+		if e.Fencing {
+			name += "-fenced"
+		}
+		dir := e.OutDir
+		if dir == "" {
+			dir = filepath.Join(os.TempDir(), "locklab")
+		}
+		path, err := res.WriteHTML(filepath.Join(dir, fmt.Sprintf("%s-seed%d.html", name, e.Seed)))
+		if err != nil {
+			return err
+		}
+		o.HTML = path
+	case res.Outcome == "Unknown":
+		o.Verdict = Unknown
+		o.Detail = fmt.Sprintf("checker gave up after %v", e.CheckTimeout)
+	}
+	return nil
+}
