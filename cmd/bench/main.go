@@ -41,6 +41,8 @@ commands:
   list                      every implementation and every scenario, one per line
   check -impl NAME -scenario NAME [-fencing] [-seed N] [-clients N] [-sections N] [-ttl D] [-out DIR]
                             start fresh servers, run one scenario, print the verdict last
+  bench [-quick] [-impl a,b] [-workload w,x] [-out results]
+                            measure every implementation and peer, write results/bench.{md,json} and charts
 
 servers: by default the lab starts its own; to use yours set LOCKLAB_REDIS_ADDRS,
 LOCKLAB_RESOURCE_ADDR, LOCKLAB_ZK_ADDRS, LOCKLAB_PG_DSN (or the matching flags).`
@@ -54,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return list(stdout)
 	case "check":
 		return check(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return benchCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
