@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/locklab/locklab/faults/clockjump"
 )
 
 // Kind names a server type.
@@ -33,8 +35,19 @@ type Node struct {
 	ready  func(ctx context.Context, n *Node) error
 	wipe   func(n *Node) error // removes the data, keeps the dir usable
 
+	clockFile string // set when the server runs with the clockshift library
+
 	mu   sync.Mutex
 	proc *process
+}
+
+// JumpClock moves the server's wall clock to true time + d (within 5ms).
+// Only nodes started with ClockShift can jump.
+func (n *Node) JumpClock(d time.Duration) error {
+	if n.clockFile == "" {
+		return fmt.Errorf("%s was not started with a movable clock", n.Name)
+	}
+	return clockjump.Set(n.clockFile, d)
 }
 
 // LogPath is where the server's stdout and stderr go, kept for failure reports.

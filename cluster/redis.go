@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/faults/clockjump"
 )
 
 // RedisOptions configures one Redis server.
@@ -21,8 +23,9 @@ type RedisOptions struct {
 	// write. Off by default: the lab's Redis keeps nothing across a restart,
 	// which is how most lock servers are run and what the restart scenarios test.
 	AppendOnly bool
-	// Env is added to the server's environment (libfaketime for clock jumps).
-	Env []string
+	// ClockShift preloads the clockshift library so JumpClock can move this
+	// server's wall clock while it runs.
+	ClockShift bool
 }
 
 // StartRedis starts one redis-server on a free loopback port and waits until
@@ -44,6 +47,14 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{Kind: KindRedis, Name: opts.Name, Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir}
+	var env []string
+	if opts.ClockShift {
+		n.clockFile = filepath.Join(dir, "clock-offset")
+		if env, err = clockjump.Env(n.clockFile); err != nil {
+			n.Stop()
+			return nil, err
+		}
+	}
 	n.launch = func(ctx context.Context, n *Node) (*process, error) {
 		if err := os.MkdirAll(filepath.Join(n.Dir, "data"), 0o755); err != nil {
 			return nil, err
@@ -67,7 +78,7 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 			args = append(args, "--replicaof", host, p)
 		}
 		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), opts.Env...)
+		cmd.Env = append(os.Environ(), env...)
 		logf, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return nil, err

@@ -19,8 +19,8 @@ type Needs struct {
 	Resource bool
 	// ZooKeeperTick overrides ZooKeeper's tickTime (default 100ms).
 	ZooKeeperTick time.Duration
-	// RedisEnv is added to each lock node's environment (e.g. libfaketime).
-	RedisEnv []string
+	// ClockShift starts the Redis lock nodes with a movable wall clock.
+	ClockShift bool
 }
 
 // Merge returns needs covering both.
@@ -35,7 +35,7 @@ func (n Needs) Merge(o Needs) Needs {
 	if o.ZooKeeperTick != 0 {
 		n.ZooKeeperTick = o.ZooKeeperTick
 	}
-	n.RedisEnv = append(n.RedisEnv, o.RedisEnv...)
+	n.ClockShift = n.ClockShift || o.ClockShift
 	return n
 }
 
@@ -115,7 +115,7 @@ func Start(ctx context.Context, needs Needs, ext External) (t *Topology, err err
 			t.RedisAddrs = ext.Redis[:needs.RedisNodes]
 		} else {
 			for i := 1; i <= needs.RedisNodes; i++ {
-				n, err := add(StartRedis(ctx, RedisOptions{Name: fmt.Sprintf("redis-%d", i), Env: needs.RedisEnv}))
+				n, err := add(StartRedis(ctx, RedisOptions{Name: fmt.Sprintf("redis-%d", i), ClockShift: needs.ClockShift}))
 				if err != nil {
 					return nil, err
 				}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the servers the lab starts: Redis, ZooKeeper (and Java for it),
-# PostgreSQL, and libfaketime for the clock-jump scenarios. On Debian/Ubuntu
+# and PostgreSQL. On Debian/Ubuntu
 # it installs what is missing with apt-get; elsewhere it prints what to
 # install and stops. It does nothing when everything is already there.
 set -euo pipefail
@@ -12,7 +12,7 @@ command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 if ! command -v postgres >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
 	need+=(postgresql)
 fi
-ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || need+=(libfaketime)
+
 
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0
