@@ -1,0 +1,446 @@
+package redlock
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/impls"
+)
+
+const name = "redlock"
+
+func init() {
+	impls.Register(impls.Spec{
+		Name: name,
+		Summary: "antirez's Redlock: SET NX PX on N independent nodes in parallel, granted on a majority " +
+			"within the validity time (TTL - elapsed - drift); no fencing token",
+		Caps:    impls.Capabilities{Expiry: true},
+		Backend: impls.Backend{RedisNodes: 5},
+		Source:  "impls/redlock/redlock.go",
+		New: func(cfg impls.Config) (impls.Locker, error) {
+			return New(cfg)
+		},
+	})
+}
+
+// releaseScript deletes the key only while it still holds our token, so a
+// late release never frees a lock another client has since taken.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`)
+
+// refreshScript extends the key only while it still holds our token. An
+// expired key has no value, so a refresh can never revive it.
+var refreshScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+`)
+
+// Redlock is one client of the lock over N independent Redis nodes. Lock
+// keys are stored under the caller's key, unchanged, on every node.
+type Redlock struct {
+	nodes       []*redis.Client
+	addrs       []string
+	ttl         time.Duration
+	nodeTimeout time.Duration
+	quorum      int
+}
+
+// New builds a client with one connection pool per node in cfg.Redis.
+func New(cfg impls.Config) (*Redlock, error) {
+	if len(cfg.Redis) == 0 {
+		return nil, fmt.Errorf("%s: no Redis address configured", name)
+	}
+	if cfg.TTL <= 0 {
+		return nil, fmt.Errorf("%s: TTL must be positive, got %v", name, cfg.TTL)
+	}
+	l := &Redlock{
+		addrs:       cfg.Redis,
+		ttl:         cfg.TTL,
+		nodeTimeout: NodeTimeout(cfg.TTL),
+		quorum:      len(cfg.Redis)/2 + 1,
+	}
+	for _, addr := range cfg.Redis {
+		l.nodes = append(l.nodes, redis.NewClient(&redis.Options{
+			Addr: addr,
+			// A retried SET NX whose first reply was lost would report
+			// "held" for a lock we hold; Redlock retries whole attempts
+			// itself, on every node at once.
+			MaxRetries:    -1,
+			DialerRetries: 1,
+			// A dead or stalled node must cost at most a small slice of
+			// the TTL, or the time spent waiting on it eats the validity
+			// the live majority granted.
+			DialTimeout:           l.nodeTimeout,
+			ReadTimeout:           l.nodeTimeout,
+			WriteTimeout:          l.nodeTimeout,
+			ContextTimeoutEnabled: true,
+			PoolSize:              4,
+			// One round trip less on every new connection, which matters
+			// when the dial itself is inside the per-node budget.
+			DisableIdentity: true,
+		}))
+	}
+	return l, nil
+}
+
+// NodeTimeout is the budget of one request to one node: much smaller than
+// the TTL (antirez suggests 5-50ms for a 10s TTL) so that a node that is
+// down or stalled is skipped quickly instead of consuming the validity time.
+func NodeTimeout(ttl time.Duration) time.Duration {
+	t := ttl / 20
+	if t > 50*time.Millisecond {
+		t = 50 * time.Millisecond
+	}
+	if t < 5*time.Millisecond {
+		t = 5 * time.Millisecond
+	}
+	return t
+}
+
+// drift is the clock-drift allowance subtracted from the validity: the
+// nodes' clocks may run faster than ours, expiring keys early. The 2ms
+// covers the granularity of PX expiry.
+func (l *Redlock) drift() time.Duration { return l.ttl/100 + 2*time.Millisecond }
+
+// newToken returns 128 unguessable bits: the value that proves which
+// attempt a key on a node belongs to.
+func newToken() (string, error) {
+	var b [16]byte
+	if _, err := crand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("read crypto/rand: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// reply is one node's answer to one request.
+type reply struct {
+	ok  bool  // SET granted, or the script found our token and acted
+	err error // classified *impls.Error; nil when the node answered
+}
+
+// onAll sends one request to every node in parallel, each bounded by the
+// per-node timeout, and waits for all of them. Errors are classified
+// against the caller's ctx, so a per-node timeout (caller still waiting)
+// counts as an ambiguous outcome, and a refused connection as a failure.
+func (l *Redlock) onAll(ctx context.Context, op string, do func(ctx context.Context, rdb *redis.Client) (bool, error)) []reply {
+	out := make([]reply, len(l.nodes))
+	var wg sync.WaitGroup
+	for i, rdb := range l.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nctx, cancel := context.WithTimeout(ctx, l.nodeTimeout)
+			ok, err := do(nctx, rdb)
+			cancel()
+			out[i] = reply{ok: ok, err: impls.Classify(ctx, name, op, err, true)}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func setNX(key, token string, ttl time.Duration) func(context.Context, *redis.Client) (bool, error) {
+	return func(ctx context.Context, rdb *redis.Client) (bool, error) {
+		err := rdb.Do(ctx, "SET", key, token, "NX", "PX", ttl.Milliseconds()).Err()
+		if errors.Is(err, redis.Nil) {
+			return false, nil // held by another token
+		}
+		return err == nil, err
+	}
+}
+
+func runScript(s *redis.Script, key string, args ...any) func(context.Context, *redis.Client) (bool, error) {
+	return func(ctx context.Context, rdb *redis.Client) (bool, error) {
+		n, err := s.Run(ctx, rdb, []string{key}, args...).Int64()
+		return err == nil && n == 1, err
+	}
+}
+
+// nodeErrors renders the failed nodes' errors as a plain cause. It does not
+// wrap them: each may carry a different kind, and the returned error must
+// wrap exactly one.
+func (l *Redlock) nodeErrors(rs []reply) error {
+	var parts []string
+	for i, r := range rs {
+		if r.err != nil {
+			parts = append(parts, fmt.Sprintf("node %d (%s): %v", i, l.addrs[i], r.err))
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(parts, "; "))
+}
+
+// errTooSlow: a majority granted the lock, but getting it took longer than
+// the TTL allows, so no validity time was left.
+var errTooSlow = errors.New("majority reached but no validity time left")
+
+func (l *Redlock) TryAcquire(ctx context.Context, key string) (impls.Lease, error) {
+	return l.attempt(ctx, key)
+}
+
+// Acquire retries attempts after a random delay, so that clients that split
+// the nodes between them do not collide again in lockstep. It retries only
+// while the lock is contended (or an attempt ran out of validity): when a
+// majority is unreachable it returns at once, so callers see the lock as
+// unavailable rather than as a wait that never ends.
+func (l *Redlock) Acquire(ctx context.Context, key string) (impls.Lease, error) {
+	wait := time.Millisecond
+	maxWait := l.ttl / 20
+	if maxWait < 2*time.Millisecond {
+		maxWait = 2 * time.Millisecond
+	}
+	if maxWait > 32*time.Millisecond {
+		maxWait = 32 * time.Millisecond
+	}
+	for {
+		lease, err := l.attempt(ctx, key)
+		if err == nil {
+			return lease, nil
+		}
+		if ctx.Err() != nil || !(errors.Is(err, impls.ErrHeld) || errors.Is(err, errTooSlow)) {
+			return nil, err
+		}
+		t := time.NewTimer(time.Duration(rand.Int64N(int64(wait))) + 1)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, impls.Fail(name, "acquire", ctx.Err(), errors.New(err.Error()))
+		case <-t.C:
+		}
+		if wait *= 2; wait > maxWait {
+			wait = maxWait
+		}
+	}
+}
+
+// attempt is one round of the algorithm: SET NX PX on every node in
+// parallel with one token, granted on a majority with validity left;
+// otherwise every node is cleaned up and the failure classified.
+func (l *Redlock) attempt(ctx context.Context, key string) (impls.Lease, error) {
+	token, err := newToken()
+	if err != nil {
+		return nil, impls.Fail(name, "acquire", impls.ErrBackend, err)
+	}
+	start := time.Now() // monotonic: immune to wall-clock jumps
+	rs := l.onAll(ctx, "acquire", setNX(key, token, l.ttl))
+	end := time.Now()
+	validity := l.ttl - end.Sub(start) - l.drift()
+
+	var granted, held, failed []int
+	for i, r := range rs {
+		switch {
+		case r.err != nil:
+			failed = append(failed, i)
+		case r.ok:
+			granted = append(granted, i)
+		default:
+			held = append(held, i)
+		}
+	}
+	if len(granted) >= l.quorum && validity > 0 {
+		// Every key was set at or after start, so each lives until at least
+		// start+TTL by the node's clock; end+validity is start+TTL-drift.
+		return &lease{l: l, key: key, token: token, validUntil: end.Add(validity), nodes: granted, lost: make(chan struct{})}, nil
+	}
+
+	// Not granted: undo on every node, even those that did not answer (their
+	// SET may have gone through). The caller's ctx may have ended already;
+	// the cleanup must run regardless.
+	cleanup := l.onAll(context.WithoutCancel(ctx), "acquire", runScript(releaseScript, key, token))
+	// Nodes that may still hold our token: those we set or might have set,
+	// whose cleanup got no answer.
+	maybeOurs := 0
+	for i, r := range rs {
+		mayHaveSet := r.ok || (r.err != nil && errors.Is(r.err, impls.ErrUnknown))
+		if mayHaveSet && cleanup[i].err != nil {
+			maybeOurs++
+		}
+	}
+	cause := l.nodeErrors(rs)
+	switch {
+	case maybeOurs >= l.quorum:
+		// Other clients may see the lock as ours until the keys expire.
+		return nil, impls.Fail(name, "acquire", impls.ErrUnknown, cause)
+	case ctx.Err() != nil:
+		return nil, impls.Fail(name, "acquire", ctx.Err(), cause)
+	case len(held) >= l.quorum:
+		return nil, impls.Fail(name, "acquire", impls.ErrHeld, nil)
+	case len(failed) > len(l.nodes)-l.quorum:
+		// Too few nodes answered for any majority; the attempt left nothing
+		// that could count as a grant.
+		return nil, impls.Fail(name, "acquire", impls.ErrBackend, cause)
+	case len(granted) >= l.quorum:
+		return nil, impls.Fail(name, "acquire", impls.ErrBackend, fmt.Errorf("%w: took %v of a %v TTL", errTooSlow, end.Sub(start), l.ttl))
+	default:
+		// Split vote: other attempts hold some nodes and nobody reached a
+		// majority; the lock is contended.
+		return nil, impls.Fail(name, "acquire", impls.ErrHeld, fmt.Errorf("split vote: %d granted, %d held, %d failed of %d", len(granted), len(held), len(failed), len(l.nodes)))
+	}
+}
+
+func (l *Redlock) Close() error {
+	var errs []error
+	for _, rdb := range l.nodes {
+		errs = append(errs, rdb.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// lease is one Redlock grant. It implements impls.Deadliner.
+type lease struct {
+	l     *Redlock
+	key   string
+	token string
+	lost  chan struct{}
+
+	mu         sync.Mutex
+	validUntil time.Time
+	nodes      []int
+	released   bool
+	lostOnce   sync.Once
+}
+
+func (s *lease) Key() string { return s.key }
+
+// Token: Redlock issues no fencing token. Its keys carry a random value, not
+// a number that grows with each grant, so a resource cannot reject a stale
+// holder's writes (Kleppmann's objection to Redlock).
+func (s *lease) Token() (uint64, bool) { return 0, false }
+
+// Lost is closed once a Refresh finds the lock no longer held; Redlock has
+// no way to learn it sooner.
+func (s *lease) Lost() <-chan struct{} { return s.lost }
+
+func (s *lease) String() string { return s.key + "@" + s.token[:8] }
+
+// ValidUntil is the end of the validity time computed at grant (or at the
+// last successful Refresh), on the local monotonic clock. Work past it may
+// overlap with another holder's.
+func (s *lease) ValidUntil() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.validUntil
+}
+
+// Nodes returns the indexes (into Config.Redis) of the nodes that confirmed
+// this lease's token at grant, or at the last successful Refresh. Fault
+// scenarios use it to crash exactly the nodes the majority rests on.
+func (s *lease) Nodes() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.nodes...)
+}
+
+func (s *lease) markLost() { s.lostOnce.Do(func() { close(s.lost) }) }
+
+// Refresh extends the keys on every node, succeeding only when a majority
+// still held our token and validity is left, as for a grant.
+func (s *lease) Refresh(ctx context.Context) error {
+	l := s.l
+	s.mu.Lock()
+	released, expired := s.released, !time.Now().Before(s.validUntil)
+	s.mu.Unlock()
+	if released {
+		return impls.Fail(name, "refresh", impls.ErrNotHeld, errors.New("released"))
+	}
+	if expired {
+		// Past its validity the lease must be treated as lost, even if some
+		// keys linger: a careful client does not extend what it may no
+		// longer own.
+		s.markLost()
+		return impls.Fail(name, "refresh", impls.ErrNotHeld, errors.New("validity time over"))
+	}
+	start := time.Now()
+	rs := l.onAll(ctx, "refresh", runScript(refreshScript, s.key, s.token, l.ttl.Milliseconds()))
+	end := time.Now()
+	validity := l.ttl - end.Sub(start) - l.drift()
+
+	var extended []int
+	notOurs, ambiguous := 0, false
+	for i, r := range rs {
+		switch {
+		case r.err != nil:
+			ambiguous = ambiguous || errors.Is(r.err, impls.ErrUnknown)
+		case r.ok:
+			extended = append(extended, i)
+		default:
+			notOurs++
+		}
+	}
+	switch {
+	case len(extended) >= l.quorum && validity > 0:
+		s.mu.Lock()
+		s.validUntil, s.nodes = end.Add(validity), extended
+		s.mu.Unlock()
+		return nil
+	case notOurs > len(l.nodes)-l.quorum:
+		// No majority can hold our token any more.
+		s.markLost()
+		return impls.Fail(name, "refresh", impls.ErrNotHeld, nil)
+	case len(extended) >= l.quorum:
+		return impls.Fail(name, "refresh", impls.ErrBackend, fmt.Errorf("%w: took %v of a %v TTL", errTooSlow, end.Sub(start), l.ttl))
+	case ctx.Err() != nil && !ambiguous:
+		return impls.Fail(name, "refresh", ctx.Err(), l.nodeErrors(rs))
+	case ambiguous:
+		return impls.Fail(name, "refresh", impls.ErrUnknown, l.nodeErrors(rs))
+	default:
+		return impls.Fail(name, "refresh", impls.ErrBackend, l.nodeErrors(rs))
+	}
+}
+
+// Release deletes our key on every node (not only those that granted it:
+// one that timed out may have set it). It succeeds if any node still held
+// our token.
+func (s *lease) Release(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return impls.Fail(name, "release", impls.ErrNotHeld, errors.New("released already"))
+	}
+	rs := s.l.onAll(ctx, "release", runScript(releaseScript, s.key, s.token))
+	deleted, failed, ambiguous := 0, 0, false
+	for _, r := range rs {
+		switch {
+		case r.err != nil:
+			failed++
+			ambiguous = ambiguous || errors.Is(r.err, impls.ErrUnknown)
+		case r.ok:
+			deleted++
+		}
+	}
+	switch {
+	case deleted > 0:
+		// Nodes that failed keep our key until it expires: the lock may
+		// stay taken until then, but it is no longer ours to use.
+		s.released = true
+		return nil
+	case failed == 0:
+		s.released = true
+		return impls.Fail(name, "release", impls.ErrNotHeld, nil)
+	case ctx.Err() != nil && !ambiguous:
+		return impls.Fail(name, "release", ctx.Err(), s.l.nodeErrors(rs))
+	case ambiguous:
+		return impls.Fail(name, "release", impls.ErrUnknown, s.l.nodeErrors(rs))
+	default:
+		return impls.Fail(name, "release", impls.ErrBackend, s.l.nodeErrors(rs))
+	}
+}
+
+var _ impls.Deadliner = (*lease)(nil)
