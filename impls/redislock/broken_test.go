@@ -270,7 +270,7 @@ func TestGetSetLoserOverwritesWinnersExpiry(t *testing.T) {
 // the lock, the first holder's late release either is refused (owner-checked
 // in one step) or frees the new holder's lock to a third client.
 func TestStaleReleaseOfAnExpiredLease(t *testing.T) {
-	const ttl = 300 * time.Millisecond
+	const ttl = 500 * time.Millisecond
 	addr, _ := startRedis(t)
 	ctx := context.Background()
 	tests := []struct {
