@@ -1,0 +1,445 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/redislock"
+)
+
+const (
+	plainName  = "redis-reentrant"
+	fencedName = "redis-reentrant-fenced"
+
+	// defaultTTL is Redisson's lockWatchdogTimeout, used when no TTL is given.
+	defaultTTL = 30 * time.Second
+	// unlockMessage is what a final release publishes; waiters only need
+	// to know that something was published, not what.
+	unlockMessage = "0"
+	// fenceField holds the fencing token of the current grant in the lock's
+	// hash. Owner ids never start with ':', so it cannot collide with one.
+	fenceField = ":fence"
+)
+
+func init() {
+	register(plainName, false,
+		"Redisson-style: hash owner->hold count, reentrant, watchdog renews every ttl/3, waiters woken by pub/sub")
+	register(fencedName, true,
+		"redis-reentrant plus a fencing token from an INCR in the granting script; re-entries keep the token")
+}
+
+func register(name string, fenced bool, summary string) {
+	impls.Register(impls.Spec{
+		Name:    name,
+		Summary: summary,
+		Caps: impls.Capabilities{
+			Fencing: fenced, Reentrant: true, Renewal: true, LostNotify: true, NoPolling: true, Expiry: true,
+		},
+		Backend: impls.Backend{RedisNodes: 1},
+		Source:  "impls/redisson/redisson.go",
+		New: func(cfg impls.Config) (impls.Locker, error) {
+			if len(cfg.Redis) == 0 {
+				return nil, fmt.Errorf("%s: no Redis address configured", name)
+			}
+			return New(redislock.NewClient(cfg.Redis[0], cfg.TTL), Options{
+				TTL: cfg.TTL, Fenced: fenced, ClientID: cfg.ClientID,
+			})
+		},
+	})
+}
+
+// acquireScript grants the lock when it is free or already ours: the hash
+// field named by our owner id counts our holds. Redisson's script returns
+// nil on a grant; this one returns {count, token} so the client can tell a
+// first grant (count 1) from a re-entry, and the fenced variant can draw its
+// token in the same atomic step. A refusal returns {0, pttl}: how long the
+// holder has left, which bounds a waiter's sleep should no message come.
+//
+// KEYS: lock hash, fence counter. ARGV: ttl ms, owner id, "1" if fenced.
+var acquireScript = redis.NewScript(`
+if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  local count = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  local token = 0
+  if ARGV[3] == '1' then
+    if count == 1 then
+      token = redis.call('incr', KEYS[2])
+      redis.call('hset', KEYS[1], '` + fenceField + `', token)
+    else
+      token = tonumber(redis.call('hget', KEYS[1], '` + fenceField + `')) or 0
+    end
+  end
+  return {count, token}
+end
+return {0, redis.call('pttl', KEYS[1])}
+`)
+
+// releaseScript takes one hold off our count. The last one deletes the lock
+// and publishes on its channel, which wakes the waiters. It returns -1 if
+// the lock is not ours, 0 if we still hold it, 1 if it is now free.
+//
+// KEYS: lock hash, unlock channel. ARGV: ttl ms, owner id, message.
+var releaseScript = redis.NewScript(`
+if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+  return -1
+end
+if redis.call('hincrby', KEYS[1], ARGV[2], -1) > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return 0
+end
+redis.call('del', KEYS[1])
+redis.call('publish', KEYS[2], ARGV[3])
+return 1
+`)
+
+// renewScript extends the lock only while our owner field is in it. An
+// expired lock has no fields, so a renewal can never revive it.
+//
+// KEYS: lock hash. ARGV: ttl ms, owner id.
+var renewScript = redis.NewScript(`
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  return redis.call('pexpire', KEYS[1], ARGV[1])
+end
+return 0
+`)
+
+// The hash tag puts a lock, its fence counter and its channel in one slot
+// on a Redis Cluster. The prefix keeps the hash apart from the string keys
+// of the redislock family, which may share a server and key names.
+func lockKey(key string) string  { return "redisson:{" + key + "}" }
+func fenceKey(key string) string { return "redisson:{" + key + "}:fence" }
+func channel(key string) string  { return "redisson_lock__channel:{" + key + "}" }
+
+// Options configure a Locker.
+type Options struct {
+	TTL      time.Duration // lease time; the watchdog renews every TTL/3
+	Fenced   bool          // issue fencing tokens (redis-reentrant-fenced)
+	ClientID string        // appended to the owner id, so HGETALL shows who holds
+}
+
+// Locker is one client of the reentrant lock.
+//
+// Redisson names an owner "<client uuid>:<thread id>", so that the same
+// thread may re-enter. Go exposes no goroutine ids, so here re-entry is per
+// Locker: every grant a Locker holds on a key counts as the same owner, and
+// two goroutines sharing one Locker do NOT exclude each other. Give every
+// independent client its own Locker (as the scenarios do).
+type Locker struct {
+	name    string
+	rdb     *redis.Client
+	ttl     time.Duration
+	owner   string
+	fenced  bool
+	closing chan struct{} // closed by Close; ends blocked Acquires
+
+	// grantMu orders grants within the Locker, so that the count a grant
+	// returns can be compared with the local bookkeeping of earlier ones.
+	grantMu sync.Mutex
+
+	mu     sync.Mutex
+	holds  map[string]*hold // keys this Locker holds, with their watchdog
+	closed bool
+	wg     sync.WaitGroup // watchdogs
+}
+
+// New builds a Locker on an existing client; the Locker owns it from now on.
+func New(rdb *redis.Client, o Options) (*Locker, error) {
+	name := plainName
+	if o.Fenced {
+		name = fencedName
+	}
+	if o.TTL <= 0 {
+		o.TTL = defaultTTL
+	}
+	id, err := redislock.NewToken()
+	if err != nil {
+		rdb.Close()
+		return nil, impls.Fail(name, "new", impls.ErrBackend, err)
+	}
+	return &Locker{
+		name:    name,
+		rdb:     rdb,
+		ttl:     o.TTL,
+		owner:   id + ":" + o.ClientID,
+		fenced:  o.Fenced,
+		closing: make(chan struct{}),
+		holds:   map[string]*hold{},
+	}, nil
+}
+
+// hold is one generation of this Locker's ownership of a key: from the grant
+// that found the key free to the release that deleted it, or to the moment
+// we learned it was gone. All leases granted within it share its Lost channel.
+type hold struct {
+	key     string
+	count   int           // leases not yet released; guarded by Locker.mu
+	stop    chan struct{} // closed to end the watchdog
+	stopped bool          // guarded by Locker.mu
+	lost    chan struct{}
+	once    sync.Once
+}
+
+func (h *hold) isLost() bool {
+	select {
+	case <-h.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// stopLocked ends h's watchdog. l.mu must be held.
+func (l *Locker) stopLocked(h *hold) {
+	if !h.stopped {
+		h.stopped = true
+		close(h.stop)
+	}
+	if l.holds[h.key] == h {
+		delete(l.holds, h.key)
+	}
+}
+
+// lose records that h's lock is no longer ours and tells the holder.
+func (l *Locker) lose(h *hold) {
+	l.mu.Lock()
+	l.stopLocked(h)
+	l.mu.Unlock()
+	h.once.Do(func() { close(h.lost) })
+}
+
+// drop takes one lease off h; the last one stops the watchdog, whatever the
+// server then says, so an ambiguous release can leak the lock for one TTL at
+// most and never for as long as the Locker lives.
+func (l *Locker) drop(h *hold) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if h.count--; h.count <= 0 {
+		l.stopLocked(h)
+	}
+}
+
+func (l *Locker) TryAcquire(ctx context.Context, key string) (impls.Lease, error) {
+	lease, _, err := l.try(ctx, key)
+	return lease, err
+}
+
+// Acquire makes one attempt and, if the lock is held, subscribes to its
+// unlock channel and tries again; from then on it sleeps until a message
+// comes or the holder's remaining TTL (as the refusal reported it) runs
+// out, whichever is first, and tries again. The first attempt is made
+// before subscribing, as Redisson does, so an uncontended acquire costs one
+// round trip; no wait starts before an attempt made after the subscription
+// was confirmed, so no unlock can slip by unseen.
+func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
+	lease, wait, err := l.try(ctx, key)
+	if !errors.Is(err, impls.ErrHeld) {
+		return lease, err
+	}
+	var sub *subscription
+	defer func() {
+		if sub != nil {
+			sub.close()
+		}
+	}()
+	for {
+		if sub == nil {
+			if sub, err = l.subscribe(ctx, channel(key)); err != nil {
+				return nil, impls.Classify(ctx, l.name, "acquire", err, false)
+			}
+			if lease, wait, err = l.try(ctx, key); !errors.Is(err, impls.ErrHeld) {
+				return lease, err
+			}
+		}
+		switch {
+		case wait < 0:
+			// PTTL -1: the key has no expiry (not set by us); wait one TTL.
+			wait = l.ttl
+		case wait < time.Millisecond:
+			// PTTL 0: under a millisecond left; retry just after it.
+			wait = time.Millisecond
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-sub.wake:
+		case <-t.C:
+		case <-sub.fail:
+			// The subscription's connection broke and messages may be lost:
+			// subscribe again before the next attempt.
+			sub.close()
+			sub = nil
+			t.Stop()
+			continue
+		case <-ctx.Done():
+			t.Stop()
+			return nil, impls.Fail(l.name, "acquire", ctx.Err(), err)
+		case <-l.closing:
+			t.Stop()
+			return nil, impls.Fail(l.name, "acquire", impls.ErrBackend, errors.New("locker closed"))
+		}
+		t.Stop()
+		if lease, wait, err = l.try(ctx, key); !errors.Is(err, impls.ErrHeld) {
+			return lease, err
+		}
+	}
+}
+
+// try runs the acquire script once. On ErrHeld it also returns the holder's
+// remaining TTL.
+func (l *Locker) try(ctx context.Context, key string) (impls.Lease, time.Duration, error) {
+	l.grantMu.Lock()
+	defer l.grantMu.Unlock()
+	select {
+	case <-l.closing:
+		return nil, 0, impls.Fail(l.name, "acquire", impls.ErrBackend, errors.New("locker closed"))
+	default:
+	}
+	sent := time.Now()
+	fenced := "0"
+	if l.fenced {
+		fenced = "1"
+	}
+	res, err := acquireScript.Run(ctx, l.rdb, []string{lockKey(key), fenceKey(key)},
+		l.ttl.Milliseconds(), l.owner, fenced).Int64Slice()
+	if err == nil && len(res) != 2 {
+		err = fmt.Errorf("acquire script returned %v", res)
+	}
+	if err != nil {
+		return nil, 0, impls.Classify(ctx, l.name, "acquire", err, true)
+	}
+	count, n := res[0], res[1]
+	if count == 0 {
+		return nil, time.Duration(n) * time.Millisecond, impls.Fail(l.name, "acquire", impls.ErrHeld, nil)
+	}
+
+	l.mu.Lock()
+	h := l.holds[key]
+	if h != nil && count == 1 {
+		// We thought we held the key, yet this grant found it free: our
+		// earlier grants expired or were deleted on the server. They are
+		// lost; this grant starts a new hold.
+		l.mu.Unlock()
+		l.lose(h)
+		l.mu.Lock()
+		h = nil
+	}
+	if h == nil {
+		h = &hold{key: key, stop: make(chan struct{}), lost: make(chan struct{})}
+		if l.closed {
+			// Close already ran: nothing may renew the grant, which then
+			// expires after its TTL like any other after Close.
+			h.stopped = true
+			close(h.stop)
+		} else {
+			l.holds[key] = h
+			l.wg.Add(1)
+			go l.watch(h, sent)
+		}
+	}
+	h.count++
+	l.mu.Unlock()
+	return &lease{l: l, h: h, key: key, token: uint64(n)}, 0, nil
+}
+
+// Close stops every watchdog of this Locker without releasing anything and
+// closes its connections: to the server this is a crash, and the locks it
+// held free themselves one TTL after their last renewal.
+func (l *Locker) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	close(l.closing)
+	for _, h := range l.holds {
+		l.stopLocked(h)
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
+	return l.rdb.Close()
+}
+
+// lease is one grant. Re-entries get leases of their own; each Release takes
+// one hold off the count.
+type lease struct {
+	l     *Locker
+	h     *hold
+	key   string
+	token uint64
+
+	mu       sync.Mutex
+	dropped  bool // taken off h.count
+	released bool
+}
+
+func (s *lease) Key() string           { return s.key }
+func (s *lease) Lost() <-chan struct{} { return s.h.lost }
+func (s *lease) String() string        { return s.key + "#" + strconv.FormatUint(s.token, 10) }
+
+func (s *lease) Token() (uint64, bool) {
+	if !s.l.fenced {
+		return 0, false
+	}
+	return s.token, true
+}
+
+// Refresh renews the lock once, as a watchdog tick does.
+func (s *lease) Refresh(ctx context.Context) error {
+	s.mu.Lock()
+	released := s.released
+	s.mu.Unlock()
+	if released || s.h.isLost() {
+		// A lost hold's key may since belong to a newer grant of this same
+		// Locker, which the owner check alone would not tell apart.
+		return impls.Fail(s.l.name, "refresh", impls.ErrNotHeld, nil)
+	}
+	ok, err := s.l.renew(ctx, s.key)
+	if err != nil {
+		return impls.Classify(ctx, s.l.name, "refresh", err, true)
+	}
+	if !ok {
+		s.l.lose(s.h)
+		return impls.Fail(s.l.name, "refresh", impls.ErrNotHeld, nil)
+	}
+	return nil
+}
+
+func (s *lease) Release(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return impls.Fail(s.l.name, "release", impls.ErrNotHeld, nil)
+	}
+	if !s.dropped {
+		s.dropped = true
+		s.l.drop(s.h)
+	}
+	if s.h.isLost() {
+		s.released = true
+		return impls.Fail(s.l.name, "release", impls.ErrNotHeld, nil)
+	}
+	n, err := releaseScript.Run(ctx, s.l.rdb, []string{lockKey(s.key), channel(s.key)},
+		s.l.ttl.Milliseconds(), s.l.owner, unlockMessage).Int64()
+	if err != nil {
+		err = impls.Classify(ctx, s.l.name, "release", err, true)
+		if errors.Is(err, impls.ErrUnknown) {
+			// The decrement may have been applied; a retry could take off a
+			// second hold, one that another lease of ours still relies on.
+			s.released = true
+		}
+		return err
+	}
+	s.released = true
+	if n < 0 {
+		s.l.lose(s.h)
+		return impls.Fail(s.l.name, "release", impls.ErrNotHeld, nil)
+	}
+	return nil
+}

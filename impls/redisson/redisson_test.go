@@ -1,0 +1,369 @@
+package redisson_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/conformance"
+	_ "github.com/locklab/locklab/impls/redisson"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	cluster.StopAll()
+	os.Exit(code)
+}
+
+var names = []string{"redis-reentrant", "redis-reentrant-fenced"}
+
+func TestConformance(t *testing.T) {
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			spec, err := impls.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conformance.Run(t, spec, conformance.Topology(t, spec), conformance.Options{})
+		})
+	}
+}
+
+// env is one Redis server shared by the implementation-specific tests, with
+// an admin client that looks at the lock's keys behind the lockers' backs.
+type env struct {
+	spec  impls.Spec
+	addr  string
+	admin *redis.Client
+}
+
+var keySeq atomic.Int64
+
+func (e *env) key() string {
+	return fmt.Sprintf("rt-%d-%d", time.Now().UnixNano(), keySeq.Add(1))
+}
+
+// The lock's server-side names, as the implementation spells them.
+func hashKey(key string) string { return "redisson:{" + key + "}" }
+func chanKey(key string) string { return "redisson_lock__channel:{" + key + "}" }
+
+func (e *env) locker(t *testing.T, ttl time.Duration) impls.Locker {
+	t.Helper()
+	l, err := e.spec.New(impls.Config{Redis: []string{e.addr}, TTL: ttl, ClientID: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func startEnv(t *testing.T) *redis.Client {
+	t.Helper()
+	topo, err := cluster.Start(context.Background(), cluster.Needs{RedisNodes: 1}, cluster.External{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(topo.Close)
+	admin := redis.NewClient(&redis.Options{Addr: topo.RedisAddrs[0], MaxRetries: -1})
+	t.Cleanup(func() { admin.Close() })
+	return admin
+}
+
+// forEach runs f once per registered variant against one fresh server.
+func forEach(t *testing.T, f func(t *testing.T, e *env)) {
+	admin := startEnv(t)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			spec, err := impls.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f(t, &env{spec: spec, addr: admin.Options().Addr, admin: admin})
+		})
+	}
+}
+
+func acquire(t *testing.T, l impls.Locker, key string) impls.Lease {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lease, err := l.Acquire(ctx, key)
+	if err != nil {
+		t.Fatalf("acquire %s: %v", key, err)
+	}
+	return lease
+}
+
+func release(t *testing.T, lease impls.Lease) {
+	t.Helper()
+	if err := lease.Release(context.Background()); err != nil {
+		t.Fatalf("release %s: %v", lease.Key(), err)
+	}
+}
+
+func wantHeld(t *testing.T, l impls.Locker, key, when string) {
+	t.Helper()
+	if _, err := l.TryAcquire(context.Background(), key); !errors.Is(err, impls.ErrHeld) {
+		t.Fatalf("%s: another client's TryAcquire: %v, want ErrHeld", when, err)
+	}
+}
+
+func TestReentrantCountsHolds(t *testing.T) {
+	forEach(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		key := e.key()
+		a, b := e.locker(t, time.Second), e.locker(t, time.Second)
+		const depth = 3
+		var leases []impls.Lease
+		for i := 1; i <= depth; i++ {
+			leases = append(leases, acquire(t, a, key))
+			vals, err := e.admin.HGetAll(ctx, hashKey(key)).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var counts []string
+			for f, v := range vals {
+				if !strings.HasPrefix(f, ":") {
+					counts = append(counts, v)
+				}
+			}
+			if len(counts) != 1 || counts[0] != strconv.Itoa(i) {
+				t.Fatalf("after %d grants the hash is %v, want one owner with count %d", i, vals, i)
+			}
+		}
+		// Re-entries return the first grant's token; the plain variant has none.
+		tok0, fenced := leases[0].Token()
+		if fenced != e.spec.Caps.Fencing {
+			t.Fatalf("Token() reports a token: %v, want %v", fenced, e.spec.Caps.Fencing)
+		}
+		for i, l := range leases {
+			if tok, _ := l.Token(); tok != tok0 {
+				t.Fatalf("grant %d has token %d, want the first grant's %d", i, tok, tok0)
+			}
+		}
+		for i := depth - 1; i >= 0; i-- {
+			wantHeld(t, b, key, fmt.Sprintf("with %d holds left", i+1))
+			release(t, leases[i])
+		}
+		if n, err := e.admin.Exists(ctx, hashKey(key)).Result(); err != nil || n != 0 {
+			t.Fatalf("after the last release EXISTS = %d (%v), want 0", n, err)
+		}
+		l2 := acquire(t, b, key)
+		if tok, ok := l2.Token(); ok && tok <= tok0 {
+			t.Fatalf("the next holder's token %d is not greater than %d", tok, tok0)
+		}
+		release(t, l2)
+	})
+}
+
+func TestWatchdogKeepsIdleHolderAlive(t *testing.T) {
+	forEach(t, func(t *testing.T, e *env) {
+		const ttl = time.Second
+		key := e.key()
+		a, b := e.locker(t, ttl), e.locker(t, ttl)
+		lease := acquire(t, a, key)
+		time.Sleep(3 * ttl) // the holder does nothing; only the watchdog runs
+		wantHeld(t, b, key, "3 TTLs after the grant")
+		select {
+		case <-lease.Lost():
+			t.Fatal("Lost() closed while the watchdog renewed the lock")
+		default:
+		}
+		if err := lease.Refresh(context.Background()); err != nil {
+			t.Fatalf("refresh of a watched lock: %v", err)
+		}
+		release(t, lease)
+		release(t, acquire(t, b, key))
+	})
+}
+
+func TestCloseWithoutReleaseFreesAfterTTL(t *testing.T) {
+	forEach(t, func(t *testing.T, e *env) {
+		const ttl = time.Second
+		key := e.key()
+		a, b := e.locker(t, ttl), e.locker(t, ttl)
+		acquire(t, a, key)
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Close does not release: the lock is still there...
+		wantHeld(t, b, key, "right after the holder's Close")
+		// ...until its TTL runs out with no watchdog to renew it.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*ttl)
+		defer cancel()
+		lease, err := b.Acquire(ctx, key)
+		if err != nil {
+			t.Fatalf("acquire after the holder closed: %v, want the lock once its TTL ran out", err)
+		}
+		release(t, lease)
+	})
+}
+
+// commandCalls sums INFO commandstats calls of the given commands.
+func commandCalls(t *testing.T, admin *redis.Client, cmds ...string) int {
+	t.Helper()
+	info, err := admin.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		name = strings.TrimPrefix(name, "cmdstat_")
+		if !ok || !strings.HasPrefix(rest, "calls=") {
+			continue
+		}
+		for _, c := range cmds {
+			if name == c {
+				n, _ := strconv.Atoi(strings.TrimPrefix(strings.Split(rest, ",")[0], "calls="))
+				total += n
+			}
+		}
+	}
+	return total
+}
+
+func TestWaiterIsWokenByPubSubWithoutPolling(t *testing.T) {
+	forEach(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		// A long TTL: a waiter that got the lock before it ran out can only
+		// have been woken by the unlock message.
+		const ttl = 10 * time.Second
+		key := e.key()
+		holder, waiter := e.locker(t, ttl), e.locker(t, ttl)
+		lease := acquire(t, holder, key)
+		if err := e.admin.ConfigResetStat(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			wctx, cancel := context.WithTimeout(ctx, ttl/2)
+			defer cancel()
+			l, err := waiter.Acquire(wctx, key)
+			if err == nil {
+				err = l.Release(ctx)
+			}
+			got <- err
+		}()
+		time.Sleep(time.Second)
+
+		subs, err := e.admin.PubSubNumSub(ctx, chanKey(key)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if subs[chanKey(key)] != 1 {
+			t.Fatalf("PUBSUB NUMSUB %s = %v, want the one waiter", chanKey(key), subs)
+		}
+		// One attempt before subscribing, one after; a poller would have
+		// made dozens in this second.
+		attempts := commandCalls(t, e.admin, "evalsha", "eval")
+		t.Logf("waiter blocked for 1s: %d server commands in all, %d scripts", commandCalls(t, e.admin, allCommands(t, e.admin)...), attempts)
+		subscribes := commandCalls(t, e.admin, "subscribe")
+		if attempts > 3 || subscribes != 1 {
+			t.Fatalf("while blocked for 1s the waiter ran %d scripts and %d SUBSCRIBEs, want <= 3 and 1", attempts, subscribes)
+		}
+		select {
+		case err := <-got:
+			t.Fatalf("waiter returned while the lock was held: %v", err)
+		default:
+		}
+
+		release(t, lease)
+		if err := <-got; err != nil {
+			t.Fatalf("waiter: %v, want the lock once the holder released (well before the TTL)", err)
+		}
+		if waited := time.Since(start); waited >= ttl-time.Second {
+			t.Fatalf("waiter got the lock after %v: woken by its TTL fallback, not by the unlock message", waited)
+		}
+	})
+}
+
+func TestLostWhenKeyDeletedBehindHoldersBack(t *testing.T) {
+	forEach(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		const ttl = time.Second
+		key := e.key()
+		a, b := e.locker(t, ttl), e.locker(t, ttl)
+		lease := acquire(t, a, key)
+		if err := e.admin.Del(ctx, hashKey(key)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-lease.Lost():
+		case <-time.After(5 * ttl):
+			t.Fatal("Lost() not closed after the lock's key was deleted")
+		}
+		tests := []struct {
+			op string
+			do func(context.Context) error
+		}{
+			{"refresh", lease.Refresh},
+			{"release", lease.Release},
+		}
+		for _, tt := range tests {
+			if err := tt.do(ctx); !errors.Is(err, impls.ErrNotHeld) {
+				t.Fatalf("%s of a lost lease: %v, want ErrNotHeld", tt.op, err)
+			}
+		}
+		// Neither revived the lock.
+		if n, err := e.admin.Exists(ctx, hashKey(key)).Result(); err != nil || n != 0 {
+			t.Fatalf("EXISTS after a lost lease's refresh and release = %d (%v), want 0", n, err)
+		}
+		release(t, acquire(t, b, key))
+	})
+}
+
+func TestRegrantAfterLossStartsNewHold(t *testing.T) {
+	forEach(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		// A long TTL keeps the watchdog from noticing first: the new grant
+		// itself must tell that the old ones are gone.
+		const ttl = 10 * time.Second
+		key := e.key()
+		a, b := e.locker(t, ttl), e.locker(t, ttl)
+		old := acquire(t, a, key)
+		if err := e.admin.Del(ctx, hashKey(key)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		fresh := acquire(t, a, key)
+		select {
+		case <-old.Lost():
+		default:
+			t.Fatal("the old lease's Lost() is open after a new grant found the key free")
+		}
+		// The stale lease must not take a hold off the new grant.
+		if err := old.Release(ctx); !errors.Is(err, impls.ErrNotHeld) {
+			t.Fatalf("release of the lost lease: %v, want ErrNotHeld", err)
+		}
+		wantHeld(t, b, key, "after the lost lease's release")
+		release(t, fresh)
+		release(t, acquire(t, b, key))
+	})
+}
+
+// allCommands names every command INFO commandstats lists, for the log.
+func allCommands(t *testing.T, admin *redis.Client) []string {
+	t.Helper()
+	info, err := admin.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(info, "\n") {
+		if name, _, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && strings.HasPrefix(name, "cmdstat_") {
+			out = append(out, strings.TrimPrefix(name, "cmdstat_"))
+		}
+	}
+	return out
+}
