@@ -1,0 +1,275 @@
+package pglock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/locklab/locklab/impls"
+)
+
+const advisoryName = "pg-advisory"
+
+func init() {
+	impls.Register(impls.Spec{
+		Name: advisoryName,
+		Summary: "session advisory lock on the key's 64-bit hash, held on one dedicated connection per lease; " +
+			"waiters block in pg_advisory_lock; no TTL: the server frees it when the holder's session ends, " +
+			"and Lost() fires when a ping finds the connection dead",
+		Caps:    impls.Capabilities{LostNotify: true, NoPolling: true},
+		Backend: impls.Backend{Postgres: true},
+		Source:  "impls/pglock/advisory.go",
+		New: func(cfg impls.Config) (impls.Locker, error) {
+			return NewAdvisory(context.Background(), cfg)
+		},
+	})
+}
+
+// The key is hashed by the server with hashtextextended, a 64-bit hash, so
+// that the whole bigint key space is used: the 32-bit hashtext would make
+// two of some 65,000 keys share a lock. Two keys that do collide share one
+// lock, which costs concurrency, never exclusion.
+const (
+	advisoryTry    = "SELECT pg_try_advisory_lock(hashtextextended($1, 0))"
+	advisoryWait   = "SELECT pg_advisory_lock(hashtextextended($1, 0))"
+	advisoryUnlock = "SELECT pg_advisory_unlock(hashtextextended($1, 0))"
+	// A bigint advisory key shows in pg_locks split in two: classid holds
+	// the high 32 bits, objid the low 32, and objsubid is 1.
+	advisoryHeld = `SELECT EXISTS (SELECT 1 FROM pg_locks
+	WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted AND objsubid = 1
+	AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0))`
+)
+
+// Advisory is PostgreSQL's session advisory lock. A session lock belongs
+// to the server session, that is to one connection, not to the client: it
+// is freed by pg_advisory_unlock on that same connection or when the
+// session ends. A connection pool breaks this twice over: the unlock may
+// run on another of the pool's connections (where it fails, and the lock
+// stays held by an idle pooled session for as long as the pool lives), and
+// the pool may hand the locked connection to unrelated code, which then
+// holds our lock, or lets a second acquire of the same key succeed on it,
+// since the lock is reentrant within its session. So every lease owns one
+// connection from grant to release; the idle connections kept here hold no
+// lock, and one returns to them only after its unlock succeeded.
+type Advisory struct {
+	s    *connSettings
+	pool *connPool
+}
+
+// NewAdvisory connects once, to fail early if the server is unreachable and
+// to have a session ready for the first acquire.
+func NewAdvisory(ctx context.Context, cfg impls.Config) (*Advisory, error) {
+	// cancelOnCtx: a blocked pg_advisory_lock is ended by a cancel request,
+	// which keeps the connection; cutting the socket instead would leave
+	// the server's backend waiting, and it would take the lock once it is
+	// free and hold it until it noticed the dead socket.
+	s, err := newSettings(advisoryName, cfg, true)
+	if err != nil {
+		return nil, err
+	}
+	l := &Advisory{s: s, pool: newConnPool(s)}
+	c, err := l.pool.get(ctx, "connect")
+	if err != nil {
+		l.pool.Close()
+		return nil, err
+	}
+	l.pool.put(c)
+	return l, nil
+}
+
+func (l *Advisory) TryAcquire(ctx context.Context, key string) (impls.Lease, error) {
+	c, err := l.pool.get(ctx, "acquire")
+	if err != nil {
+		return nil, err
+	}
+	octx, cancel := l.s.withOp(ctx)
+	var got bool
+	err = c.QueryRow(octx, advisoryTry, key).Scan(&got)
+	cancel()
+	if err != nil {
+		// The lock may have been granted before the statement failed, and a
+		// session lock survives a failed statement: ending the session is
+		// the one sure way to give it back.
+		l.pool.discard(c)
+		return nil, impls.Classify(ctx, advisoryName, "acquire", err, true)
+	}
+	if !got {
+		l.pool.put(c)
+		return nil, impls.Fail(advisoryName, "acquire", impls.ErrHeld, nil)
+	}
+	return l.newLease(c, key), nil
+}
+
+// Acquire waits inside the server (pg_advisory_lock), which grants the lock
+// to a waiter as soon as the holder releases it or its session ends: no
+// polling. When ctx ends, pgx sends a cancel request that ends the wait.
+func (l *Advisory) Acquire(ctx context.Context, key string) (impls.Lease, error) {
+	c, err := l.pool.get(ctx, "acquire")
+	if err != nil {
+		return nil, err
+	}
+	_, err = c.Exec(ctx, advisoryWait, key)
+	if err == nil {
+		return l.newLease(c, key), nil
+	}
+	// The wait may have been granted just before it was cancelled. If the
+	// connection survived, unlocking everything on it settles that (it held
+	// no other lock), and the outcome is known: not held.
+	if !c.IsClosed() {
+		cctx, cancel := l.s.withOp(context.Background())
+		_, uerr := c.Exec(cctx, "SELECT pg_advisory_unlock_all()")
+		cancel()
+		if uerr == nil {
+			l.pool.put(c)
+			kind := ctx.Err()
+			if kind == nil {
+				kind = impls.ErrBackend
+			}
+			return nil, impls.Fail(advisoryName, "acquire", kind, err)
+		}
+	}
+	// Otherwise closing the session frees whatever it may hold, once the
+	// server notices; until then the outcome is unknown.
+	l.pool.discard(c)
+	return nil, impls.Classify(ctx, advisoryName, "acquire", err, true)
+}
+
+// Close ends every session, leases' included, without unlocking: to the
+// server that is a crash, and it frees the locks with the sessions.
+func (l *Advisory) Close() error { return l.pool.Close() }
+
+type advisoryLease struct {
+	l    *Advisory
+	key  string
+	conn *pgx.Conn
+
+	// mu serialises the lease's connection between Refresh, Release and
+	// the watcher: a pgx.Conn runs one statement at a time.
+	mu       sync.Mutex
+	released bool
+	lost     chan struct{}
+	lostOnce sync.Once
+	stop     chan struct{}
+}
+
+func (l *Advisory) newLease(c *pgx.Conn, key string) *advisoryLease {
+	s := &advisoryLease{l: l, key: key, conn: c, lost: make(chan struct{}), stop: make(chan struct{})}
+	go s.watch()
+	return s
+}
+
+func (s *advisoryLease) Key() string           { return s.key }
+func (s *advisoryLease) Token() (uint64, bool) { return 0, false }
+func (s *advisoryLease) Lost() <-chan struct{} { return s.lost }
+func (s *advisoryLease) String() string        { return s.key + "@advisory" }
+
+// watch pings the lease's connection every TTL/3 until release: a failed
+// ping means the session is gone (server crash, connection cut, backend
+// terminated) or soon will be, and with it the lock. The TTL here is only
+// how soon the holder hears of it; the lock itself has no TTL.
+func (s *advisoryLease) watch() {
+	every := max(s.l.s.ttl/3, 10*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		if s.released {
+			s.mu.Unlock()
+			return
+		}
+		ctx, cancel := s.l.s.withOp(context.Background())
+		err := s.conn.Ping(ctx)
+		cancel()
+		if err != nil || s.conn.IsClosed() {
+			s.loseLocked()
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+	}
+}
+
+// loseLocked closes the session (so the server surely frees the lock) and
+// tells the holder. s.mu must be held.
+func (s *advisoryLease) loseLocked() {
+	s.lostOnce.Do(func() {
+		s.l.pool.discard(s.conn)
+		close(s.lost)
+	})
+}
+
+func (s *advisoryLease) isLost() bool {
+	select {
+	case <-s.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// Refresh has no TTL to extend; it asks the server whether this session
+// still holds the lock.
+func (s *advisoryLease) Refresh(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released || s.isLost() {
+		return impls.Fail(advisoryName, "refresh", impls.ErrNotHeld, nil)
+	}
+	octx, cancel := s.l.s.withOp(ctx)
+	var held bool
+	err := s.conn.QueryRow(octx, advisoryHeld, s.key).Scan(&held)
+	cancel()
+	if err != nil {
+		if s.conn.IsClosed() {
+			// The session is gone, and a session lock goes with it.
+			s.loseLocked()
+			return impls.Fail(advisoryName, "refresh", impls.ErrNotHeld, err)
+		}
+		return impls.Classify(ctx, advisoryName, "refresh", err, false)
+	}
+	if !held {
+		s.loseLocked()
+		return impls.Fail(advisoryName, "refresh", impls.ErrNotHeld, nil)
+	}
+	return nil
+}
+
+// Release unlocks on the lease's own connection; only that session can.
+func (s *advisoryLease) Release(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return impls.Fail(advisoryName, "release", impls.ErrNotHeld, nil)
+	}
+	s.released = true
+	close(s.stop)
+	if s.isLost() {
+		return impls.Fail(advisoryName, "release", impls.ErrNotHeld, nil)
+	}
+	octx, cancel := s.l.s.withOp(ctx)
+	var unlocked bool
+	err := s.conn.QueryRow(octx, advisoryUnlock, s.key).Scan(&unlocked)
+	cancel()
+	if err != nil {
+		// Ending the session frees the lock if the unlock did not; whether
+		// the lock was still ours until then is unknown.
+		s.l.pool.discard(s.conn)
+		return impls.Classify(ctx, advisoryName, "release", err, true)
+	}
+	if !unlocked {
+		s.l.pool.discard(s.conn)
+		return impls.Fail(advisoryName, "release", impls.ErrNotHeld,
+			fmt.Errorf("pg_advisory_unlock: this session did not hold %q", s.key))
+	}
+	// The session holds no lock any more: it may serve the next acquire.
+	s.l.pool.put(s.conn)
+	return nil
+}
