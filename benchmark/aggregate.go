@@ -1,0 +1,125 @@
+package benchmark
+
+import (
+	"slices"
+	"time"
+)
+
+// report turns the per-trial figures into the report's medians, spreads,
+// bounds and ratios.
+func (b *bench) report(servers []Server) *Report {
+	o := b.opts
+	rep := &Report{
+		Date:    time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		Command: o.Command,
+		Machine: describeMachine(),
+		Servers: servers,
+		Settings: RunSetting{
+			DurationMS: ms(o.Duration), Clients: o.Clients, Sweep: o.Sweep, TTLMS: ms(o.TTL),
+			Trials: o.Trials, Quick: o.Quick, Workloads: o.Workloads, CostUnits: costUnit,
+		},
+	}
+	var backends []string
+	for be := range b.limits {
+		backends = append(backends, be)
+	}
+	slices.Sort(backends)
+	limitOne := map[string]float64{}
+	limitMany := map[string]float64{}
+	for _, be := range backends {
+		acc := b.limits[be]
+		l := Limit{Backend: be, Request: limitRequest[be], OneClient: NewStat(acc.one), Clients: o.Clients, NClients: NewStat(acc.many)}
+		rep.Limits = append(rep.Limits, l)
+		limitOne[be], limitMany[be] = l.OneClient.Median, l.NClients.Median
+	}
+	specs := o.Impls
+	for _, a := range b.accs {
+		s := a.spec
+		r := Result{Name: s.Name, Peer: s.Peer, Broken: s.Broken, Backend: backendOf(s), Caps: s.Caps.String()}
+		if rt, byName := roundTripsOf(s); rt.N > 0 {
+			r.RoundTrips, r.RoundTripsNote, r.RoundTripsByName = rt.N, rt.Note, byName
+		}
+		if p, ok := closestPeer(s, specs); ok {
+			r.ClosestPeer = p.Name
+		}
+		if len(a.unc.rate) > 0 {
+			u := &UncontendedR{
+				PairsPerSec: NewStat(a.unc.rate), AcquireP50: NewStat(a.unc.p50),
+				AcquireP99: NewStat(a.unc.p99), AcquireP999: NewStat(a.unc.p999), Errors: a.uncErrors,
+			}
+			if lim, ok := limitOne[r.Backend]; ok && r.RoundTrips > 0 && lim > 0 {
+				u.BoundPairsPerSec = ptr(lim / float64(r.RoundTrips))
+				u.FractionOfBound = ptr(u.PairsPerSec.Median / *u.BoundPairsPerSec)
+			}
+			r.Uncontended = u
+		}
+		if len(a.con.rate) > 0 {
+			c := a.con
+			cr := &ContendedR{
+				Clients: o.Clients, PairsPerSec: NewStat(c.rate),
+				WaitP50: NewStat(c.wp50), WaitP99: NewStat(c.wp99), WaitMax: NewStat(c.wmax), Errors: a.conErrors,
+				HandoffP50: NewStat(c.hp50), HandoffP99: NewStat(c.hp99), Handoffs: NewStat(c.hand),
+				SameClient: NewStat(c.same), SameClientShare: NewStat(c.share), Jain: NewStat(c.jain),
+				Overlaps: NewStat(c.overlaps),
+			}
+			if len(c.cost) > 0 {
+				st := NewStat(c.cost)
+				cr.CostPerAcquisition, cr.CostUnit = &st, costUnit[r.Backend]
+			}
+			r.Contended = cr
+		}
+		for _, n := range o.Sweep {
+			rates := a.sweep[n]
+			if n == o.Clients && len(rates) == 0 {
+				rates = a.con.rate
+			}
+			if len(rates) > 0 {
+				r.Sweep = append(r.Sweep, SweepPoint{Clients: n, PairsPerSec: NewStat(rates)})
+			}
+		}
+		if len(a.ind) > 0 {
+			ir := &IndependentR{Clients: o.Clients, PairsPerSec: NewStat(a.ind), Errors: a.indErrors}
+			if lim, ok := limitMany[r.Backend]; ok && r.RoundTrips > 0 && lim > 0 {
+				ir.BoundPairsPerSec = ptr(lim / float64(r.RoundTrips))
+				ir.FractionOfBound = ptr(ir.PairsPerSec.Median / *ir.BoundPairsPerSec)
+			}
+			r.Independent = ir
+		}
+		if o.has(Recovery) {
+			r.Recovery = a.recovery
+		}
+		r.handoffSamples, r.waitSamples = a.handSamples, a.waitSmp
+		rep.Impls = append(rep.Impls, r)
+	}
+	// Peer ratios, once every peer's figures are in.
+	byName := map[string]*Result{}
+	for i := range rep.Impls {
+		byName[rep.Impls[i].Name] = &rep.Impls[i]
+	}
+	for i := range rep.Impls {
+		r := &rep.Impls[i]
+		p := byName[r.ClosestPeer]
+		if p == nil {
+			continue
+		}
+		if r.Uncontended != nil && p.Uncontended != nil {
+			r.Uncontended.PeerRatio = ratio(r.Uncontended.PairsPerSec, p.Uncontended.PairsPerSec)
+		}
+		if r.Contended != nil && p.Contended != nil {
+			r.Contended.PeerRatio = ratio(r.Contended.PairsPerSec, p.Contended.PairsPerSec)
+		}
+		if r.Independent != nil && p.Independent != nil {
+			r.Independent.PeerRatio = ratio(r.Independent.PairsPerSec, p.Independent.PairsPerSec)
+		}
+	}
+	return rep
+}
+
+func ratio(a, b Stat) *float64 {
+	if b.Median <= 0 {
+		return nil
+	}
+	return ptr(a.Median / b.Median)
+}
+
+func ptr(f float64) *float64 { return &f }

@@ -1,0 +1,282 @@
+package benchmark
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Chart file names, linked from bench.md.
+const (
+	ChartPairs   = "pairs.svg"
+	ChartSweep   = "sweep.svg"
+	ChartHandoff = "handoff.svg"
+	ChartWait    = "wait.svg"
+)
+
+// Charts renders every chart the report's workloads allow, by file name.
+// Rates and latencies span orders of magnitude between an in-process mutex
+// and a ZooKeeper recipe, so every value axis is logarithmic.
+func (rep *Report) RenderCharts() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	add := func(name string, p *plot.Plot, h vg.Length, err error) error {
+		if err != nil {
+			return fmt.Errorf("chart %s: %w", name, err)
+		}
+		if p == nil {
+			return nil
+		}
+		b, err := renderSVG(p, 9*vg.Inch, h)
+		if err != nil {
+			return fmt.Errorf("chart %s: %w", name, err)
+		}
+		out[name] = b
+		return nil
+	}
+	rows := vg.Length(len(rep.Impls))
+	p, err := rep.pairsChart()
+	if err := add(ChartPairs, p, 1.6*vg.Inch+rows*0.42*vg.Inch, err); err != nil {
+		return nil, err
+	}
+	p, err = rep.sweepChart()
+	if err := add(ChartSweep, p, 6*vg.Inch, err); err != nil {
+		return nil, err
+	}
+	p, err = rep.distributionChart("Hand-off: release to the next different client's acquire (contended run)",
+		"hand-off, ms (log scale)", func(r *Result) []time.Duration { return r.handoffSamples })
+	if err := add(ChartHandoff, p, 1.4*vg.Inch+rows*0.32*vg.Inch, err); err != nil {
+		return nil, err
+	}
+	p, err = rep.distributionChart(fmt.Sprintf("Acquire wait with %d clients on one key", rep.Settings.Clients),
+		"wait, ms (log scale)", func(r *Result) []time.Duration { return r.waitSamples })
+	if err := add(ChartWait, p, 1.4*vg.Inch+rows*0.32*vg.Inch, err); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func renderSVG(p *plot.Plot, w, h vg.Length) ([]byte, error) {
+	c := vgsvg.New(w, h)
+	p.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// names returns the implementations' labels top to bottom: NominalY puts
+// the first name at the bottom, so they are reversed.
+func (rep *Report) yNames(keep func(*Result) bool) (names []string, pos map[string]float64) {
+	pos = map[string]float64{}
+	var kept []string
+	for i := range rep.Impls {
+		if keep(&rep.Impls[i]) {
+			kept = append(kept, rep.Impls[i].Name)
+		}
+	}
+	for i, n := range kept {
+		pos[n] = float64(len(kept) - 1 - i)
+	}
+	names = slices.Clone(kept)
+	slices.Reverse(names)
+	return names, pos
+}
+
+// positive keeps values drawable on a log axis.
+func positive(v float64) float64 { return math.Max(v, 1e-3) }
+
+// statPoints is a series of medians with min-max error bars.
+type statPoints struct {
+	plotter.XYs
+	plotter.XErrors
+}
+
+func (rep *Report) pairsChart() (*plot.Plot, error) {
+	series := []struct {
+		name string
+		get  func(*Result) *Stat
+	}{
+		{"uncontended (1 client)", func(r *Result) *Stat {
+			if r.Uncontended == nil {
+				return nil
+			}
+			return &r.Uncontended.PairsPerSec
+		}},
+		{fmt.Sprintf("contended (%d clients, one key)", rep.Settings.Clients), func(r *Result) *Stat {
+			if r.Contended == nil {
+				return nil
+			}
+			return &r.Contended.PairsPerSec
+		}},
+		{fmt.Sprintf("independent keys (%d clients)", rep.Settings.Clients), func(r *Result) *Stat {
+			if r.Independent == nil {
+				return nil
+			}
+			return &r.Independent.PairsPerSec
+		}},
+	}
+	names, pos := rep.yNames(func(r *Result) bool {
+		for _, s := range series {
+			if s.get(r) != nil {
+				return true
+			}
+		}
+		return false
+	})
+	if len(names) == 0 {
+		return nil, nil
+	}
+	p := plot.New()
+	p.Title.Text = "Acquire-release pairs per second (median, bars: min–max over trials)"
+	p.X.Label.Text = "pairs/s (log scale)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.NominalY(names...)
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	for si, s := range series {
+		var pts statPoints
+		for i := range rep.Impls {
+			r := &rep.Impls[i]
+			st := s.get(r)
+			if st == nil {
+				continue
+			}
+			y, ok := pos[r.Name]
+			if !ok {
+				continue
+			}
+			med := positive(st.Median)
+			pts.XYs = append(pts.XYs, plotter.XY{X: med, Y: y + 0.22*float64(1-si)})
+			pts.XErrors = append(pts.XErrors, struct{ Low, High float64 }{med - positive(st.Min), positive(st.Max) - med})
+		}
+		if len(pts.XYs) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(pts.XYs)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle.Color = plotutil.Color(si)
+		sc.GlyphStyle.Shape = plotutil.Shape(si)
+		sc.GlyphStyle.Radius = vg.Points(3.5)
+		eb, err := plotter.NewXErrorBars(pts)
+		if err != nil {
+			return nil, err
+		}
+		eb.LineStyle.Color = plotutil.Color(si)
+		p.Add(eb, sc)
+		p.Legend.Add(s.name, sc)
+	}
+	return p, nil
+}
+
+func (rep *Report) sweepChart() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Contended pairs/s against the number of clients on one key (median)"
+	p.X.Label.Text = "clients (log scale)"
+	p.Y.Label.Text = "pairs/s (log scale)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker = clientTicks(rep.Settings.Sweep)
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Add(plotter.NewGrid())
+	p.Legend.Left = false
+	p.Legend.Top = true
+	n := 0
+	for i := range rep.Impls {
+		r := &rep.Impls[i]
+		if len(r.Sweep) < 2 {
+			continue
+		}
+		var xys plotter.XYs
+		for _, sp := range r.Sweep {
+			xys = append(xys, plotter.XY{X: float64(sp.Clients), Y: positive(sp.PairsPerSec.Median)})
+		}
+		l, pts, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = plotutil.Color(n)
+		l.Dashes = plotutil.Dashes(n / len(plotutil.SoftColors))
+		pts.Color = plotutil.Color(n)
+		pts.Shape = plotutil.Shape(n)
+		p.Add(l, pts)
+		p.Legend.Add(r.Name, l, pts)
+		n++
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	return p, nil
+}
+
+// clientTicks labels exactly the client counts of the sweep.
+type clientTicks []int
+
+func (c clientTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for _, n := range c {
+		out = append(out, plot.Tick{Value: float64(n), Label: fmt.Sprint(n)})
+	}
+	return out
+}
+
+// maxBoxSamples caps the points of one box: every k-th of the sorted
+// samples keeps the distribution's shape and the SVG small.
+const maxBoxSamples = 2000
+
+func (rep *Report) distributionChart(title, xlabel string, samples func(*Result) []time.Duration) (*plot.Plot, error) {
+	names, pos := rep.yNames(func(r *Result) bool { return len(samples(r)) > 0 })
+	if len(names) == 0 {
+		return nil, nil
+	}
+	p := plot.New()
+	p.Title.Text = title + " (box: quartiles, whiskers: 1.5 IQR)"
+	p.X.Label.Text = xlabel
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.NominalY(names...)
+	p.Add(plotter.NewGrid())
+	for i := range rep.Impls {
+		r := &rep.Impls[i]
+		s := samples(r)
+		if len(s) == 0 {
+			continue
+		}
+		v := millis(s)
+		slices.Sort(v)
+		if len(v) > maxBoxSamples {
+			step := float64(len(v)) / maxBoxSamples
+			thin := make([]float64, 0, maxBoxSamples)
+			for k := 0; k < maxBoxSamples; k++ {
+				thin = append(thin, v[int(float64(k)*step)])
+			}
+			v = thin
+		}
+		vals := make(plotter.Values, len(v))
+		for k, x := range v {
+			vals[k] = positive(x)
+		}
+		bp, err := plotter.NewBoxPlot(vg.Points(12), pos[r.Name], vals)
+		if err != nil {
+			return nil, err
+		}
+		bp.Horizontal = true
+		bp.FillColor = color.RGBA{R: 0x9e, G: 0xc5, B: 0xe8, A: 0xff}
+		bp.GlyphStyle.Radius = vg.Points(1.2)
+		p.Add(bp)
+	}
+	return p, nil
+}

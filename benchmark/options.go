@@ -1,0 +1,182 @@
+// Package benchmark measures every lock and every peer library under the
+// same load in one run, beside the physical limit of their servers, and
+// writes the report: results/bench.md, results/bench.json and SVG charts.
+//
+// A run starts one set of servers for the whole run, then for each trial
+// measures every implementation in turn (interleaved, so that a slow minute
+// on a noisy machine hurts every lock a little rather than one a lot), and
+// reports medians over the trials with their spread.
+package benchmark
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
+)
+
+// The workloads a run can select with -workload. Hand-off, fairness and cost
+// are read off the contended measurement, so selecting any of them runs it.
+const (
+	Uncontended = "uncontended"
+	Contended   = "contended"
+	Handoff     = "handoff"
+	Fairness    = "fairness"
+	Cost        = "cost"
+	Sweep       = "sweep"
+	Independent = "independent"
+	Recovery    = "recovery"
+)
+
+// Workloads lists every workload name in report order.
+var Workloads = []string{Uncontended, Contended, Handoff, Fairness, Cost, Sweep, Independent, Recovery}
+
+// Options configure one benchmark run.
+type Options struct {
+	Impls     []impls.Spec // what to measure, in report order
+	Workloads []string     // subset of Workloads
+	// Duration is how long each measurement runs; sweep points other than
+	// Clients run for half of it, since only their shape matters.
+	Duration time.Duration
+	Clients  int   // clients of the contended and independent-keys workloads
+	Sweep    []int // client counts of the contended sweep
+	TTL      time.Duration
+	Trials   int
+	Quick    bool
+	// RecoverySections is how many critical sections the holder-crash
+	// scenario runs per implementation.
+	RecoverySections int
+	External         cluster.External
+	// Command is the command line as typed, for the report.
+	Command string
+	// Progress receives the progress bar (nil: none).
+	Progress io.Writer
+	// Logf reports what happens beside the bar (may be nil).
+	Logf func(format string, args ...any)
+}
+
+// Defaults returns the options of a full run (quick false) or of a -quick
+// run. A full run of about fifteen locks takes about ten minutes on two
+// cores; a quick one about a minute.
+func Defaults(quick bool) Options {
+	o := Options{
+		Duration: time.Second, Clients: 8, Sweep: []int{1, 2, 4, 8, 16, 32},
+		TTL: 2 * time.Second, Trials: 3, RecoverySections: 200,
+		Workloads: append([]string(nil), Workloads...),
+	}
+	if quick {
+		o.Quick = true
+		o.Duration = 150 * time.Millisecond
+		o.Sweep = []int{1, 8, 32}
+		// A crash recovery takes a TTL plus server start-up per lock: too
+		// slow for a one-minute look, so -quick reports it as skipped.
+		o.Workloads = slices.DeleteFunc(o.Workloads, func(w string) bool { return w == Recovery })
+	}
+	return o
+}
+
+// Measurable returns the implementations a benchmark covers: every one but
+// the `none` control, which is not a lock (local-mutex stays, as the
+// in-process reference).
+func Measurable() []impls.Spec {
+	var out []impls.Spec
+	for _, s := range impls.All() {
+		if s.Name != "none" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ParseImpls resolves a comma-separated list of names ("" means every
+// measurable one); an unknown name is an error listing the valid ones.
+func ParseImpls(list string) ([]impls.Spec, error) {
+	all := Measurable()
+	if strings.TrimSpace(list) == "" {
+		return all, nil
+	}
+	var names []string
+	for _, s := range all {
+		names = append(names, s.Name)
+	}
+	var out []impls.Spec
+	for _, n := range splitList(list) {
+		i := slices.IndexFunc(all, func(s impls.Spec) bool { return s.Name == n })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown implementation %q; valid names: %s", n, strings.Join(names, ", "))
+		}
+		if !slices.ContainsFunc(out, func(s impls.Spec) bool { return s.Name == n }) {
+			out = append(out, all[i])
+		}
+	}
+	return out, nil
+}
+
+// ParseWorkloads resolves a comma-separated list of workloads ("" means every one).
+func ParseWorkloads(list string, defaults []string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return defaults, nil
+	}
+	var out []string
+	for _, w := range splitList(list) {
+		if !slices.Contains(Workloads, w) {
+			return nil, fmt.Errorf("unknown workload %q; valid names: %s", w, strings.Join(Workloads, ", "))
+		}
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Validate checks the numeric options.
+func (o *Options) Validate() error {
+	switch {
+	case len(o.Impls) == 0:
+		return fmt.Errorf("no implementation selected")
+	case len(o.Workloads) == 0:
+		return fmt.Errorf("no workload selected")
+	case o.Duration <= 0:
+		return fmt.Errorf("-duration must be positive")
+	case o.Clients < 2:
+		return fmt.Errorf("-clients must be at least 2 (contention needs two)")
+	case o.TTL <= 0:
+		return fmt.Errorf("-ttl must be positive")
+	case o.Trials < 1:
+		return fmt.Errorf("-trials must be at least 1")
+	}
+	for _, n := range o.Sweep {
+		if n < 1 {
+			return fmt.Errorf("sweep client counts must be at least 1")
+		}
+	}
+	return nil
+}
+
+func (o *Options) has(w string) bool { return slices.Contains(o.Workloads, w) }
+
+// contended reports whether the contended measurement must run: it feeds
+// the hand-off, fairness and cost tables too.
+func (o *Options) contended() bool {
+	return o.has(Contended) || o.has(Handoff) || o.has(Fairness) || o.has(Cost)
+}
+
+func (o *Options) logf(format string, args ...any) {
+	if o.Logf != nil {
+		o.Logf(format, args...)
+	}
+}

@@ -1,0 +1,131 @@
+package benchmark
+
+import (
+	"time"
+)
+
+// Report is everything one run measured; bench.json is this, encoded.
+// Figures that do not apply (no peer, no round-trip bound for an in-process
+// lock) are left out rather than set to a made-up number.
+type Report struct {
+	Date     string     `json:"date"`
+	Command  string     `json:"command"`
+	Machine  Machine    `json:"machine"`
+	Servers  []Server   `json:"servers"`
+	Settings RunSetting `json:"settings"`
+	Limits   []Limit    `json:"limits"`
+	Impls    []Result   `json:"implementations"`
+	Charts   []string   `json:"charts"`
+	Elapsed  float64    `json:"elapsed_seconds"`
+}
+
+// RunSetting records the options the run used.
+type RunSetting struct {
+	DurationMS float64           `json:"duration_ms"`
+	Clients    int               `json:"clients"`
+	Sweep      []int             `json:"sweep"`
+	TTLMS      float64           `json:"ttl_ms"`
+	Trials     int               `json:"trials"`
+	Quick      bool              `json:"quick"`
+	Workloads  []string          `json:"workloads"`
+	CostUnits  map[string]string `json:"cost_units"`
+}
+
+// Limit is one backend's round-trip rate: the physical bound.
+type Limit struct {
+	Backend   string `json:"backend"`
+	Request   string `json:"request"`
+	OneClient Stat   `json:"one_client_per_sec"`
+	Clients   int    `json:"clients"`
+	NClients  Stat   `json:"n_clients_per_sec"`
+}
+
+// Result is one implementation's figures.
+type Result struct {
+	Name    string `json:"name"`
+	Peer    bool   `json:"peer"`
+	Broken  string `json:"broken,omitempty"`
+	Backend string `json:"backend"`
+	Caps    string `json:"capabilities"`
+	// RoundTrips per uncontended pair, declared (not measured); ByName says
+	// whether this lock was declared by name or got its backend's default.
+	RoundTrips       int    `json:"round_trips,omitempty"`
+	RoundTripsNote   string `json:"round_trips_note,omitempty"`
+	RoundTripsByName bool   `json:"round_trips_declared_by_name"`
+	ClosestPeer      string `json:"closest_peer,omitempty"`
+
+	Uncontended *UncontendedR `json:"uncontended,omitempty"`
+	Contended   *ContendedR   `json:"contended,omitempty"`
+	Sweep       []SweepPoint  `json:"sweep,omitempty"`
+	Independent *IndependentR `json:"independent_keys,omitempty"`
+	Recovery    *RecoveryR    `json:"recovery,omitempty"`
+
+	// Pooled samples over the trials, for the distribution charts.
+	handoffSamples []time.Duration
+	waitSamples    []time.Duration
+}
+
+// UncontendedR: one client, acquire then release, back to back.
+type UncontendedR struct {
+	PairsPerSec Stat `json:"pairs_per_sec"`
+	AcquireP50  Stat `json:"acquire_p50_ms"`
+	AcquireP99  Stat `json:"acquire_p99_ms"`
+	AcquireP999 Stat `json:"acquire_p999_ms"`
+	Errors      int  `json:"errors"`
+	// BoundPairsPerSec is the one-client round-trip rate divided by the
+	// declared round trips; FractionOfBound the median pairs/s over it.
+	BoundPairsPerSec *float64 `json:"bound_pairs_per_sec,omitempty"`
+	FractionOfBound  *float64 `json:"fraction_of_bound,omitempty"`
+	// PeerRatio is this lock's median pairs/s over its closest peer's.
+	PeerRatio *float64 `json:"peer_ratio,omitempty"`
+}
+
+// ContendedR: Clients clients on one key, each doing a critical section on
+// the protected resource. Hand-off, fairness and cost come from the same run.
+type ContendedR struct {
+	Clients     int      `json:"clients"`
+	PairsPerSec Stat     `json:"pairs_per_sec"`
+	WaitP50     Stat     `json:"wait_p50_ms"`
+	WaitP99     Stat     `json:"wait_p99_ms"`
+	WaitMax     Stat     `json:"wait_max_ms"`
+	Errors      int      `json:"errors"`
+	PeerRatio   *float64 `json:"peer_ratio,omitempty"`
+
+	HandoffP50 Stat `json:"handoff_p50_ms"`
+	HandoffP99 Stat `json:"handoff_p99_ms"`
+	Handoffs   Stat `json:"handoffs"`
+	// SameClient counts grants that went back to the client that had just
+	// released; SameClientShare is their share of all grants after the first.
+	SameClient      Stat `json:"same_client_reacquisitions"`
+	SameClientShare Stat `json:"same_client_share"`
+	Jain            Stat `json:"jain_index"`
+	// Overlaps counts grants returned before the previous holder began to
+	// release: two holders at once, which only a broken lock shows.
+	Overlaps Stat `json:"overlaps"`
+
+	CostPerAcquisition *Stat  `json:"cost_per_acquisition,omitempty"`
+	CostUnit           string `json:"cost_unit,omitempty"`
+}
+
+// SweepPoint is the contended rate at one client count.
+type SweepPoint struct {
+	Clients     int  `json:"clients"`
+	PairsPerSec Stat `json:"pairs_per_sec"`
+}
+
+// IndependentR: Clients clients, each on its own key.
+type IndependentR struct {
+	Clients          int      `json:"clients"`
+	PairsPerSec      Stat     `json:"pairs_per_sec"`
+	Errors           int      `json:"errors"`
+	BoundPairsPerSec *float64 `json:"bound_pairs_per_sec,omitempty"`
+	FractionOfBound  *float64 `json:"fraction_of_bound,omitempty"`
+	PeerRatio        *float64 `json:"peer_ratio,omitempty"`
+}
+
+// RecoveryR is the holder-crash scenario's figure, or why there is none.
+type RecoveryR struct {
+	Seconds *float64 `json:"seconds,omitempty"`
+	Verdict string   `json:"verdict,omitempty"`
+	Note    string   `json:"note"`
+}

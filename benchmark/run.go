@@ -1,0 +1,329 @@
+package benchmark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// bench is one run in progress: the options, the servers, and the figures
+// gathered so far.
+type bench struct {
+	opts  Options
+	topo  *cluster.Topology
+	runID string
+	seq   int
+	bar   *progressbar.ProgressBar
+	// pending: a step is under way, to be counted when the next begins.
+	pending bool
+
+	limits map[string]*limitAcc
+	accs   []*implAcc
+}
+
+// Per-trial figures, summarised into Stats at the end.
+type limitAcc struct{ one, many []float64 }
+
+type implAcc struct {
+	spec                 impls.Spec
+	unc                  struct{ rate, p50, p99, p999 []float64 }
+	uncErrors            int
+	con                  struct{ rate, wp50, wp99, wmax, hp50, hp99, hand, same, share, jain, overlaps, cost []float64 }
+	conErrors            int
+	handSamples, waitSmp []time.Duration
+	sweep                map[int][]float64
+	ind                  []float64
+	indErrors            int
+	recovery             *RecoveryR
+}
+
+// HolderCrash is the scenario the recovery figure comes from.
+const HolderCrash = "holder-crash"
+
+// Run measures every selected implementation and returns the report. It
+// writes nothing: see Write.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	needs := cluster.Needs{Resource: true}
+	var backends []string
+	for _, s := range opts.Impls {
+		needs = needs.Merge(cluster.Needs{RedisNodes: s.Backend.RedisNodes, ZooKeeper: s.Backend.ZooKeeper, Postgres: s.Backend.Postgres})
+		if be := backendOf(s); be != BackendInProcess && !slices.Contains(backends, be) {
+			backends = append(backends, be)
+		}
+	}
+	slices.Sort(backends)
+	opts.logf("starting servers: %d Redis lock node(s), ZooKeeper %v, PostgreSQL %v, resource Redis", needs.RedisNodes, needs.ZooKeeper, needs.Postgres)
+	topo, err := cluster.Start(ctx, needs, opts.External)
+	if err != nil {
+		return nil, err
+	}
+	defer topo.Close()
+
+	b := &bench{opts: opts, topo: topo, runID: strconv.FormatInt(time.Now().UnixNano(), 36), limits: map[string]*limitAcc{}}
+	for _, s := range opts.Impls {
+		b.accs = append(b.accs, &implAcc{spec: s, sweep: map[int][]float64{}})
+	}
+	servers, err := b.describeServers(ctx, backends)
+	if err != nil {
+		return nil, err
+	}
+	b.bar = b.newBar(backends)
+	defer b.bar.Exit()
+
+	for t := 1; t <= opts.Trials; t++ {
+		for _, be := range backends {
+			if err := b.measureLimit(ctx, t, be); err != nil {
+				return nil, err
+			}
+		}
+		for _, a := range b.accs {
+			if err := b.measureImpl(ctx, t, a); err != nil {
+				return nil, fmt.Errorf("trial %d, %s: %w", t, a.spec.Name, err)
+			}
+		}
+	}
+	if opts.has(Recovery) {
+		for _, a := range b.accs {
+			b.step(0, a.spec.Name, Recovery)
+			a.recovery = b.recovery(ctx, a.spec)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	b.bar.Describe("done")
+	_ = b.bar.Finish()
+	rep := b.report(servers)
+	rep.Elapsed = time.Since(started).Seconds()
+	return rep, nil
+}
+
+// steps counts the measurements of the run, for the progress bar.
+func (b *bench) newBar(backends []string) *progressbar.ProgressBar {
+	perImpl := 0
+	if b.opts.has(Uncontended) {
+		perImpl++
+	}
+	if b.opts.contended() {
+		perImpl++
+	}
+	if b.opts.has(Independent) {
+		perImpl++
+	}
+	if b.opts.has(Sweep) {
+		perImpl += len(b.sweepPoints())
+	}
+	total := b.opts.Trials * (len(backends) + len(b.accs)*perImpl)
+	if b.opts.has(Recovery) {
+		total += len(b.accs)
+	}
+	w := b.opts.Progress
+	if w == nil {
+		return progressbar.NewOptions(total, progressbar.OptionSetVisibility(false))
+	}
+	return progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+	)
+}
+
+// step names what runs now on the bar, and counts the previous step done.
+func (b *bench) step(trial int, name, workload string) {
+	desc := fmt.Sprintf("%-22s %-12s", name, workload)
+	if trial > 0 {
+		desc = fmt.Sprintf("trial %d/%d  %s", trial, b.opts.Trials, desc)
+	}
+	if b.pending {
+		_ = b.bar.Add(1)
+	}
+	b.pending = true
+	b.bar.Describe(desc)
+}
+
+// sweepPoints are the sweep's client counts that need a run of their own:
+// the count the contended workload uses is taken from it.
+func (b *bench) sweepPoints() []int {
+	var out []int
+	for _, n := range b.opts.Sweep {
+		if n == b.opts.Clients && b.opts.contended() {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func (b *bench) key() string {
+	b.seq++
+	return fmt.Sprintf("bench-%s-%d", b.runID, b.seq)
+}
+
+// config builds client id's lock configuration.
+func (b *bench) config(id int) impls.Config {
+	return impls.Config{
+		Redis: b.topo.RedisAddrs, ZooKeeper: b.topo.ZooKeeperAddr, Postgres: b.topo.PostgresDSN,
+		TTL: b.opts.TTL, ClientID: fmt.Sprintf("bench-client-%d", id),
+	}
+}
+
+func (b *bench) measureLimit(ctx context.Context, trial int, be string) error {
+	acc := b.limits[be]
+	if acc == nil {
+		acc = &limitAcc{}
+		b.limits[be] = acc
+	}
+	b.step(trial, "limit: "+be, limitRequest[be])
+	one, err := b.roundTrips(ctx, be, 1, b.opts.Duration)
+	if err != nil {
+		return err
+	}
+	many, err := b.roundTrips(ctx, be, b.opts.Clients, b.opts.Duration)
+	if err != nil {
+		return err
+	}
+	acc.one = append(acc.one, one)
+	acc.many = append(acc.many, many)
+	return nil
+}
+
+func (b *bench) measureImpl(ctx context.Context, trial int, a *implAcc) error {
+	s := a.spec
+	if b.opts.has(Uncontended) {
+		b.step(trial, s.Name, Uncontended)
+		key := b.key()
+		r, err := b.measure(ctx, load{spec: s, clients: 1, keys: func(int) string { return key }, duration: b.opts.Duration})
+		if err != nil {
+			return fmt.Errorf("%s: %w", Uncontended, err)
+		}
+		q := Quantiles(r.waits(), 0.5, 0.99, 0.999)
+		a.unc.rate = append(a.unc.rate, r.rate())
+		a.unc.p50, a.unc.p99, a.unc.p999 = append(a.unc.p50, q[0]), append(a.unc.p99, q[1]), append(a.unc.p999, q[2])
+		a.uncErrors += r.errors
+	}
+	if b.opts.contended() {
+		b.step(trial, s.Name, Contended)
+		if err := b.measureContended(ctx, a); err != nil {
+			return fmt.Errorf("%s: %w", Contended, err)
+		}
+	}
+	if b.opts.has(Sweep) {
+		for _, n := range b.sweepPoints() {
+			b.step(trial, s.Name, fmt.Sprintf("sweep %d", n))
+			key := b.key()
+			r, err := b.measure(ctx, load{spec: s, clients: n, keys: func(int) string { return key }, section: true, duration: b.opts.Duration / 2})
+			if err != nil {
+				return fmt.Errorf("%s %d clients: %w", Sweep, n, err)
+			}
+			a.sweep[n] = append(a.sweep[n], r.rate())
+		}
+	}
+	if b.opts.has(Independent) {
+		b.step(trial, s.Name, Independent)
+		base := b.key()
+		r, err := b.measure(ctx, load{spec: s, clients: b.opts.Clients, keys: func(i int) string { return fmt.Sprintf("%s-%d", base, i) }, duration: b.opts.Duration})
+		if err != nil {
+			return fmt.Errorf("%s: %w", Independent, err)
+		}
+		a.ind = append(a.ind, r.rate())
+		a.indErrors += r.errors
+	}
+	return nil
+}
+
+func (b *bench) measureContended(ctx context.Context, a *implAcc) error {
+	key := b.key()
+	be := backendOf(a.spec)
+	var before, after float64
+	l := load{spec: a.spec, clients: b.opts.Clients, keys: func(int) string { return key }, section: true, duration: b.opts.Duration}
+	if be != BackendInProcess {
+		l.before = func(ctx context.Context) (err error) { before, err = b.serverCounter(ctx, be); return err }
+		l.after = func(ctx context.Context) (err error) { after, err = b.serverCounter(ctx, be); return err }
+	}
+	r, err := b.measure(ctx, l)
+	if err != nil {
+		return err
+	}
+	c := &a.con
+	waits := r.waits()
+	q := Quantiles(waits, 0.5, 0.99)
+	c.rate = append(c.rate, r.rate())
+	c.wp50, c.wp99, c.wmax = append(c.wp50, q[0]), append(c.wp99, q[1]), append(c.wmax, MaxMillis(waits))
+	hand, same, overlaps := handoffs(r.pairs)
+	hq := Quantiles(hand, 0.5, 0.99)
+	c.hp50, c.hp99 = append(c.hp50, hq[0]), append(c.hp99, hq[1])
+	c.hand = append(c.hand, float64(len(hand)))
+	c.same = append(c.same, float64(same))
+	share := 0.0
+	if len(r.pairs) > 1 {
+		share = float64(same) / float64(len(r.pairs)-1)
+	}
+	c.share = append(c.share, share)
+	c.jain = append(c.jain, Jain(perClient(r.pairs, b.opts.Clients)))
+	c.overlaps = append(c.overlaps, float64(overlaps))
+	if be != BackendInProcess {
+		// Every grant, including those of the drain after the window, made
+		// requests inside the counted interval, so divide by all of them.
+		c.cost = append(c.cost, (after-before)/float64(r.granted))
+	}
+	a.conErrors += r.errors
+	a.handSamples = append(a.handSamples, hand...)
+	a.waitSmp = append(a.waitSmp, waits...)
+	return nil
+}
+
+// recovery runs the holder-crash scenario, when it exists, and takes its
+// recovery time. Its absence or failure is reported as text, never as a number.
+func (b *bench) recovery(ctx context.Context, s impls.Spec) *RecoveryR {
+	if _, err := scenarios.Lookup(HolderCrash); err != nil {
+		return &RecoveryR{Note: "n/a (holder-crash scenario not built)"}
+	}
+	out, err := scenarios.Run(ctx, HolderCrash, scenarios.Options{
+		Impl: s, Clients: 4, Sections: b.opts.RecoverySections, TTL: b.opts.TTL, Seed: 1,
+		External: b.opts.External, OutDir: os.TempDir(),
+	})
+	switch {
+	case err != nil && errors.Is(err, ctx.Err()):
+		return &RecoveryR{Note: "n/a (interrupted)"}
+	case err != nil:
+		b.opts.logf("recovery of %s: %v", s.Name, err)
+		return &RecoveryR{Note: "n/a (" + oneLine(err.Error()) + ")"}
+	case out.Verdict == scenarios.Stuck:
+		return &RecoveryR{Verdict: string(out.Verdict), Note: "never: no client held the lock within the scenario's bound"}
+	case out.Recovery <= 0:
+		return &RecoveryR{Verdict: string(out.Verdict), Note: "n/a (the scenario reported no recovery time: " + oneLine(out.Detail) + ")"}
+	}
+	sec := out.Recovery.Seconds()
+	return &RecoveryR{Seconds: &sec, Verdict: string(out.Verdict), Note: "holder SIGKILLed; TTL " + b.opts.TTL.String()}
+}
+
+func oneLine(s string) string {
+	for i, r := range s {
+		if r == '\n' {
+			s = s[:i]
+			break
+		}
+	}
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}
