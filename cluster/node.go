@@ -31,14 +31,14 @@ type Node struct {
 	Addr string // 127.0.0.1:port
 	Dir  string // data and log dir, removed by Stop
 
-	launch func(ctx context.Context, n *Node) (*process, error)
+	launch func(ctx context.Context, n *Node) (*Process, error)
 	ready  func(ctx context.Context, n *Node) error
 	wipe   func(n *Node) error // removes the data, keeps the dir usable
 
 	clockFile string // set when the server runs with the clockshift library
 
 	mu   sync.Mutex
-	proc *process
+	proc *Process
 }
 
 // JumpClock moves the server's wall clock to true time + d (within 5ms).
@@ -82,7 +82,7 @@ func (n *Node) start(ctx context.Context) error {
 
 // waitReady polls the node's readiness request until it succeeds, the
 // process exits, or ctx ends.
-func (n *Node) waitReady(ctx context.Context, p *process) error {
+func (n *Node) waitReady(ctx context.Context, p *Process) error {
 	var last error
 	for {
 		if p.exited() {
@@ -102,7 +102,7 @@ func (n *Node) waitReady(ctx context.Context, p *process) error {
 	}
 }
 
-func (n *Node) current() (*process, error) {
+func (n *Node) current() (*Process, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.proc == nil || n.proc.exited() {

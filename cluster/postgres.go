@@ -123,7 +123,7 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 		}
 		return nil
 	}
-	n.launch = func(ctx context.Context, n *Node) (*process, error) {
+	n.launch = func(ctx context.Context, n *Node) (*Process, error) {
 		if err := initdb(); err != nil {
 			return nil, err
 		}
@@ -143,7 +143,7 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 			return nil, err
 		}
 		cmd.Stdout, cmd.Stderr = logf, logf
-		p, err := spawn(cmd)
+		p, err := Spawn(cmd)
 		logf.Close()
 		return p, err
 	}

@@ -14,9 +14,10 @@ import (
 	"syscall"
 )
 
-// process is one running server: its own process group, so that a kill or a
-// pause reaches the children too (PostgreSQL forks a backend per connection).
-type process struct {
+// Process is one running server or worker: its own process group, so that
+// a kill or a pause reaches the children too (PostgreSQL forks a backend per
+// connection). Every Process is tracked until it exits, so StopAll can end it.
+type Process struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed once the process has been reaped
 	err  error         // exit status, valid after done
@@ -24,13 +25,13 @@ type process struct {
 
 var (
 	liveMu sync.Mutex
-	live   = map[*process]struct{}{}
+	live   = map[*Process]struct{}{}
 )
 
-// spawn starts cmd in a new process group and tracks it until it exits.
+// Spawn starts cmd in a new process group and tracks it until it exits.
 // Pdeathsig is a backstop: should the lab itself be SIGKILLed, the kernel
 // kills the server too, so no server outlives the run that started it.
-func spawn(cmd *exec.Cmd) (*process, error) {
+func Spawn(cmd *exec.Cmd) (*Process, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -39,7 +40,7 @@ func spawn(cmd *exec.Cmd) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
-	p := &process{cmd: cmd, done: make(chan struct{})}
+	p := &Process{cmd: cmd, done: make(chan struct{})}
 	liveMu.Lock()
 	live[p] = struct{}{}
 	liveMu.Unlock()
@@ -53,9 +54,24 @@ func spawn(cmd *exec.Cmd) (*process, error) {
 	return p, nil
 }
 
-func (p *process) pid() int { return p.cmd.Process.Pid }
+func (p *Process) pid() int { return p.cmd.Process.Pid }
 
-func (p *process) exited() bool {
+// PID is the process id (and process group id).
+func (p *Process) PID() int { return p.pid() }
+
+// Done is closed once the process has exited and been reaped.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err is the exit status, valid once Done is closed.
+func (p *Process) Err() error { return p.err }
+
+// Signal sends sig to the process group.
+func (p *Process) Signal(sig syscall.Signal) error { return p.signalGroup(sig) }
+
+// Kill SIGKILLs the process group and waits until the process is reaped.
+func (p *Process) Kill() { p.kill() }
+
+func (p *Process) exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -65,7 +81,7 @@ func (p *process) exited() bool {
 }
 
 // signalGroup sends sig to the whole process group.
-func (p *process) signalGroup(sig syscall.Signal) error {
+func (p *Process) signalGroup(sig syscall.Signal) error {
 	if p.exited() {
 		return errors.New("process has exited")
 	}
@@ -77,7 +93,7 @@ func (p *process) signalGroup(sig syscall.Signal) error {
 
 // kill SIGKILLs the group (a SIGSTOPped process dies from SIGKILL too) and
 // waits until the leader has been reaped.
-func (p *process) kill() {
+func (p *Process) kill() {
 	if p.exited() {
 		return
 	}
@@ -91,7 +107,7 @@ func (p *process) kill() {
 // more than once and from a signal handler goroutine.
 func StopAll() {
 	liveMu.Lock()
-	ps := make([]*process, 0, len(live))
+	ps := make([]*Process, 0, len(live))
 	for p := range live {
 		ps = append(ps, p)
 	}

@@ -55,7 +55,7 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 			return nil, err
 		}
 	}
-	n.launch = func(ctx context.Context, n *Node) (*process, error) {
+	n.launch = func(ctx context.Context, n *Node) (*Process, error) {
 		if err := os.MkdirAll(filepath.Join(n.Dir, "data"), 0o755); err != nil {
 			return nil, err
 		}
@@ -84,7 +84,7 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 			return nil, err
 		}
 		cmd.Stdout, cmd.Stderr = logf, logf
-		p, err := spawn(cmd)
+		p, err := Spawn(cmd)
 		logf.Close()
 		return p, err
 	}

@@ -84,7 +84,7 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 		n.Stop()
 		return nil, fmt.Errorf("write %s: %w", cfgPath, err)
 	}
-	n.launch = func(ctx context.Context, n *Node) (*process, error) {
+	n.launch = func(ctx context.Context, n *Node) (*Process, error) {
 		if err := os.MkdirAll(filepath.Join(n.Dir, "data"), 0o755); err != nil {
 			return nil, err
 		}
@@ -98,7 +98,7 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 			return nil, err
 		}
 		cmd.Stdout, cmd.Stderr = logf, logf
-		p, err := spawn(cmd)
+		p, err := Spawn(cmd)
 		logf.Close()
 		return p, err
 	}

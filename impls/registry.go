@@ -12,8 +12,9 @@ type Backend struct {
 	RedisNodes int // independent Redis nodes (0: none)
 	ZooKeeper  bool
 	Postgres   bool
-	// InProcess marks the controls that need no server and must run every
-	// client in one process (local-mutex shares one mutex between them).
+	// InProcess marks locks whose clients must all live in one process
+	// (local-mutex shares one mutex between them): no worker processes, so
+	// no client faults.
 	InProcess bool
 }
 
@@ -28,6 +29,9 @@ type Spec struct {
 	Backend Backend
 	// Source is the file a reader should open, relative to the repo root.
 	Source string
+	// Failpoints lists the named failpoints inside the implementation
+	// (faults/failpoint), where scenarios can crash or pause a client.
+	Failpoints []string
 	New    func(cfg Config) (Locker, error)
 }
 

@@ -24,6 +24,8 @@ const (
 	// the model, but shown on the timeline and used for liveness figures.
 	Acquired Kind = "acquired"
 	Released Kind = "released"
+	// AcquireFailed: an acquire ended without the lock; Text is the error.
+	AcquireFailed Kind = "acquire-failed"
 	// Fault: the harness injected a fault (Text says which; End > Time for
 	// faults with a duration, such as a pause).
 	Fault Kind = "fault"

@@ -27,6 +27,9 @@ type Client struct {
 	Work func() time.Duration
 	// Hit is called at the critical section's failpoints (may be nil).
 	Hit func(name string)
+	// Limit, when positive, makes the section a coupon sale: it writes only
+	// while the counter (coupons sold) is below Limit (the stock).
+	Limit int64
 
 	op int64
 }
@@ -52,6 +55,7 @@ func (c *Client) Section(ctx context.Context) error {
 func (c *Client) Run(ctx context.Context, lease impls.Lease) {
 	tok, hasTok := lease.Token()
 	c.Rec.Record(lin.Event{Kind: lin.Acquired, Client: c.ID, Token: tok})
+	c.hit(failpoint.AfterAcquire)
 	c.op++
 	fenced := c.Fenced && hasTok
 	ev := lin.Event{Client: c.ID, Op: c.op, Token: tok, Fenced: fenced}
@@ -75,15 +79,20 @@ func (c *Client) Run(ctx context.Context, lease impls.Lease) {
 		read := ev
 		read.Kind, read.Value = lin.Read, v
 		c.Rec.Record(read)
-		c.hit(failpoint.InCriticalSection)
 		if c.Work != nil {
 			time.Sleep(c.Work())
+		}
+		if c.Limit > 0 && v >= c.Limit {
+			ret(lin.Aborted, 0) // sold out: nothing to write
+			break
 		}
 		if d, ok := lease.(impls.Deadliner); ok && time.Now().After(d.ValidUntil()) {
 			// A careful Redlock client does no work past its validity time.
 			ret(lin.Aborted, 0)
 			break
 		}
+		// Past every check: a pause here lands the write whatever the lease.
+		c.hit(failpoint.InCriticalSection)
 		switch err := c.Counter.Write(ctx, tok, fenced, v+1); {
 		case errors.Is(err, resource.ErrRefused):
 			ret(lin.Refused, 0)

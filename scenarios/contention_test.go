@@ -13,6 +13,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	scenarios.MaybeRunWorker()
 	code := m.Run()
 	cluster.StopAll()
 	os.Exit(code)

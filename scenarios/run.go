@@ -24,6 +24,8 @@ type Env struct {
 	Rec      *lin.Recorder
 	// Key is the lock key and the counter's name for this run.
 	Key string
+
+	workDir string // worker histories and logs, removed after the run
 }
 
 // Run executes scenario name against opts.Impl: it starts the servers the
@@ -59,8 +61,13 @@ func Run(ctx context.Context, name string, opts Options) (*Outcome, error) {
 		return nil, err
 	}
 	defer topo.Close()
+	workDir, err := os.MkdirTemp("", "locklab-run-")
+	if err != nil {
+		return nil, fmt.Errorf("make run dir: %w", err)
+	}
+	defer os.RemoveAll(workDir)
 	env := &Env{Options: opts, Scenario: s, Topo: topo, Rec: lin.NewRecorder(nil),
-		Key: "locklab-" + strconv.FormatInt(opts.Seed, 36)}
+		Key: "locklab-" + strconv.FormatInt(opts.Seed, 36), workDir: workDir}
 	counter := resource.New(topo.ResourceAddr, env.Key)
 	err = counter.Reset(ctx)
 	counter.Close()

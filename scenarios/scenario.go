@@ -81,6 +81,9 @@ type Outcome struct {
 	Recovery time.Duration
 	Detail   string // one line on what happened
 	Elapsed  time.Duration
+	// Figures holds scenario-specific numbers (grants per partition phase,
+	// coupons sold, ...), named in kebab-case.
+	Figures map[string]float64
 }
 
 // Scenario is a workload with its faults.

@@ -23,6 +23,8 @@ import (
 var errUsage = errors.New("usage")
 
 func main() {
+	// Fault scenarios re-execute this binary as client processes.
+	scenarios.MaybeRunWorker()
 	cluster.StopOnSignal()
 	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 	cluster.StopAll()

@@ -10,12 +10,15 @@ const (
 	// BetweenGetAndDel: redis-get-del-release has checked the owner with GET
 	// but not yet sent DEL.
 	BetweenGetAndDel = "between-get-and-del"
-	// InCriticalSection: the client holds the lock and has read the resource
-	// but not yet written it.
+	// AfterAcquire: the client has just been granted the lock.
+	AfterAcquire = "after-acquire"
+	// InCriticalSection: the client holds the lock, has read the resource
+	// and done its work, and checked its lease's validity where it has one;
+	// the write comes next. A pause here is the one no check can guard against.
 	InCriticalSection = "in-critical-section"
 	// BeforeRelease: the client has written the resource and not yet released.
 	BeforeRelease = "before-release"
 )
 
 // All lists every failpoint name.
-var All = []string{AfterSetNX, BetweenGetAndDel, InCriticalSection, BeforeRelease}
+var All = []string{AfterSetNX, BetweenGetAndDel, AfterAcquire, InCriticalSection, BeforeRelease}

@@ -15,7 +15,6 @@ func init() {
 		Name:    "none",
 		Summary: "no locking at all: every acquire succeeds at once (control, must be caught)",
 		Broken:  "does not lock",
-		Backend: impls.Backend{InProcess: true},
 		Source:  "impls/control/control.go",
 		New:     func(impls.Config) (impls.Locker, error) { return noLock{}, nil },
 	})

@@ -14,7 +14,8 @@ const getDelReleaseName = "redis-get-del-release"
 
 func init() {
 	impls.Register(impls.Spec{
-		Name: getDelReleaseName,
+		Failpoints: []string{failpoint.BetweenGetAndDel},
+		Name:       getDelReleaseName,
 		Summary: "redis-setnx-px's acquire (SET NX PX, fencing INCR), but released by GET, a comparison " +
 			"in the client, then DEL: two commands where one atomic script is needed",
 		Broken: "the owner check (GET) and the DEL are separate commands: if the lease expires between " +

@@ -15,7 +15,8 @@ const setnxExpireName = "redis-setnx-expire"
 
 func init() {
 	impls.Register(impls.Spec{
-		Name: setnxExpireName,
+		Failpoints: []string{failpoint.AfterSetNX},
+		Name:       setnxExpireName,
 		Summary: "SETNX key token, then PEXPIRE key ttl as a second command; owner-checked Lua release " +
 			"and refresh; no fencing tokens",
 		Broken: "SETNX and PEXPIRE are two commands: a client that crashes between them leaves a lock " +

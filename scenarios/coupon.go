@@ -1,0 +1,44 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/faults/failpoint"
+	"github.com/locklab/locklab/impls"
+	lin "github.com/locklab/locklab/linearizability"
+)
+
+// couponStock is how many coupons the sale has.
+const couponStock = 100
+
+func init() {
+	Register(workerScenario("coupon",
+		"the source documents' coupon sale: clients sell a stock of 100 under contention while one seller is paused past its TTL; the stock must never oversell",
+		nil, nil, plan{
+			edit: func(env *Env, id int, ws *WorkerSpec) { ws.Limit = couponStock },
+			trigger: func(impls.Spec) string { return failpoint.InCriticalSection },
+			inject: func(ctx context.Context, r *faultRun) error {
+				return r.victim.Pause(ctx, pastTTL(r.env), " (a GC pause mid-sale)", r.victim.Continue)
+			},
+			observe: func(*Env) time.Duration { return 1500 * time.Millisecond },
+			judge: func(r *faultRun, out *Outcome) error {
+				sold := 0
+				for _, e := range r.events {
+					if e.Kind == lin.Return && e.Status == lin.OK {
+						sold++
+					}
+				}
+				out.Figures["stock"] = couponStock
+				out.Figures["sold"] = float64(sold)
+				over := sold - couponStock
+				if over < 0 {
+					over = 0
+				}
+				out.Figures["oversold"] = float64(over)
+				out.Detail = fmt.Sprintf("stock %d, sold %d, oversold %d", couponStock, sold, over)
+				return nil
+			},
+		}))
+}

@@ -1,0 +1,243 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults/netproxy"
+	"github.com/locklab/locklab/impls"
+	lin "github.com/locklab/locklab/linearizability"
+)
+
+// plan is one fault scenario: worker processes contend for the lock while
+// the orchestrator injects faults at chosen moments.
+type plan struct {
+	workers int // client processes, the victim (client 0) included; default 4
+	// proxies routes every client's Redis lock links through its own proxy.
+	proxies bool
+	// edit adjusts a worker's spec before it starts (victim is id 0).
+	edit func(env *Env, id int, ws *WorkerSpec)
+	// setup runs before any worker starts (e.g. cut the victim's links).
+	setup func(ctx context.Context, r *faultRun) error
+	// trigger is the failpoint armed in the victim; inject runs once the
+	// victim stops there (or at once when trigger is empty) and must let the
+	// victim go on (Continue) when it wants it to.
+	trigger func(spec impls.Spec) string
+	inject  func(ctx context.Context, r *faultRun) error
+	// observe is how long the others keep contending after inject.
+	observe func(env *Env) time.Duration
+	// recovery: measure the time from r.faultTime until a client other than
+	// the victim is granted the lock; none within the bound means stuck.
+	recovery bool
+	// judge may set scenario-specific figures and verdicts after the run.
+	judge func(r *faultRun, out *Outcome) error
+}
+
+// faultRun is the state of one fault scenario in progress.
+type faultRun struct {
+	env       *Env
+	net       *netproxy.Net
+	workers   []*Worker
+	victim    *Worker
+	faultTime int64 // monotonic ns of the fault recovery is measured from
+	events    []lin.Event
+	phases    []phase
+}
+
+// phase is a named span of a scenario, [start, end] in monotonic ns.
+type phase struct {
+	name       string
+	start, end int64
+}
+
+// workerScenario builds a Scenario from a plan.
+func workerScenario(name, summary string, applies func(impls.Spec, bool) error, needs func(impls.Spec) cluster.Needs, p plan) Scenario {
+	return Scenario{
+		Name: name, Summary: summary,
+		Applies: func(spec impls.Spec, fencing bool) error {
+			if spec.Backend.InProcess {
+				return errors.New("its clients must share one process, so they cannot be crashed or paused one by one")
+			}
+			if applies != nil {
+				return applies(spec, fencing)
+			}
+			return nil
+		},
+		Needs: needs,
+		Run:   func(ctx context.Context, env *Env) (*Outcome, error) { return runPlan(ctx, env, p) },
+	}
+}
+
+func runPlan(ctx context.Context, env *Env, p plan) (*Outcome, error) {
+	if p.workers == 0 {
+		p.workers = 4
+	}
+	r := &faultRun{env: env}
+	if p.proxies {
+		r.net = netproxy.New()
+		defer r.net.Close()
+	}
+	// Whatever happened, no worker outlives the run.
+	defer r.stopWorkers()
+	if p.setup != nil {
+		if err := p.setup(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	trigger := ""
+	if p.trigger != nil {
+		trigger = p.trigger(env.Impl)
+	}
+	for id := 0; id < p.workers; id++ {
+		addrs, err := r.lockAddrs(id)
+		if err != nil {
+			return nil, err
+		}
+		w, err := env.StartWorker(ctx, id, addrs, func(ws *WorkerSpec) {
+			if id == 0 && trigger != "" {
+				ws.Arm = []string{trigger}
+			}
+			if p.edit != nil {
+				p.edit(env, id, ws)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		r.workers = append(r.workers, w)
+	}
+	r.victim = r.workers[0]
+	if trigger != "" {
+		if _, err := r.victim.Await(ctx, "failpoint "+trigger, 30*time.Second+5*env.TTL); err != nil {
+			return nil, err
+		}
+	}
+	if p.inject != nil {
+		if err := p.inject(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	out := &Outcome{Verdict: Safe, Figures: map[string]float64{}}
+	if p.recovery {
+		bound := env.stuckBound()
+		if t, ok := r.waitGrant(ctx, r.faultTime, bound); ok {
+			out.Recovery = time.Duration(t - r.faultTime)
+			out.Figures["recovery-ms"] = float64(out.Recovery.Milliseconds())
+		} else {
+			out.Verdict = Stuck
+			out.Detail = fmt.Sprintf("no other client was granted the lock within %v of the fault", bound)
+		}
+	}
+	if p.observe != nil {
+		select {
+		case <-time.After(p.observe(env)):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	r.stopWorkers()
+	if err := env.collect(r.workers); err != nil {
+		return nil, err
+	}
+	r.events = env.Rec.Events()
+	if p.judge != nil {
+		if err := p.judge(r, out); err != nil {
+			return nil, err
+		}
+	}
+	if err := env.Judge(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// stopWorkers stops every worker at once (each finishes its section).
+func (r *faultRun) stopWorkers() {
+	var wg sync.WaitGroup
+	for _, w := range r.workers {
+		wg.Add(1)
+		go func(w *Worker) { defer wg.Done(); w.Stop(2*r.env.TTL + 3*time.Second) }(w)
+	}
+	wg.Wait()
+}
+
+// lockAddrs returns the addresses client id uses for the Redis lock nodes:
+// its own proxy to each when the plan has proxies.
+func (r *faultRun) lockAddrs(id int) ([]string, error) {
+	if r.net == nil {
+		return r.env.Topo.RedisAddrs, nil
+	}
+	if len(r.env.Topo.Redis) == 0 {
+		return nil, errors.New("network faults need Redis nodes the lab starts itself")
+	}
+	var addrs []string
+	for _, n := range r.env.Topo.Redis {
+		l, err := r.net.Link(id, n.Name, n.Addr)
+		if err != nil {
+			return nil, err
+		}
+		addrs = append(addrs, l.Addr)
+	}
+	return addrs, nil
+}
+
+// mark records the moment recovery is measured from.
+func (r *faultRun) mark() { r.faultTime = lin.Now() }
+
+// waitGrant polls the workers' histories until a client other than the
+// victim is granted the lock after time after, or bound passes.
+func (r *faultRun) waitGrant(ctx context.Context, after int64, bound time.Duration) (int64, bool) {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		for _, w := range r.workers[1:] {
+			if t, ok := firstGrantAfter(w.Spec.History, after); ok {
+				return t, true
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0, false
+}
+
+func firstGrantAfter(path string, after int64) (int64, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	evs, _ := lin.ReadEvents(f)
+	for _, e := range evs {
+		if e.Kind == lin.Acquired && e.Time > after {
+			return e.Time, true
+		}
+	}
+	return 0, false
+}
+
+// grantsBetween counts grants in [from, to] over the merged history.
+func (r *faultRun) grantsBetween(from, to int64) int {
+	n := 0
+	for _, e := range r.events {
+		if e.Kind == lin.Acquired && e.Time >= from && e.Time <= to {
+			n++
+		}
+	}
+	return n
+}
+
+// failpointOr returns the implementation's own failpoint name when it has
+// it, else fallback.
+func failpointOr(name, fallback string) func(impls.Spec) string {
+	return func(spec impls.Spec) string {
+		if slices.Contains(spec.Failpoints, name) {
+			return name
+		}
+		return fallback
+	}
+}

@@ -1,0 +1,75 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/faults/failpoint"
+	"github.com/locklab/locklab/impls"
+)
+
+// pastTTL is how long a pause or a slow section lasts: well past the lease
+// (or ZooKeeper session) so that it surely expired and someone else holds.
+func pastTTL(env *Env) time.Duration { return env.TTL*5/2 + 500*time.Millisecond }
+
+// longWork keeps holders inside their critical sections for most of the
+// time they hold the lock, so a lock freed behind a holder's back lets
+// another client in while the holder still works.
+func longWork(env *Env, _ int, ws *WorkerSpec) {
+	ws.WorkMin, ws.WorkMax = env.TTL/5, env.TTL/3
+}
+
+func init() {
+	Register(workerScenario("pause-past-ttl",
+		"the holder is SIGSTOPped after its last check and before its write, for longer than the TTL, then resumed",
+		nil, nil, plan{
+			trigger: func(impls.Spec) string { return failpoint.InCriticalSection },
+			inject: func(ctx context.Context, r *faultRun) error {
+				return r.victim.Pause(ctx, pastTTL(r.env), " (a GC pause, holding the lock)", r.victim.Continue)
+			},
+			observe: func(*Env) time.Duration { return time.Second },
+		}))
+
+	Register(workerScenario("slow-work-past-ttl",
+		"the holder stays alive but works longer than the TTL in one critical section",
+		nil, nil, plan{
+			edit: func(env *Env, id int, ws *WorkerSpec) {
+				if id == 0 {
+					ws.FirstWork = pastTTL(env)
+				}
+			},
+			inject: func(ctx context.Context, r *faultRun) error {
+				r.env.FaultAt(fmt.Sprintf("client 0 starts a %v critical section", pastTTL(r.env)))
+				return nil
+			},
+			observe: func(env *Env) time.Duration { return pastTTL(env) + 1500*time.Millisecond },
+		}))
+
+	Register(workerScenario("late-release",
+		"the holder is SIGSTOPped just before releasing, until its lease expired and another client holds; then it releases",
+		nil, nil, plan{
+			edit:    longWork,
+			trigger: failpointOr(failpoint.BetweenGetAndDel, failpoint.BeforeRelease),
+			inject: func(ctx context.Context, r *faultRun) error {
+				return r.victim.Pause(ctx, pastTTL(r.env), " (before its release)", r.victim.Continue)
+			},
+			observe: func(*Env) time.Duration { return 1500 * time.Millisecond },
+		}))
+
+	Register(workerScenario("client-clock-skew",
+		"one client's own clock runs three TTLs ahead of the others'",
+		nil, nil, plan{
+			edit: func(env *Env, id int, ws *WorkerSpec) {
+				longWork(env, id, ws)
+				if id == 0 {
+					ws.ClockSkew = 3 * env.TTL
+				}
+			},
+			inject: func(ctx context.Context, r *faultRun) error {
+				r.env.FaultAt(fmt.Sprintf("client 0's clock runs %v ahead", 3*r.env.TTL))
+				return nil
+			},
+			observe: func(env *Env) time.Duration { return 3 * time.Second },
+		}))
+}

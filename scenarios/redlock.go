@@ -1,0 +1,164 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults/failpoint"
+	"github.com/locklab/locklab/impls"
+	lin "github.com/locklab/locklab/linearizability"
+)
+
+// multiRedis applies to locks over several independent Redis nodes.
+func multiRedis(spec impls.Spec, _ bool) error {
+	if spec.Backend.RedisNodes < 3 {
+		return errors.New("it needs a lock over at least 3 independent Redis nodes")
+	}
+	return nil
+}
+
+// quorumOf returns the majority of n nodes.
+func quorumOf(n int) int { return n/2 + 1 }
+
+// isolateVictim cuts the victim off the nodes beyond the first quorum, so
+// that its grant lands on exactly a bare majority (Kleppmann's setting:
+// "client 1 acquires the lock on nodes A, B, C; D and E are unreachable").
+func isolateVictim(ctx context.Context, r *faultRun) error {
+	nodes := r.env.Topo.Redis
+	for _, n := range nodes[quorumOf(len(nodes)):] {
+		for _, l := range r.net.Links(0, n.Name) {
+			l.Cut()
+			r.env.FaultAt("cut " + l.String())
+		}
+	}
+	return nil
+}
+
+// pivot is the node of the victim's bare majority that the fault hits.
+func pivot(r *faultRun) *cluster.Node { return r.env.Topo.Redis[quorumOf(len(r.env.Topo.Redis))-1] }
+
+// afterFault lets the others try for the lock, then the victim goes on.
+func afterFault(ctx context.Context, r *faultRun) error {
+	r.mark()
+	r.waitGrant(ctx, r.faultTime, handOffWait)
+	return r.victim.Continue()
+}
+
+func init() {
+	inCS := func(impls.Spec) string { return failpoint.InCriticalSection }
+	Register(workerScenario("redlock-restart",
+		"a node in the holder's bare majority restarts empty at once",
+		multiRedis, nil, plan{
+			proxies: true, setup: isolateVictim, trigger: inCS,
+			inject: func(ctx context.Context, r *faultRun) error {
+				n := pivot(r)
+				r.env.FaultAt(fmt.Sprintf("SIGKILL %s; restart it empty at once", n.Name))
+				if err := n.Restart(ctx, false); err != nil {
+					return err
+				}
+				return afterFault(ctx, r)
+			},
+			observe: func(*Env) time.Duration { return time.Second },
+		}))
+
+	Register(workerScenario("redlock-restart-delayed",
+		"a node in the holder's bare majority crashes and restarts empty only after the max TTL (antirez's delayed restart)",
+		multiRedis, nil, plan{
+			proxies: true, setup: isolateVictim, trigger: inCS,
+			inject: func(ctx context.Context, r *faultRun) error {
+				n := pivot(r)
+				r.env.FaultAt(fmt.Sprintf("SIGKILL %s; it stays down past the max TTL", n.Name))
+				if err := n.Kill(); err != nil {
+					return err
+				}
+				down := time.Now()
+				if err := afterFault(ctx, r); err != nil {
+					return err
+				}
+				time.Sleep(time.Until(down.Add(r.env.TTL*3/2 + 200*time.Millisecond)))
+				r.env.FaultAt(fmt.Sprintf("restart %s empty", n.Name))
+				return n.Restart(ctx, false)
+			},
+			observe: func(*Env) time.Duration { return time.Second },
+		}))
+
+	Register(workerScenario("redlock-clock-jump",
+		"the clock of a node in the holder's bare majority jumps forward past the TTL",
+		multiRedis, func(impls.Spec) cluster.Needs { return cluster.Needs{ClockShift: true} }, plan{
+			proxies: true, setup: isolateVictim, trigger: inCS,
+			inject: func(ctx context.Context, r *faultRun) error {
+				n := pivot(r)
+				jump := 2 * r.env.TTL
+				r.env.FaultAt(fmt.Sprintf("%s's clock jumps %v forward", n.Name, jump))
+				if err := n.JumpClock(jump); err != nil {
+					return err
+				}
+				return afterFault(ctx, r)
+			},
+			observe: func(*Env) time.Duration { return time.Second },
+		}))
+
+	Register(workerScenario("redlock-partition",
+		"every client is cut off a minority of the nodes (still available), then off a majority (unavailable, never unsafe)",
+		multiRedis, nil, plan{
+			proxies: true,
+			inject: func(ctx context.Context, r *faultRun) error {
+				nodes := r.env.Topo.Redis
+				minority := nodes[quorumOf(len(nodes)):]
+				majority := nodes[:quorumOf(len(nodes))]
+				for _, p := range []struct {
+					name string
+					cut  []*cluster.Node
+				}{{"minority-cut", minority}, {"majority-cut", majority}} {
+					start := lin.Now()
+					for _, n := range p.cut {
+						for _, l := range r.net.Links(-1, n.Name) {
+							l.Cut()
+						}
+					}
+					time.Sleep(2 * time.Second)
+					for _, n := range p.cut {
+						for _, l := range r.net.Links(-1, n.Name) {
+							if err := l.Heal(); err != nil {
+								return err
+							}
+						}
+					}
+					end := lin.Now()
+					r.env.Rec.Record(lin.Event{Kind: lin.Fault, Time: start, End: end,
+						Text: fmt.Sprintf("%s: every client cut off %s", p.name, names(p.cut))})
+					r.phases = append(r.phases, phase{p.name, start, end})
+				}
+				return nil
+			},
+			observe: func(*Env) time.Duration { return time.Second },
+			judge: func(r *faultRun, out *Outcome) error {
+				var details []string
+				for _, p := range r.phases {
+					// A grant stamped in the first 200ms may have been sent before the cut.
+					g := r.grantsBetween(p.start+int64(200*time.Millisecond), p.end)
+					out.Figures["grants-"+p.name] = float64(g)
+					details = append(details, fmt.Sprintf("%s: %d grants", p.name, g))
+					if g == 0 {
+						out.Verdict = Unavailable
+					}
+				}
+				out.Detail = fmt.Sprint(details)
+				return nil
+			},
+		}))
+}
+
+func names(nodes []*cluster.Node) string {
+	s := ""
+	for i, n := range nodes {
+		if i > 0 {
+			s += ", "
+		}
+		s += n.Name
+	}
+	return s
+}

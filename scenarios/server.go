@@ -1,0 +1,76 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults/failpoint"
+	"github.com/locklab/locklab/impls"
+)
+
+// handOffWait bounds how long a held-up victim waits for another client to
+// be granted the lock before it goes on anyway.
+const handOffWait = 3 * time.Second
+
+func init() {
+	Register(workerScenario("server-restart",
+		"the single Redis lock server restarts without persistence while a client holds the lock",
+		singleRedis, nil, plan{
+			trigger: func(impls.Spec) string { return failpoint.InCriticalSection },
+			inject: func(ctx context.Context, r *faultRun) error {
+				n := r.env.Topo.Redis[0]
+				r.env.FaultAt(fmt.Sprintf("SIGKILL %s; restart it empty (no persistence)", n.Name))
+				if err := n.Restart(ctx, false); err != nil {
+					return err
+				}
+				r.mark()
+				r.waitGrant(ctx, r.faultTime, handOffWait)
+				return r.victim.Continue()
+			},
+			observe: func(*Env) time.Duration { return time.Second },
+		}))
+
+	Register(workerScenario("redis-failover",
+		"the grant never reaches the replica; the master dies; the replica is promoted and clients move to it",
+		singleRedis, func(impls.Spec) cluster.Needs { return cluster.Needs{Replica: true} }, plan{
+			proxies: true,
+			setup: func(ctx context.Context, r *faultRun) error {
+				// Replication is asynchronous; stalling the replica makes
+				// certain that the holder's grant is among the writes lost.
+				r.env.FaultAt("SIGSTOP redis-replica: replication stalls")
+				return r.env.Topo.Replica.Pause()
+			},
+			trigger: func(impls.Spec) string { return failpoint.InCriticalSection },
+			inject: func(ctx context.Context, r *faultRun) error {
+				master, replica := r.env.Topo.Redis[0], r.env.Topo.Replica
+				r.env.FaultAt("SIGKILL " + master.Name + " (master)")
+				if err := master.Kill(); err != nil {
+					return err
+				}
+				if err := replica.Resume(); err != nil {
+					return err
+				}
+				c := redis.NewClient(&redis.Options{Addr: replica.Addr, MaxRetries: -1})
+				err := c.ReplicaOf(ctx, "NO", "ONE").Err()
+				c.Close()
+				if err != nil {
+					return fmt.Errorf("promote replica: %w", err)
+				}
+				r.env.FaultAt("promote redis-replica to master")
+				for _, l := range r.net.Links(-1, master.Name) {
+					if err := l.Retarget(replica.Name, replica.Addr); err != nil {
+						return err
+					}
+				}
+				r.env.FaultAt("clients move to redis-replica")
+				r.mark()
+				r.waitGrant(ctx, r.faultTime, handOffWait)
+				return r.victim.Continue()
+			},
+			observe: func(*Env) time.Duration { return time.Second },
+		}))
+}

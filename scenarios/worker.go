@@ -1,0 +1,193 @@
+package scenarios
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/locklab/locklab/impls"
+	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/resource"
+)
+
+// workerEnv carries a WorkerSpec (JSON) to a re-executed binary: its
+// presence turns the process into a worker.
+const workerEnv = "LOCKLAB_WORKER"
+
+// WorkerSpec is everything a worker process needs to be one client.
+type WorkerSpec struct {
+	Impl      string
+	ID        int
+	Key       string
+	Redis     []string
+	ZooKeeper []string
+	Postgres  string
+	Resource  string
+	TTL       time.Duration
+	Fenced    bool
+	// ClockSkew moves the client's own clock (only clock-reading locks care).
+	ClockSkew time.Duration
+	// Work is the critical section's work: uniform in [WorkMin, WorkMax].
+	WorkMin, WorkMax time.Duration
+	// FirstWork, when set, replaces the work of the first section (a slow
+	// holder that stays alive).
+	FirstWork time.Duration
+	Seed      int64
+	// History is the file the worker appends its events to.
+	History string
+	// Arm lists failpoints where the worker stops the first time, reports
+	// "failpoint NAME" on stdout and waits for "continue" on stdin.
+	Arm []string
+	// Limit makes each section a coupon sale (see Client.Limit).
+	Limit int64
+	// AcquireTimeout bounds one acquire.
+	AcquireTimeout time.Duration
+}
+
+// MaybeRunWorker turns this process into a worker when it was started as
+// one, and never returns then. Binaries that run fault scenarios (the bench
+// command and the test binaries) call it first thing in main or TestMain.
+func MaybeRunWorker() {
+	raw := os.Getenv(workerEnv)
+	if raw == "" {
+		return
+	}
+	if err := runWorker(raw); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func runWorker(raw string) error {
+	var ws WorkerSpec
+	if err := json.Unmarshal([]byte(raw), &ws); err != nil {
+		return fmt.Errorf("decode worker spec: %w", err)
+	}
+	spec, err := impls.Lookup(ws.Impl)
+	if err != nil {
+		return err
+	}
+	hist, err := os.OpenFile(ws.History, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open history: %w", err)
+	}
+	defer hist.Close()
+	// Unbuffered: each event reaches the kernel before the next step, so a
+	// SIGKILL loses nothing already done.
+	rec := lin.NewRecorder(hist)
+
+	out := bufio.NewWriter(os.Stdout)
+	var outMu sync.Mutex
+	say := func(line string) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		out.WriteString(line + "\n")
+		out.Flush()
+	}
+
+	var stopping atomic.Bool
+	cont := make(chan struct{}, len(ws.Arm)+1)
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			switch strings.TrimSpace(sc.Text()) {
+			case "continue":
+				cont <- struct{}{}
+			case "stop":
+				stopping.Store(true)
+			}
+		}
+		// The parent is gone or closed our stdin: finish up.
+		stopping.Store(true)
+		close(cont)
+	}()
+
+	armed := map[string]bool{}
+	for _, a := range ws.Arm {
+		armed[a] = true
+	}
+	var armMu sync.Mutex
+	hit := func(name string) {
+		armMu.Lock()
+		fire := armed[name]
+		delete(armed, name)
+		armMu.Unlock()
+		if !fire {
+			return
+		}
+		say("failpoint " + name)
+		<-cont
+	}
+
+	cfg := impls.Config{
+		Redis: ws.Redis, ZooKeeper: ws.ZooKeeper, Postgres: ws.Postgres,
+		TTL: ws.TTL, ClientID: fmt.Sprintf("client-%d", ws.ID), Failpoint: hit,
+	}
+	if ws.ClockSkew != 0 {
+		skew := ws.ClockSkew
+		cfg.Clock = func() time.Time { return time.Now().Add(skew) }
+	}
+	locker, err := spec.New(cfg)
+	if err != nil {
+		return fmt.Errorf("new %s: %w", ws.Impl, err)
+	}
+	defer locker.Close()
+	counter := resource.New(ws.Resource, ws.Key)
+	defer counter.Close()
+	rng := rand.New(rand.NewPCG(uint64(ws.Seed), uint64(ws.ID)))
+	first := true
+	client := &Client{
+		ID: ws.ID, Key: ws.Key, Locker: locker, Counter: counter, Rec: rec, Fenced: ws.Fenced, Hit: hit, Limit: ws.Limit,
+		Work: func() time.Duration {
+			if first {
+				first = false
+				if ws.FirstWork > 0 {
+					return ws.FirstWork
+				}
+			}
+			if ws.WorkMax <= ws.WorkMin {
+				return ws.WorkMin
+			}
+			return ws.WorkMin + time.Duration(rng.Int64N(int64(ws.WorkMax-ws.WorkMin)))
+		},
+	}
+	say("ready")
+	for !stopping.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), ws.AcquireTimeout)
+		err := client.Section(ctx)
+		cancel()
+		if err != nil {
+			rec.Record(lin.Event{Kind: lin.AcquireFailed, Client: ws.ID, Text: errorKind(err)})
+			if !errors.Is(err, context.DeadlineExceeded) {
+				// A failing backend answers at once: do not spin on it.
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
+	return rec.Err()
+}
+
+// errorKind names an acquire error's kind for the history.
+func errorKind(err error) string {
+	switch {
+	case errors.Is(err, impls.ErrHeld):
+		return "held"
+	case errors.Is(err, impls.ErrUnknown):
+		return "unknown: " + err.Error()
+	case errors.Is(err, impls.ErrBackend):
+		return "backend: " + err.Error()
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	default:
+		return err.Error()
+	}
+}
