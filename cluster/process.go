@@ -10,8 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Process is one running server or worker: its own process group, so that
@@ -80,27 +83,111 @@ func (p *Process) exited() bool {
 	}
 }
 
-// signalGroup sends sig to the whole process group.
+// signalGroup sends sig to the process group and to every descendant that
+// left it: PostgreSQL's backends call setsid(), so the group alone would
+// pause or kill only the postmaster. For SIGCONT the children go first, so
+// the parent never runs while they are still stopped; for other signals the
+// parent goes first, so it forks no new child meanwhile.
 func (p *Process) signalGroup(sig syscall.Signal) error {
 	if p.exited() {
 		return errors.New("process has exited")
 	}
+	kids := descendants(p.pid())
+	send := func(pids []int) {
+		for _, k := range pids {
+			_ = syscall.Kill(k, sig)
+		}
+	}
+	if sig == syscall.SIGCONT {
+		send(kids)
+	}
 	if err := syscall.Kill(-p.pid(), sig); err != nil {
 		return fmt.Errorf("send %v to process group %d: %w", sig, p.pid(), err)
+	}
+	if sig != syscall.SIGCONT {
+		send(kids)
 	}
 	return nil
 }
 
-// kill SIGKILLs the group (a SIGSTOPped process dies from SIGKILL too) and
-// waits until the leader has been reaped.
+// kill SIGKILLs the process tree (a SIGSTOPped process dies from SIGKILL
+// too) and waits until the leader has been reaped and every descendant is
+// gone, so a restarted PostgreSQL finds no orphan holding its shared memory.
 func (p *Process) kill() {
 	if p.exited() {
 		return
 	}
+	_ = syscall.Kill(-p.pid(), syscall.SIGSTOP) // freeze: no new children
+	kids := descendants(p.pid())
 	_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+	for _, k := range kids {
+		_ = syscall.Kill(k, syscall.SIGKILL)
+	}
 	<-p.done
-	// Children of the leader (PostgreSQL backends) share its group and were
-	// killed by the same signal; they are reaped by init.
+	deadline := time.Now().Add(5 * time.Second)
+	for _, k := range kids {
+		for running(k) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// descendants lists every process below pid, read from /proc.
+func descendants(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		id, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, ok := parentOf(id); ok {
+			children[ppid] = append(children[ppid], id)
+		}
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, c := range children[cur] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// parentOf reads a process's parent pid from /proc/PID/stat.
+func parentOf(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The command name (field 2) may hold spaces; fields after it start at the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, err == nil
+}
+
+// running reports whether pid exists and is not a zombie.
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
 }
 
 // StopAll kills every server process this run started. It is safe to call

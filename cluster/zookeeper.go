@@ -76,6 +76,9 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 		"admin.enableServer=false",
 		"4lw.commands.whitelist=*",
 		"globalOutstandingLimit=100000",
+		// The default ceiling is 20 ticks (2s at 100ms); scenarios choose
+		// the session timeout, so allow up to a minute.
+		"maxSessionTimeout=60000",
 		// No fsync per write: the lab measures the lock recipe, not the disk.
 		"forceSync=no",
 		"",

@@ -55,6 +55,9 @@ type Capabilities struct {
 	LostNotify bool // Lost() is closed when the lock is lost
 	NoPolling  bool // waiters are woken by a notification, not by polling
 	Expiry     bool // a crashed holder's lock frees itself after a time
+	// Validity: leases know until when they are valid (impls.Deadliner), and
+	// a careful client checks it before writing.
+	Validity bool
 }
 
 // Config is what a factory needs to build one client.

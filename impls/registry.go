@@ -32,7 +32,7 @@ type Spec struct {
 	// Failpoints lists the named failpoints inside the implementation
 	// (faults/failpoint), where scenarios can crash or pause a client.
 	Failpoints []string
-	New    func(cfg Config) (Locker, error)
+	New        func(cfg Config) (Locker, error)
 }
 
 var (
@@ -105,6 +105,7 @@ func (c Capabilities) String() string {
 	add(c.LostNotify, "lost-notify")
 	add(c.NoPolling, "no-polling")
 	add(c.Expiry, "expiry")
+	add(c.Validity, "validity")
 	if len(out) == 0 {
 		return "-"
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 )
@@ -101,6 +103,30 @@ func (r *Recorder) Events() []Event {
 // SortEvents orders events by time, stably.
 func SortEvents(events []Event) {
 	sort.SliceStable(events, func(i, j int) bool { return events[i].Time < events[j].Time })
+}
+
+// WriteEvents saves a history as JSON lines, readable by ReadEvents.
+func WriteEvents(path string, events []Event) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("make dir for %s: %w", path, err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	for _, e := range events {
+		if err := enc.Encode(e); err != nil {
+			f.Close()
+			return fmt.Errorf("write history: %w", err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("write history: %w", err)
+	}
+	return f.Close()
 }
 
 // ReadEvents parses a JSON-lines history. A last line cut short by a killed

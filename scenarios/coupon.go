@@ -17,7 +17,7 @@ func init() {
 	Register(workerScenario("coupon",
 		"the source documents' coupon sale: clients sell a stock of 100 under contention while one seller is paused past its TTL; the stock must never oversell",
 		nil, nil, plan{
-			edit: func(env *Env, id int, ws *WorkerSpec) { ws.Limit = couponStock },
+			edit:    func(env *Env, id int, ws *WorkerSpec) { ws.Limit = couponStock },
 			trigger: func(impls.Spec) string { return failpoint.InCriticalSection },
 			inject: func(ctx context.Context, r *faultRun) error {
 				return r.victim.Pause(ctx, pastTTL(r.env), " (a GC pause mid-sale)", r.victim.Continue)

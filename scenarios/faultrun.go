@@ -125,7 +125,7 @@ func runPlan(ctx context.Context, env *Env, p plan) (*Outcome, error) {
 	}
 	out := &Outcome{Verdict: Safe, Figures: map[string]float64{}}
 	if p.recovery {
-		bound := env.stuckBound()
+		bound := env.recoveryBound()
 		if t, ok := r.waitGrant(ctx, r.faultTime, bound); ok {
 			out.Recovery = time.Duration(t - r.faultTime)
 			out.Figures["recovery-ms"] = float64(out.Recovery.Milliseconds())
@@ -166,6 +166,10 @@ func (r *faultRun) stopWorkers() {
 	}
 	wg.Wait()
 }
+
+// recoveryBound is how long after a crash another client must be granted
+// the lock before the run counts as stuck: a few TTLs (or sessions).
+func (e *Env) recoveryBound() time.Duration { return 3*e.TTL + 2*time.Second }
 
 // lockAddrs returns the addresses client id uses for the Redis lock nodes:
 // its own proxy to each when the plan has proxies.

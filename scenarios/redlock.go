@@ -43,7 +43,7 @@ func pivot(r *faultRun) *cluster.Node { return r.env.Topo.Redis[quorumOf(len(r.e
 // afterFault lets the others try for the lock, then the victim goes on.
 func afterFault(ctx context.Context, r *faultRun) error {
 	r.mark()
-	r.waitGrant(ctx, r.faultTime, handOffWait)
+	r.waitGrant(ctx, r.faultTime, handOffWait(r.env))
 	return r.victim.Continue()
 }
 
@@ -75,6 +75,8 @@ func init() {
 					return err
 				}
 				down := time.Now()
+				// No one can be granted a majority now; the victim goes on
+				// after the same short hand-off wait as in redlock-restart.
 				if err := afterFault(ctx, r); err != nil {
 					return err
 				}

@@ -121,20 +121,18 @@ func CloseClient(c *Client) {
 // writes its timeline; a checker timeout makes it unknown. Otherwise the
 // verdict the scenario set stands.
 func (e *Env) Judge(o *Outcome) error {
-	res := lin.Check(e.Rec.Events(), e.CheckTimeout)
+	events := e.Rec.Events()
+	res := lin.Check(events, e.CheckTimeout)
 	o.Sections, o.Unknown = res.Ops, res.Unknown
+	name := fmt.Sprintf("%s-%s", e.Impl.Name, e.Scenario.Name)
+	if e.Fencing {
+		name += "-fenced"
+	}
+	base := filepath.Join(e.outDir(), fmt.Sprintf("%s-seed%d", name, e.Seed))
 	switch {
 	case res.Outcome == "Illegal":
 		o.Verdict = Unsafe
-		name := fmt.Sprintf("%s-%s", e.Impl.Name, e.Scenario.Name)
-		if e.Fencing {
-			name += "-fenced"
-		}
-		dir := e.OutDir
-		if dir == "" {
-			dir = filepath.Join(os.TempDir(), "locklab")
-		}
-		path, err := res.WriteHTML(filepath.Join(dir, fmt.Sprintf("%s-seed%d.html", name, e.Seed)))
+		path, err := res.WriteHTML(base + ".html")
 		if err != nil {
 			return err
 		}
@@ -143,5 +141,19 @@ func (e *Env) Judge(o *Outcome) error {
 		o.Verdict = Unknown
 		o.Detail = fmt.Sprintf("checker gave up after %v", e.CheckTimeout)
 	}
+	if o.Verdict == Unsafe || e.KeepHistory {
+		path := base + ".history.jsonl"
+		if err := lin.WriteEvents(path, events); err != nil {
+			return err
+		}
+		o.History = path
+	}
 	return nil
+}
+
+func (e *Env) outDir() string {
+	if e.OutDir != "" {
+		return e.OutDir
+	}
+	return filepath.Join(os.TempDir(), "locklab")
 }

@@ -37,6 +37,9 @@ type Options struct {
 	TTL      time.Duration // lease time / session timeout
 	// OutDir receives the counterexample timeline when a run is unsafe.
 	OutDir string
+	// KeepHistory writes the run's history (JSON lines) to OutDir even
+	// when the run is safe; an unsafe run always keeps it.
+	KeepHistory bool
 	// External points the run at servers the user runs.
 	External cluster.External
 	// CheckTimeout bounds porcupine; past it the verdict is unknown.
@@ -76,6 +79,7 @@ type Outcome struct {
 	Sections int    // critical sections checked
 	Unknown  int    // of which with an unknown outcome
 	HTML     string // counterexample timeline, when unsafe
+	History  string // the recorded history (JSON lines), when kept
 	// Recovery is the time from a holder's crash until another client held
 	// the lock (0 when the scenario has no crash).
 	Recovery time.Duration

@@ -13,8 +13,9 @@ import (
 )
 
 // handOffWait bounds how long a held-up victim waits for another client to
-// be granted the lock before it goes on anyway.
-const handOffWait = 3 * time.Second
+// be granted the lock before it goes on anyway: half a TTL, so the victim
+// still writes within its own lease and the only fault is the injected one.
+func handOffWait(env *Env) time.Duration { return env.TTL / 2 }
 
 func init() {
 	Register(workerScenario("server-restart",
@@ -28,7 +29,7 @@ func init() {
 					return err
 				}
 				r.mark()
-				r.waitGrant(ctx, r.faultTime, handOffWait)
+				r.waitGrant(ctx, r.faultTime, handOffWait(r.env))
 				return r.victim.Continue()
 			},
 			observe: func(*Env) time.Duration { return time.Second },
@@ -68,7 +69,7 @@ func init() {
 				}
 				r.env.FaultAt("clients move to redis-replica")
 				r.mark()
-				r.waitGrant(ctx, r.faultTime, handOffWait)
+				r.waitGrant(ctx, r.faultTime, handOffWait(r.env))
 				return r.victim.Continue()
 			},
 			observe: func(*Env) time.Duration { return time.Second },

@@ -40,7 +40,10 @@ type WorkerSpec struct {
 	// FirstWork, when set, replaces the work of the first section (a slow
 	// holder that stays alive).
 	FirstWork time.Duration
-	Seed      int64
+	// Think is the pause between a release and the next acquire: without
+	// it a polling lock goes back to the client that just released it.
+	Think time.Duration
+	Seed  int64
 	// History is the file the worker appends its events to.
 	History string
 	// Arm lists failpoints where the worker stops the first time, reports
@@ -165,6 +168,9 @@ func runWorker(raw string) error {
 		ctx, cancel := context.WithTimeout(context.Background(), ws.AcquireTimeout)
 		err := client.Section(ctx)
 		cancel()
+		if err == nil && ws.Think > 0 {
+			time.Sleep(ws.Think)
+		}
 		if err != nil {
 			rec.Record(lin.Event{Kind: lin.AcquireFailed, Client: ws.ID, Text: errorKind(err)})
 			if !errors.Is(err, context.DeadlineExceeded) {

@@ -44,7 +44,7 @@ func (e *Env) StartWorker(ctx context.Context, id int, lockAddrs []string, edit 
 		Redis: lockAddrs, ZooKeeper: e.Topo.ZooKeeperAddr, Postgres: e.Topo.PostgresDSN,
 		Resource: e.Topo.ResourceAddr, TTL: e.TTL, Fenced: e.Fencing,
 		WorkMin: time.Millisecond, WorkMax: 5 * time.Millisecond,
-		Seed:    e.Seed, History: filepath.Join(e.workDir, fmt.Sprintf("client-%d.jsonl", id)),
+		Seed: e.Seed, History: filepath.Join(e.workDir, fmt.Sprintf("client-%d.jsonl", id)),
 		AcquireTimeout: e.stuckBound(),
 	}
 	if edit != nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -87,6 +88,15 @@ func list(w io.Writer) error {
 	return tw.Flush()
 }
 
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // serverFlags adds the flags that point the lab at the user's own servers.
 func serverFlags(fs *flag.FlagSet) func() cluster.External {
 	ext := cluster.ExternalFromEnv()
@@ -130,6 +140,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sections := fs.Int("sections", 2000, "critical sections in total")
 	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL / session timeout")
 	out := fs.String("out", "", "directory for counterexample timelines (default: $TMPDIR/locklab)")
+	keep := fs.Bool("history", false, "keep the recorded history (JSON lines) even when the run is safe")
 	external := serverFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
@@ -154,7 +165,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "impl: %s\nscenario: %s\nfencing: %v\nseed: %d\n", spec.Name, *scenarioName, *fencing, *seed)
 	o, err := scenarios.Run(ctx, *scenarioName, scenarios.Options{
 		Impl: spec, Fencing: *fencing, Seed: *seed, Clients: *clients, Sections: *sections, TTL: *ttl,
-		OutDir: *out, External: external(),
+		OutDir: *out, KeepHistory: *keep, External: external(),
 		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) },
 	})
 	if err != nil {
@@ -168,6 +179,12 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "detail: %s\n", o.Detail)
 	}
 	fmt.Fprintf(stdout, "elapsed: %v\n", o.Elapsed.Round(time.Millisecond))
+	for _, k := range sortedKeys(o.Figures) {
+		fmt.Fprintf(stdout, "%s: %g\n", k, o.Figures[k])
+	}
+	if o.History != "" {
+		fmt.Fprintf(stdout, "history: %s\n", o.History)
+	}
 	if o.HTML != "" {
 		fmt.Fprintf(stdout, "counterexample: %s\n", o.HTML)
 	}

@@ -25,9 +25,16 @@ type Options struct {
 	ForeignRelease bool
 	// SkipContention skips the porcupine contention run (for peers measured elsewhere).
 	SkipContention bool
-	// SkipPausedServer skips the unknown-outcome check with a SIGSTOPped server
-	// (for clients that queue requests across a stall rather than fail).
+	// SkipPausedServer skips the unknown-outcome check with a SIGSTOPped
+	// server, for clients whose first request against a stalled server is a
+	// read (so "backend failure" is the honest answer) or that queue
+	// requests across a stall rather than fail.
 	SkipPausedServer bool
+	// AbandonedWaitTakesItsTurn: an acquire abandoned by its context stays
+	// queued until its turn comes and then passes the lock on (go-zookeeper's
+	// zk.Lock cannot cancel a wait). The check then waits for the lock with
+	// a bounded Acquire instead of expecting it free at once.
+	AbandonedWaitTakesItsTurn bool
 }
 
 var keySeq atomic.Int64
@@ -97,7 +104,14 @@ func Run(t *testing.T, spec impls.Spec, topo *cluster.Topology, o Options) {
 		}
 		mustRelease(t, lease)
 		// Nothing of b's abandoned wait may stand in c's way.
-		l3, err := c.TryAcquire(ctx, key)
+		var l3 impls.Lease
+		if o.AbandonedWaitTakesItsTurn {
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			l3, err = c.Acquire(wctx, key)
+			cancel()
+		} else {
+			l3, err = c.TryAcquire(ctx, key)
+		}
 		if err != nil {
 			t.Fatalf("TryAcquire after the abandoned wait: %v", err)
 		}

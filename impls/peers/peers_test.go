@@ -17,7 +17,6 @@ import (
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/conformance"
 	"github.com/locklab/locklab/impls/peers"
-	"github.com/locklab/locklab/scenarios"
 )
 
 func TestMain(m *testing.M) {
@@ -27,17 +26,6 @@ func TestMain(m *testing.M) {
 }
 
 const ttl = time.Second
-
-// zkSuiteGap is why peer-zk-lock cannot run the shared suite as it stands.
-// zk.Lock has no cancellation: an Acquire abandoned at its deadline stays in
-// the lock's queue until its turn comes, and the adapter then passes the turn
-// on. BlockedAcquireEndsWithContextAndLeavesNothing releases the holder and
-// at once expects a TryAcquire to succeed, which it does only if the abandoned
-// turn has already been passed on: it fails most runs. A conformance.Options
-// field (AbandonedWaitTakesItsTurn) that makes that check wait with a bounded
-// Acquire instead would express it; TestZKLockChecks runs the suite's other
-// checks that apply, and TestZKAbandonedAcquireLeavesNoNode the eventual one.
-const zkSuiteGap = "zk.Lock cannot withdraw an abandoned wait; needs conformance.Options.AbandonedWaitTakesItsTurn"
 
 func TestConformance(t *testing.T) {
 	tests := []struct {
@@ -51,7 +39,8 @@ func TestConformance(t *testing.T) {
 		// SkipPausedServer: the adapter's TryAcquire first reads the queue,
 		// so against a stalled server it fails before writing anything:
 		// ErrBackend (or ctx's error), honestly not ErrUnknown.
-		{"peer-zk-lock", conformance.Options{SkipPausedServer: true}, zkSuiteGap},
+		// AbandonedWaitTakesItsTurn: zk.Lock cannot withdraw a wait.
+		{"peer-zk-lock", conformance.Options{SkipPausedServer: true, AbandonedWaitTakesItsTurn: true}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,80 +53,6 @@ func TestConformance(t *testing.T) {
 			}
 			conformance.Run(t, spec, conformance.Topology(t, spec), tt.opts)
 		})
-	}
-}
-
-// TestZKLockChecks runs, for peer-zk-lock, the checks of the shared suite
-// that apply to it and hold (see zkSuiteGap).
-func TestZKLockChecks(t *testing.T) {
-	const name = "peer-zk-lock"
-	spec, err := impls.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo := topology(t, name)
-	ctx := context.Background()
-	tests := []struct {
-		name string
-		run  func(t *testing.T)
-	}{
-		{"TryAcquireReturnsHeldAtOnce", func(t *testing.T) {
-			a, b := newLocker(t, name, topo), newLocker(t, name, topo)
-			lease, err := a.Acquire(ctx, "try")
-			if err != nil {
-				t.Fatal(err)
-			}
-			tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			if _, err := b.TryAcquire(tctx, "try"); !errors.Is(err, impls.ErrHeld) {
-				t.Fatalf("TryAcquire of a held lock: %v, want ErrHeld", err)
-			}
-			mustRelease(t, lease)
-			l2, err := b.TryAcquire(ctx, "try")
-			if err != nil {
-				t.Fatalf("TryAcquire after release: %v", err)
-			}
-			mustRelease(t, l2)
-		}},
-		{"ReleaseTwiceIsNotHeld", func(t *testing.T) {
-			lease, err := newLocker(t, name, topo).Acquire(ctx, "twice")
-			if err != nil {
-				t.Fatal(err)
-			}
-			mustRelease(t, lease)
-			if err := lease.Release(ctx); !errors.Is(err, impls.ErrNotHeld) {
-				t.Fatalf("second release: %v, want ErrNotHeld", err)
-			}
-		}},
-		{"ContentionIsLinearizable", func(t *testing.T) {
-			out, err := scenarios.Run(ctx, "contention", scenarios.Options{
-				Impl: spec, Clients: 8, Sections: 2000, TTL: 2 * time.Second, OutDir: t.TempDir(),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if out.Verdict != scenarios.Safe || out.Sections < 2000 {
-				t.Fatalf("contention: %s over %d sections (%s), want safe over 2000", out.Verdict, out.Sections, out.HTML)
-			}
-		}},
-		{"ServerGoneGivesBackendFailure", func(t *testing.T) {
-			l := newLocker(t, name, topo)
-			if err := topo.ZooKeeper.Kill(); err != nil {
-				t.Fatal(err)
-			}
-			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err := l.TryAcquire(actx, "gone")
-			cancel()
-			if rerr := topo.ZooKeeper.Restart(ctx, true); rerr != nil {
-				t.Fatal(rerr)
-			}
-			if !errors.Is(err, impls.ErrBackend) {
-				t.Fatalf("acquire with the server gone: %v, want ErrBackend", err)
-			}
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, tt.run)
 	}
 }
 

@@ -43,7 +43,7 @@ func init() {
 			Name:    v.name,
 			Summary: v.summary,
 			Peer:    true,
-			Caps:    impls.Capabilities{Expiry: true},
+			Caps:    impls.Capabilities{Expiry: true, Validity: true},
 			Backend: impls.Backend{RedisNodes: v.nodes},
 			Source:  "impls/peers/redsync.go",
 			New: func(cfg impls.Config) (impls.Locker, error) {

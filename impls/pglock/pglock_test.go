@@ -90,16 +90,7 @@ func TestConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The suite's own server faults (Pause, Kill) signal the
-			// postmaster's process group, but every PostgreSQL backend calls
-			// setsid() and so is out of that group: a "paused" server keeps
-			// answering on open connections, and after a "kill" the orphaned
-			// backends keep the shared memory, so the restart fails. The suite
-			// gets a view of the topology without startable nodes (which skips
-			// those two checks), and TestServerFaults runs the same checks with
-			// faults that reach the backends.
-			view := &cluster.Topology{PostgresDSN: sharedTopology(t).PostgresDSN}
-			conformance.Run(t, spec, view, tt.opts)
+			conformance.Run(t, spec, sharedTopology(t), tt.opts)
 		})
 	}
 }

@@ -23,12 +23,14 @@ const uniqueViolation = "23505"
 const defaultTTL = time.Second
 
 // opTimeout bounds one statement, so that a stalled server becomes an error
-// (ErrUnknown for writes) well before a lease of ttl runs out; the same
-// bounds as the Redis client's read timeout.
+// (ErrUnknown for writes) before a lease of ttl runs out. It is looser than
+// the Redis client's timeout: a PostgreSQL statement on a loaded 2-core
+// machine, or the first one after a restart, takes far longer than a
+// Redis command, and a false "unknown" would be a wrong answer.
 func opTimeout(ttl time.Duration) time.Duration {
-	t := ttl / 4
-	if t < 100*time.Millisecond {
-		t = 100 * time.Millisecond
+	t := ttl / 2
+	if t < 200*time.Millisecond {
+		t = 200 * time.Millisecond
 	}
 	if t > time.Second {
 		t = time.Second

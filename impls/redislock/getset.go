@@ -22,7 +22,7 @@ func init() {
 			"taken over with GETSET; released by a plain DEL; the key has no Redis TTL",
 		Broken: "expiry is judged by each client's own clock, GETSET overwrites the winner's expiry, " +
 			"and DEL releases anyone's lock",
-		Caps:    impls.Capabilities{Expiry: true},
+		Caps:    impls.Capabilities{Expiry: true, Validity: true},
 		Backend: impls.Backend{RedisNodes: 1},
 		Source:  "impls/redislock/getset.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {

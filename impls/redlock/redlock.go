@@ -23,7 +23,7 @@ func init() {
 		Name: name,
 		Summary: "antirez's Redlock: SET NX PX on N independent nodes in parallel, granted on a majority " +
 			"within the validity time (TTL - elapsed - drift); no fencing token",
-		Caps:    impls.Capabilities{Expiry: true},
+		Caps:    impls.Capabilities{Expiry: true, Validity: true},
 		Backend: impls.Backend{RedisNodes: 5},
 		Source:  "impls/redlock/redlock.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
