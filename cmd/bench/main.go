@@ -44,6 +44,9 @@ commands:
   list                      every implementation and every scenario, one per line
   check -impl NAME -scenario NAME [-fencing] [-seed N] [-clients N] [-sections N] [-ttl D] [-out DIR]
                             start fresh servers, run one scenario, print the verdict last
+  matrix [-impl a,b] [-scenario x,y] [-runs N] [-ttl D] [-out results]
+                            run every implementation under every scenario that applies, with and
+                            without fencing; write results/correctness.md, correctness.json, counterexamples/
   bench [-quick] [-impl a,b] [-workload w,x] [-out results]
                             measure every implementation and peer, write results/bench.{md,json} and charts
 
@@ -61,6 +64,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return check(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return benchCmd(ctx, args[1:], stdout, stderr)
+	case "matrix":
+		return matrix(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

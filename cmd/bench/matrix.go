@@ -1,0 +1,305 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// cellResult is one row of results/correctness.json.
+type cellResult struct {
+	Impl           string             `json:"impl"`
+	Scenario       string             `json:"scenario"`
+	Fencing        bool               `json:"fencing"`
+	Verdict        scenarios.Verdict  `json:"verdict"`
+	Expected       scenarios.Verdict  `json:"expected"`
+	Why            string             `json:"why"`
+	Runs           int                `json:"runs"`
+	Sections       int                `json:"sections_checked"`
+	Unknown        int                `json:"sections_unknown"`
+	RecoveryMillis []int64            `json:"recovery_ms,omitempty"`
+	Figures        map[string]float64 `json:"figures,omitempty"`
+	Detail         string             `json:"detail,omitempty"`
+	Seeds          []int64            `json:"seeds"`
+	Counterexample string             `json:"counterexample,omitempty"`
+	History        string             `json:"history,omitempty"`
+	Seconds        float64            `json:"seconds"`
+}
+
+// splitNames parses a comma list, checking each name with lookup.
+func splitNames(s string, all []string, lookup func(string) error) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return all, nil
+	}
+	var out []string
+	for _, n := range strings.Split(s, ",") {
+		n = strings.TrimSpace(n)
+		if err := lookup(n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
+	implList := fs.String("impl", "", "comma-separated implementations (default: all)")
+	scenarioList := fs.String("scenario", "", "comma-separated scenarios (default: all)")
+	runs := fs.Int("runs", 1, "runs per cell; one counterexample makes the cell unsafe")
+	ttl := fs.Duration("ttl", time.Second, "lease TTL / session timeout")
+	seed := fs.Int64("seed", 0, "base seed (default: from the clock); run i of a cell uses seed+i")
+	out := fs.String("out", "results", "directory for correctness.md, correctness.json and counterexamples/")
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	implNames, err := splitNames(*implList, impls.Names(), func(n string) error { _, err := impls.Lookup(n); return err })
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	scenarioNames, err := splitNames(*scenarioList, scenarios.Names(), func(n string) error { _, err := scenarios.Lookup(n); return err })
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *runs < 1 || *ttl <= 0 {
+		return fmt.Errorf("%w: -runs must be at least 1 and -ttl positive", errUsage)
+	}
+	if *seed == 0 {
+		*seed = time.Now().UnixNano()
+	}
+	var specs []impls.Spec
+	for _, n := range implNames {
+		s, _ := impls.Lookup(n)
+		specs = append(specs, s)
+	}
+	cells, err := scenarios.Cells(specs, scenarioNames)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if len(cells) == 0 {
+		return fmt.Errorf("%w: no scenario applies to the chosen implementations", errUsage)
+	}
+
+	// Everything is written to a staging dir and moved into place at the
+	// end, so a failed run leaves no partial results behind.
+	stage, err := os.MkdirTemp("", "locklab-matrix-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stage)
+	ceDir := filepath.Join(stage, "counterexamples")
+	start := time.Now()
+	var results []cellResult
+	for i, c := range cells {
+		exp := c.Expect()
+		cellStart := time.Now()
+		outs, err := scenarios.RunCell(ctx, c, *runs, scenarios.Options{
+			Seed: *seed + int64(i)*1000, TTL: *ttl, OutDir: ceDir, Clients: 8, Sections: 2000,
+		})
+		if err != nil {
+			return err
+		}
+		r := cellResult{Impl: c.Impl.Name, Scenario: c.Scenario, Fencing: c.Fencing,
+			Verdict: scenarios.Worst(outs), Expected: exp.Verdict, Why: exp.Why, Runs: len(outs),
+			Figures: map[string]float64{}, Seconds: time.Since(cellStart).Seconds()}
+		for _, o := range outs {
+			r.Sections += o.Sections
+			r.Unknown += o.Unknown
+			r.Seeds = append(r.Seeds, o.Seed)
+			if o.Recovery > 0 {
+				r.RecoveryMillis = append(r.RecoveryMillis, o.Recovery.Milliseconds())
+			}
+			for k, v := range o.Figures {
+				r.Figures[k] = v // the last run's figures
+			}
+			if o.Detail != "" {
+				r.Detail = o.Detail
+			}
+			if o.HTML != "" && r.Counterexample == "" {
+				r.Counterexample, _ = filepath.Rel(stage, o.HTML)
+				r.History, _ = filepath.Rel(stage, o.History)
+			}
+		}
+		mark := ""
+		if r.Verdict != r.Expected {
+			mark = fmt.Sprintf("   (expected %s)", r.Expected)
+		}
+		fmt.Fprintf(stderr, "[%d/%d] %-48s %-11s %5.1fs%s\n", i+1, len(cells), c.Name(), r.Verdict, r.Seconds, mark)
+		results = append(results, r)
+	}
+	cmdline := "go run ./cmd/bench matrix " + strings.Join(args, " ")
+	if err := writeMatrixReport(stage, results, cmdline, *ttl, *runs, *seed, time.Since(start)); err != nil {
+		return err
+	}
+	if err := publish(stage, *out, []string{"correctness.md", "correctness.json", "counterexamples"}); err != nil {
+		return err
+	}
+	mismatches := 0
+	for _, r := range results {
+		if r.Verdict != r.Expected {
+			mismatches++
+		}
+	}
+	fmt.Fprintf(stdout, "cells: %d, as expected: %d, differing: %d\nreport: %s\n",
+		len(results), len(results)-mismatches, mismatches, filepath.Join(*out, "correctness.md"))
+	return nil
+}
+
+// publish moves the named entries of stage into out, replacing old ones.
+func publish(stage, out string, names []string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	for _, n := range names {
+		src := filepath.Join(stage, n)
+		if _, err := os.Stat(src); os.IsNotExist(err) {
+			continue
+		}
+		dst := filepath.Join(out, n)
+		if err := os.RemoveAll(dst); err != nil {
+			return err
+		}
+		if err := os.Rename(src, dst); err != nil {
+			// Across file systems: copy then remove.
+			if err := copyTree(src, dst); err != nil {
+				return fmt.Errorf("publish %s: %w", n, err)
+			}
+		}
+	}
+	return nil
+}
+
+func copyTree(src, dst string) error {
+	return filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+}
+
+func writeMatrixReport(dir string, results []cellResult, cmdline string, ttl time.Duration, runs int, seed int64, took time.Duration) error {
+	js, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "correctness.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	var b strings.Builder
+	host, _ := os.Hostname()
+	fmt.Fprintf(&b, "# Correctness matrix\n\n")
+	fmt.Fprintf(&b, "Generated by `%s` on %s (%s, %d cores, host %s) in %v. TTL / session timeout %v, %d run(s) per cell, base seed %d. ",
+		strings.TrimSpace(cmdline), time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), host, took.Round(time.Second), ttl, runs, seed)
+	fmt.Fprintf(&b, "Every verdict comes from real servers and real worker processes; each history was checked by porcupine. Do not edit: rerun the command.\n\n")
+	fmt.Fprintf(&b, "Verdicts: **safe** linearizable in every run; **unsafe** porcupine found a counterexample (linked: open it in a browser; the faults are on the `faults` row); **stuck** no client held the lock within the bound after the fault; **unavailable** no grants while a quorum was cut; **unknown** the checker timed out. A cell marked ⚠ differs from the lab's expectation (see the notes below the table).\n\n")
+
+	// The grid: one row per implementation, one column per scenario.
+	var implOrder, scenarioOrder []string
+	seenI, seenS := map[string]bool{}, map[string]bool{}
+	byKey := map[string][]cellResult{}
+	for _, r := range results {
+		if !seenI[r.Impl] {
+			seenI[r.Impl] = true
+			implOrder = append(implOrder, r.Impl)
+		}
+		if !seenS[r.Scenario] {
+			seenS[r.Scenario] = true
+			scenarioOrder = append(scenarioOrder, r.Scenario)
+		}
+		byKey[r.Impl+"|"+r.Scenario] = append(byKey[r.Impl+"|"+r.Scenario], r)
+	}
+	sort.SliceStable(scenarioOrder, func(i, j int) bool { return scenarioRank(scenarioOrder[i]) < scenarioRank(scenarioOrder[j]) })
+	fmt.Fprintf(&b, "| implementation | %s |\n|---|%s\n", strings.Join(scenarioOrder, " | "), strings.Repeat("---|", len(scenarioOrder)))
+	for _, impl := range implOrder {
+		fmt.Fprintf(&b, "| `%s` |", impl)
+		for _, sc := range scenarioOrder {
+			var parts []string
+			for _, r := range byKey[impl+"|"+sc] {
+				v := string(r.Verdict)
+				if r.Counterexample != "" {
+					v = fmt.Sprintf("[%s](%s)", v, r.Counterexample)
+				}
+				if r.Fencing {
+					v = "fenced: " + v
+				}
+				if r.Verdict != r.Expected {
+					v += " ⚠"
+				}
+				parts = append(parts, v)
+			}
+			if len(parts) == 0 {
+				parts = []string{"–"}
+			}
+			fmt.Fprintf(&b, " %s |", strings.Join(parts, "<br>"))
+		}
+		b.WriteString("\n")
+	}
+
+	fmt.Fprintf(&b, "\n## Every cell\n\n| cell | verdict | expected | why expected | sections checked (unknown) | recovery | figures | counterexample |\n|---|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		name := r.Impl + " / " + r.Scenario
+		if r.Fencing {
+			name += " / fenced"
+		}
+		rec := ""
+		if len(r.RecoveryMillis) > 0 {
+			var ms []string
+			for _, m := range r.RecoveryMillis {
+				ms = append(ms, fmt.Sprintf("%d ms", m))
+			}
+			rec = strings.Join(ms, ", ")
+		}
+		var figs []string
+		for _, k := range sortedKeys(r.Figures) {
+			if k == "recovery-ms" {
+				continue
+			}
+			figs = append(figs, fmt.Sprintf("%s %g", k, r.Figures[k]))
+		}
+		ce := ""
+		if r.Counterexample != "" {
+			ce = fmt.Sprintf("[timeline](%s), [history](%s)", r.Counterexample, r.History)
+		}
+		exp := string(r.Expected)
+		if r.Verdict != r.Expected {
+			exp = "⚠ " + exp
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d (%d) | %s | %s | %s |\n", name, r.Verdict, exp, r.Why, r.Sections, r.Unknown, rec, strings.Join(figs, ", "), ce)
+	}
+	fmt.Fprintf(&b, "\nReproduce one cell: `go run ./cmd/bench check -impl IMPL -scenario SCENARIO [-fencing] -ttl %v -seed SEED` with a seed from correctness.json.\n", ttl)
+	return os.WriteFile(filepath.Join(dir, "correctness.md"), []byte(b.String()), 0o644)
+}
+
+// scenarioRank orders the matrix's columns as the lessons tell the story.
+func scenarioRank(name string) int {
+	order := []string{"contention", "holder-crash", "crash-after-setnx", "client-clock-skew", "late-release",
+		"pause-past-ttl", "slow-work-past-ttl", "coupon", "server-restart", "redis-failover",
+		"redlock-restart", "redlock-restart-delayed", "redlock-clock-jump", "redlock-partition"}
+	for i, n := range order {
+		if n == name {
+			return i
+		}
+	}
+	return len(order)
+}

@@ -1,0 +1,84 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/locklab/locklab/impls"
+)
+
+// Cell is one implementation under one scenario, with or without fencing.
+type Cell struct {
+	Impl     impls.Spec
+	Scenario string
+	Fencing  bool
+}
+
+// Name identifies the cell, e.g. "redis-setnx-px/pause-past-ttl/fenced".
+func (c Cell) Name() string {
+	n := c.Impl.Name + "/" + c.Scenario
+	if c.Fencing {
+		n += "/fenced"
+	}
+	return n
+}
+
+// Expect is the cell's expected verdict.
+func (c Cell) Expect() Expectation { return Expect(c.Impl, c.Scenario, c.Fencing) }
+
+// Cells lists every applicable cell of specs × scenario names: each
+// scenario without fencing, and with fencing where the lock issues tokens
+// (the contention run has no stale writer, so fencing changes nothing there
+// and is left out).
+func Cells(specs []impls.Spec, names []string) ([]Cell, error) {
+	var out []Cell
+	for _, spec := range specs {
+		for _, name := range names {
+			s, err := Lookup(name)
+			if err != nil {
+				return nil, err
+			}
+			for _, fencing := range []bool{false, true} {
+				if fencing && (!spec.Caps.Fencing || name == "contention") {
+					continue
+				}
+				if s.Applies != nil && s.Applies(spec, fencing) != nil {
+					continue
+				}
+				out = append(out, Cell{Impl: spec, Scenario: name, Fencing: fencing})
+			}
+		}
+	}
+	return out, nil
+}
+
+// RunCell runs a cell runs times (each with its own seed derived from
+// base) and returns every outcome. The cell's verdict is the worst one:
+// a single counterexample makes it unsafe.
+func RunCell(ctx context.Context, c Cell, runs int, base Options) ([]*Outcome, error) {
+	var outs []*Outcome
+	for i := 0; i < runs; i++ {
+		o := base
+		o.Impl, o.Fencing = c.Impl, c.Fencing
+		o.Seed = base.Seed + int64(i)
+		out, err := Run(ctx, c.Scenario, o)
+		if err != nil {
+			return outs, fmt.Errorf("%s: %w", c.Name(), err)
+		}
+		outs = append(outs, out)
+	}
+	return outs, nil
+}
+
+// Worst combines the verdicts of several runs: unsafe beats unknown beats
+// stuck beats unavailable beats safe.
+func Worst(outs []*Outcome) Verdict {
+	rank := map[Verdict]int{Safe: 0, Unavailable: 1, Stuck: 2, Unknown: 3, Unsafe: 4}
+	v := Safe
+	for _, o := range outs {
+		if rank[o.Verdict] > rank[v] {
+			v = o.Verdict
+		}
+	}
+	return v
+}
