@@ -43,7 +43,9 @@ func (e *Env) StartWorker(ctx context.Context, id int, lockAddrs []string, edit 
 		Impl: e.Impl.Name, ID: id, Key: e.Key,
 		Redis: lockAddrs, ZooKeeper: e.Topo.ZooKeeperAddr, Postgres: e.Topo.PostgresDSN,
 		Resource: e.Topo.ResourceAddr, TTL: e.TTL, Fenced: e.Fencing,
-		WorkMin: time.Millisecond, WorkMax: 5 * time.Millisecond,
+		// Sections of a few milliseconds keep a run to a few hundred of
+		// them: enough to catch an overlap, few enough for a readable timeline.
+		WorkMin: 5 * time.Millisecond, WorkMax: 20 * time.Millisecond,
 		Seed: e.Seed, History: filepath.Join(e.workDir, fmt.Sprintf("client-%d.jsonl", id)),
 		AcquireTimeout: e.stuckBound(),
 	}
