@@ -5,7 +5,7 @@ GO ?= go
 # Packages are tested two at a time at most (2 cores); each test starts its own servers.
 TESTFLAGS ?= -count=1 -timeout 25m -p 2
 
-.PHONY: setup test bench check vet fmt
+.PHONY: setup test bench matrix vet fmt
 
 setup:
 	@bash scripts/setup.sh
@@ -16,6 +16,10 @@ test: setup
 
 bench: setup
 	$(GO) run ./cmd/bench bench
+
+# Every lock under every fault: results/correctness.md and counterexamples.
+matrix: setup
+	$(GO) run ./cmd/bench matrix
 
 vet:
 	$(GO) vet ./...
