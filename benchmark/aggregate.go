@@ -69,12 +69,12 @@ func (b *bench) report(servers []Server) *Report {
 			r.Contended = cr
 		}
 		for _, n := range o.Sweep {
-			rates := a.sweep[n]
+			rates, errs := a.sweep[n], a.sweepErrors[n]
 			if n == o.Clients && len(rates) == 0 {
-				rates = a.con.rate
+				rates, errs = a.con.rate, a.conErrors
 			}
 			if len(rates) > 0 {
-				r.Sweep = append(r.Sweep, SweepPoint{Clients: n, PairsPerSec: NewStat(rates)})
+				r.Sweep = append(r.Sweep, SweepPoint{Clients: n, PairsPerSec: NewStat(rates), Errors: errs})
 			}
 		}
 		if len(a.ind) > 0 {

@@ -20,9 +20,9 @@ import (
 
 // costUnit says what the cost figure counts, per backend.
 var costUnit = map[string]string{
-	BackendRedis:     "commands (INFO commandstats, summed over the lock nodes, including commands run inside Lua scripts)",
-	BackendZooKeeper: "requests (mntr zk_packets_received)",
-	BackendPostgres:  "transactions (pg_stat_database xact_commit + xact_rollback)",
+	BackendRedis:     "Redis commands",
+	BackendZooKeeper: "ZooKeeper requests",
+	BackendPostgres:  "PostgreSQL transactions",
 }
 
 // connectionCommands are what a Redis client sends when it opens a

@@ -134,18 +134,20 @@ func (rep *Report) uncontendedSection(p printer) {
 	p("## Uncontended: one client, acquire then release\n\n")
 	p("`of bound` is the median pairs/s over the bound the lock's round trips allow at the one-client rate above.\n")
 	p("The round trips per pair are **declared** in `benchmark/roundtrips.go` from reading each lock's code, not\n")
-	p("measured (†: not declared by name, the backend's default). `vs peer` is the ratio of pairs/s to the closest peer's.\n\n")
+	p("measured (†: not declared by name, the backend's default). The limit is the cheapest request there is, and a\n")
+	p("lock's simple commands cost about as much, so a fraction near or a little above 100%% is within the noise.\n")
+	p("`vs peer` is the ratio of pairs/s to the closest peer's (same backend, nearest node count).\n\n")
 	rep.chart(p, ChartPairs, "pairs/s by implementation")
-	p("| implementation | pairs/s | round trips | bound pairs/s | of bound | vs peer | acquire p50 | p99 | p99.9 |\n")
-	p("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |\n")
+	p("| implementation | pairs/s | round trips | bound pairs/s | of bound | vs peer | acquire p50 | p99 | p99.9 | errors |\n")
+	p("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n")
 	for _, r := range rep.Impls {
 		u := r.Uncontended
 		if u == nil {
 			continue
 		}
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.label(), fmtStat(u.PairsPerSec), r.rtLabel(),
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", r.label(), fmtStat(u.PairsPerSec), r.rtLabel(),
 			fmtOpt(u.BoundPairsPerSec), fmtFrac(u.FractionOfBound), r.peerLabel(u.PeerRatio),
-			fmtStat(u.AcquireP50), fmtStat(u.AcquireP99), fmtStat(u.AcquireP999))
+			fmtStat(u.AcquireP50), fmtStat(u.AcquireP99), fmtStat(u.AcquireP999), u.Errors)
 	}
 	p("\n")
 }
@@ -248,7 +250,10 @@ func (rep *Report) costSection(p printer) {
 	p("## Cost to the servers\n\n")
 	p("Server-side work per successful acquisition in the contended run, read from the servers' own counters\n")
 	p("before and after (connection set-up excluded). The price of polling (every failed attempt is a request)\n")
-	p("against waiting for a notification.\n\n")
+	p("against waiting for a notification. Redis: calls in `INFO commandstats` summed over the lock nodes (commands\n")
+	p("run inside Lua scripts count too; HELLO, CLIENT, INFO, PING excluded). ZooKeeper: `mntr`'s\n")
+	p("`zk_packets_received` (session pings included). PostgreSQL: `xact_commit + xact_rollback` of\n")
+	p("`pg_stat_database` (each statement outside a transaction block is one).\n\n")
 	p("| implementation | per acquisition | counted as |\n| --- | ---: | --- |\n")
 	for _, r := range rep.Impls {
 		c := r.Contended
@@ -266,6 +271,7 @@ func (rep *Report) costSection(p printer) {
 
 func (rep *Report) sweepSection(p printer) {
 	p("## Contended pairs/s against the number of clients\n\n")
+	p("The contended workload (critical section included) at each client count; errors over all trials are flagged.\n\n")
 	rep.chart(p, ChartSweep, "contended pairs/s against clients")
 	p("| implementation |")
 	for _, n := range rep.Settings.Sweep {
@@ -286,6 +292,9 @@ func (rep *Report) sweepSection(p printer) {
 			for _, sp := range r.Sweep {
 				if sp.Clients == n {
 					cell = fmtStat(sp.PairsPerSec)
+					if sp.Errors > 0 {
+						cell += fmt.Sprintf(" ⚠ %d errors", sp.Errors)
+					}
 				}
 			}
 			p(" %s |", cell)

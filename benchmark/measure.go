@@ -124,6 +124,20 @@ func (b *bench) measure(ctx context.Context, l load) (*run, error) {
 		}
 	}
 	defer closeAll()
+	// Warm up: each client opens its connections (and loads its scripts)
+	// with one try on a key of its own, one client at a time, so that
+	// connection set-up is not measured, nor counted as the lock's cost, nor
+	// piled up by 32 clients dialling at once.
+	for i, c := range clients {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if lease, err := c.locker.TryAcquire(wctx, l.keys(i)+"-warm"); err == nil {
+			_ = lease.Release(wctx)
+		}
+		if c.section != nil {
+			_, _ = c.section.Counter.Value(wctx)
+		}
+		cancel()
+	}
 	if l.before != nil {
 		if err := l.before(ctx); err != nil {
 			return nil, err
@@ -204,14 +218,11 @@ func (b *bench) measure(ctx context.Context, l load) (*run, error) {
 		}
 	}
 	sort.Slice(res.pairs, func(i, j int) bool { return res.pairs[i].acquired.Before(res.pairs[j].acquired) })
-	if len(res.pairs) == 0 {
-		return nil, fmt.Errorf("%s: no acquire-release pair completed in %v with %d clients (%d errors, last: %v)",
-			l.spec.Name, l.duration, l.clients, res.errors, res.lastErr)
-	}
-	if res.errors > len(res.pairs) {
-		// Errors outnumbering successes mean a broken set-up, not a figure.
-		return nil, fmt.Errorf("%s: %d errors against %d pairs with %d clients (last: %v)",
-			l.spec.Name, res.errors, len(res.pairs), l.clients, res.lastErr)
+	// A lock that fails under this load is a finding, not a reason to
+	// lose the whole report: its errors are counted and shown beside its
+	// figures (and a window with no pair at all reports 0 pairs/s).
+	if res.errors > 0 {
+		b.opts.logf("%s, %d client(s): %d errors (last: %v)", l.spec.Name, l.clients, res.errors, oneLine(fmt.Sprint(res.lastErr)))
 	}
 	return res, nil
 }

@@ -111,6 +111,7 @@ type ContendedR struct {
 type SweepPoint struct {
 	Clients     int  `json:"clients"`
 	PairsPerSec Stat `json:"pairs_per_sec"`
+	Errors      int  `json:"errors"`
 }
 
 // IndependentR: Clients clients, each on its own key.

@@ -42,6 +42,7 @@ type implAcc struct {
 	conErrors            int
 	handSamples, waitSmp []time.Duration
 	sweep                map[int][]float64
+	sweepErrors          map[int]int
 	ind                  []float64
 	indErrors            int
 	recovery             *RecoveryR
@@ -75,7 +76,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 
 	b := &bench{opts: opts, topo: topo, runID: strconv.FormatInt(time.Now().UnixNano(), 36), limits: map[string]*limitAcc{}}
 	for _, s := range opts.Impls {
-		b.accs = append(b.accs, &implAcc{spec: s, sweep: map[int][]float64{}})
+		b.accs = append(b.accs, &implAcc{spec: s, sweep: map[int][]float64{}, sweepErrors: map[int]int{}})
 	}
 	servers, err := b.describeServers(ctx, backends)
 	if err != nil {
@@ -234,6 +235,7 @@ func (b *bench) measureImpl(ctx context.Context, trial int, a *implAcc) error {
 				return fmt.Errorf("%s %d clients: %w", Sweep, n, err)
 			}
 			a.sweep[n] = append(a.sweep[n], r.rate())
+			a.sweepErrors[n] += r.errors
 		}
 	}
 	if b.opts.has(Independent) {
