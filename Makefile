@@ -3,7 +3,7 @@
 
 GO ?= go
 # Packages are tested two at a time at most (2 cores); each test starts its own servers.
-TESTFLAGS ?= -count=1 -timeout 25m -p 2
+TESTFLAGS ?= -count=1 -timeout 60m -p 2
 
 .PHONY: setup test bench matrix vet fmt
 
@@ -26,3 +26,7 @@ vet:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+lessons: setup
+	$(GO) run ./cmd/bench lessons
+.PHONY: lessons
