@@ -85,6 +85,15 @@ func runPlan(ctx context.Context, env *Env, p plan) (*Outcome, error) {
 	}
 	// Whatever happened, no worker outlives the run.
 	defer r.stopWorkers()
+	// Every link exists before setup, so setup can cut some of them.
+	addrs := make([][]string, p.workers)
+	for id := range addrs {
+		a, err := r.lockAddrs(id)
+		if err != nil {
+			return nil, err
+		}
+		addrs[id] = a
+	}
 	if p.setup != nil {
 		if err := p.setup(ctx, r); err != nil {
 			return nil, err
@@ -95,11 +104,7 @@ func runPlan(ctx context.Context, env *Env, p plan) (*Outcome, error) {
 		trigger = p.trigger(env.Impl)
 	}
 	for id := 0; id < p.workers; id++ {
-		addrs, err := r.lockAddrs(id)
-		if err != nil {
-			return nil, err
-		}
-		w, err := env.StartWorker(ctx, id, addrs, func(ws *WorkerSpec) {
+		w, err := env.StartWorker(ctx, id, addrs[id], func(ws *WorkerSpec) {
 			if id == 0 && trigger != "" {
 				ws.Arm = []string{trigger}
 			}

@@ -29,7 +29,11 @@ func quorumOf(n int) int { return n/2 + 1 }
 func isolateVictim(ctx context.Context, r *faultRun) error {
 	nodes := r.env.Topo.Redis
 	for _, n := range nodes[quorumOf(len(nodes)):] {
-		for _, l := range r.net.Links(0, n.Name) {
+		links := r.net.Links(0, n.Name)
+		if len(links) == 0 {
+			return fmt.Errorf("no link from client 0 to %s to cut", n.Name)
+		}
+		for _, l := range links {
 			l.Cut()
 			r.env.FaultAt("cut " + l.String())
 		}
