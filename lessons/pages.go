@@ -1,0 +1,157 @@
+// Package lessons regenerates the teaching pages in docs/lessons/ from real
+// runs of the lab: each page's verdicts, commands, timelines and measured
+// figures sit between generated markers and are rewritten by `bench
+// lessons`, while the prose around them is written by hand.
+package lessons
+
+// Run is one cell a page runs to show a failure or its fix.
+type Run struct {
+	ID       string // file stem for the page's timeline and porcupine HTML
+	Impl     string
+	Scenario string
+	Fencing  bool
+	Seed     int64 // first seed tried; an expected failure that does not show retries the next ones
+}
+
+// Cell names a row of results/correctness.json.
+type Cell struct {
+	Impl     string
+	Scenario string
+}
+
+// Page is one lesson: its file, the locks it explains, the runs it shows
+// and the measured rows it quotes.
+type Page struct {
+	File  string
+	Title string
+	Impls []string // the locks whose code the page explains
+	Runs  []Run
+	// Cells are the matrix rows (with and without fencing) the page quotes.
+	Cells []Cell
+	// Bench lists the implementations whose speed the page quotes.
+	Bench []string
+}
+
+// Pages lists every lesson in reading order.
+var Pages = []Page{
+	{
+		File: "01-no-lock.md", Title: "No lock at all: lost updates and the coupon oversell",
+		Impls: []string{"none", "redis-setnx-px"},
+		Runs: []Run{
+			{ID: "none-contention", Impl: "none", Scenario: "contention", Seed: 1},
+			{ID: "none-coupon", Impl: "none", Scenario: "coupon", Seed: 1},
+			{ID: "setnx-px-contention", Impl: "redis-setnx-px", Scenario: "contention", Seed: 1},
+		},
+		Cells: []Cell{{"none", "contention"}, {"none", "coupon"}, {"redis-setnx-px", "contention"}, {"local-mutex", "contention"}},
+		Bench: []string{"none", "local-mutex", "redis-setnx-px"},
+	},
+	{
+		File: "02-setnx-then-expire.md", Title: "SETNX then EXPIRE: a crash in between leaves a lock that never expires",
+		Impls: []string{"redis-setnx-expire", "redis-setnx-px"},
+		Runs: []Run{
+			{ID: "setnx-expire-crash", Impl: "redis-setnx-expire", Scenario: "crash-after-setnx", Seed: 1},
+			{ID: "setnx-px-crash", Impl: "redis-setnx-px", Scenario: "crash-after-setnx", Seed: 1},
+		},
+		Cells: []Cell{{"redis-setnx-expire", "crash-after-setnx"}, {"redis-setnx-px", "crash-after-setnx"}, {"redis-setnx-expire", "holder-crash"}, {"redis-setnx-px", "holder-crash"}},
+		Bench: []string{"redis-setnx-expire", "redis-setnx-px"},
+	},
+	{
+		File: "03-getset-timestamp.md", Title: "The GETSET timestamp lock: expiry judged by the clients' clocks",
+		Impls: []string{"redis-getset", "redis-setnx-px"},
+		Runs: []Run{
+			{ID: "getset-clock-skew", Impl: "redis-getset", Scenario: "client-clock-skew", Seed: 1},
+			{ID: "getset-late-release", Impl: "redis-getset", Scenario: "late-release", Seed: 1},
+			{ID: "setnx-px-clock-skew", Impl: "redis-setnx-px", Scenario: "client-clock-skew", Seed: 1},
+		},
+		Cells: []Cell{{"redis-getset", "client-clock-skew"}, {"redis-getset", "late-release"}, {"redis-setnx-px", "client-clock-skew"}},
+		Bench: []string{"redis-getset", "redis-setnx-px"},
+	},
+	{
+		File: "04-releasing-someone-elses-lock.md", Title: "DEL without an owner check, and GET then DEL: releasing someone else's lock",
+		Impls: []string{"redis-del-release", "redis-get-del-release", "redis-setnx-px"},
+		Runs: []Run{
+			{ID: "del-release-late", Impl: "redis-del-release", Scenario: "late-release", Seed: 1},
+			{ID: "get-del-release-late", Impl: "redis-get-del-release", Scenario: "late-release", Seed: 1},
+			{ID: "setnx-px-late", Impl: "redis-setnx-px", Scenario: "late-release", Seed: 1},
+		},
+		Cells: []Cell{{"redis-del-release", "late-release"}, {"redis-get-del-release", "late-release"}, {"redis-setnx-px", "late-release"}},
+		Bench: []string{"redis-del-release", "redis-get-del-release", "redis-setnx-px"},
+	},
+	{
+		File: "05-lease-expires-under-a-pause.md", Title: "A lease that expires under a pause, and why a watchdog does not save a paused process",
+		Impls: []string{"redis-setnx-px", "redis-reentrant"},
+		Runs: []Run{
+			{ID: "setnx-px-pause", Impl: "redis-setnx-px", Scenario: "pause-past-ttl", Seed: 1},
+			{ID: "setnx-px-slow", Impl: "redis-setnx-px", Scenario: "slow-work-past-ttl", Seed: 1},
+			{ID: "reentrant-slow", Impl: "redis-reentrant", Scenario: "slow-work-past-ttl", Seed: 1},
+			{ID: "reentrant-pause", Impl: "redis-reentrant", Scenario: "pause-past-ttl", Seed: 1},
+		},
+		Cells: []Cell{{"redis-setnx-px", "pause-past-ttl"}, {"redis-setnx-px", "slow-work-past-ttl"}, {"redis-reentrant", "pause-past-ttl"}, {"redis-reentrant", "slow-work-past-ttl"}},
+		Bench: []string{"redis-setnx-px", "redis-reentrant"},
+	},
+	{
+		File: "06-fencing-tokens.md", Title: "Fencing tokens: what they fix, who can issue them, what the resource must do",
+		Impls: []string{"redis-setnx-px", "redis-reentrant-fenced", "zookeeper", "pg-optimistic"},
+		Runs: []Run{
+			{ID: "setnx-px-pause-fenced", Impl: "redis-setnx-px", Scenario: "pause-past-ttl", Fencing: true, Seed: 1},
+			{ID: "reentrant-fenced-pause-fenced", Impl: "redis-reentrant-fenced", Scenario: "pause-past-ttl", Fencing: true, Seed: 1},
+			{ID: "setnx-px-coupon-fenced", Impl: "redis-setnx-px", Scenario: "coupon", Fencing: true, Seed: 1},
+		},
+		Cells: []Cell{{"redis-setnx-px", "pause-past-ttl"}, {"redis-reentrant-fenced", "pause-past-ttl"}, {"zookeeper", "pause-past-ttl"}, {"pg-optimistic", "pause-past-ttl"}, {"redis-setnx-px", "coupon"}},
+		Bench: []string{"redis-setnx-px", "redis-reentrant", "redis-reentrant-fenced"},
+	},
+	{
+		File: "07-redis-failover.md", Title: "Redis fail-over (and a restart without persistence) losing a lock",
+		Impls: []string{"redis-setnx-px"},
+		Runs: []Run{
+			{ID: "setnx-px-failover", Impl: "redis-setnx-px", Scenario: "redis-failover", Seed: 1},
+			{ID: "setnx-px-restart", Impl: "redis-setnx-px", Scenario: "server-restart", Seed: 1},
+			{ID: "setnx-px-failover-fenced", Impl: "redis-setnx-px", Scenario: "redis-failover", Fencing: true, Seed: 1},
+		},
+		Cells: []Cell{{"redis-setnx-px", "redis-failover"}, {"redis-setnx-px", "server-restart"}},
+		Bench: []string{"redis-setnx-px"},
+	},
+	{
+		File: "08-redlock.md", Title: "Redlock under restart, clock jump and partition, and the delayed restart",
+		Impls: []string{"redlock"},
+		Runs: []Run{
+			{ID: "redlock-restart", Impl: "redlock", Scenario: "redlock-restart", Seed: 1},
+			{ID: "redlock-clock-jump", Impl: "redlock", Scenario: "redlock-clock-jump", Seed: 1},
+			{ID: "redlock-partition", Impl: "redlock", Scenario: "redlock-partition", Seed: 1},
+			{ID: "redlock-restart-delayed", Impl: "redlock", Scenario: "redlock-restart-delayed", Seed: 1},
+		},
+		Cells: []Cell{{"redlock", "redlock-restart"}, {"redlock", "redlock-clock-jump"}, {"redlock", "redlock-partition"}, {"redlock", "redlock-restart-delayed"}, {"redlock", "pause-past-ttl"}, {"peer-redsync-5", "redlock-restart"}},
+		Bench: []string{"redlock", "peer-redsync-5", "redis-setnx-px"},
+	},
+	{
+		File: "09-zookeeper-session-expiry.md", Title: "ZooKeeper: session expiry is a lease too",
+		Impls: []string{"zookeeper"},
+		Runs: []Run{
+			{ID: "zookeeper-pause", Impl: "zookeeper", Scenario: "pause-past-ttl", Seed: 1},
+			{ID: "zookeeper-pause-fenced", Impl: "zookeeper", Scenario: "pause-past-ttl", Fencing: true, Seed: 1},
+			{ID: "zookeeper-holder-crash", Impl: "zookeeper", Scenario: "holder-crash", Seed: 1},
+		},
+		Cells: []Cell{{"zookeeper", "pause-past-ttl"}, {"zookeeper", "holder-crash"}, {"zookeeper", "slow-work-past-ttl"}, {"peer-zk-lock", "pause-past-ttl"}},
+		Bench: []string{"zookeeper", "peer-zk-lock", "redis-setnx-px"},
+	},
+	{
+		File: "10-database-locks.md", Title: "Database locks: unique row, optimistic version, advisory lock",
+		Impls: []string{"pg-unique-insert", "pg-optimistic", "pg-advisory"},
+		Runs: []Run{
+			{ID: "pg-unique-holder-crash", Impl: "pg-unique-insert", Scenario: "holder-crash", Seed: 1},
+			{ID: "pg-advisory-holder-crash", Impl: "pg-advisory", Scenario: "holder-crash", Seed: 1},
+			{ID: "pg-optimistic-pause", Impl: "pg-optimistic", Scenario: "pause-past-ttl", Seed: 1},
+			{ID: "pg-optimistic-pause-fenced", Impl: "pg-optimistic", Scenario: "pause-past-ttl", Fencing: true, Seed: 1},
+			{ID: "pg-advisory-pause", Impl: "pg-advisory", Scenario: "pause-past-ttl", Seed: 1},
+		},
+		Cells: []Cell{{"pg-unique-insert", "holder-crash"}, {"pg-advisory", "holder-crash"}, {"pg-optimistic", "holder-crash"}, {"pg-optimistic", "pause-past-ttl"}, {"pg-advisory", "pause-past-ttl"}, {"pg-unique-insert", "pause-past-ttl"}},
+		Bench: []string{"pg-unique-insert", "pg-optimistic", "pg-advisory"},
+	},
+	{
+		File: "11-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
+	},
+}
+
+// KeyScenarios are the columns of the summary tables (index and choosing page).
+var KeyScenarios = []string{"contention", "holder-crash", "crash-after-setnx", "late-release", "client-clock-skew",
+	"slow-work-past-ttl", "pause-past-ttl", "server-restart", "redis-failover", "redlock-restart"}

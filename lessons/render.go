@@ -1,0 +1,501 @@
+package lessons
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/locklab/locklab/impls"
+)
+
+// MatrixRow is the part of a results/correctness.json row the pages quote.
+type MatrixRow struct {
+	Impl           string             `json:"impl"`
+	Scenario       string             `json:"scenario"`
+	Fencing        bool               `json:"fencing"`
+	Verdict        string             `json:"verdict"`
+	Expected       string             `json:"expected"`
+	Why            string             `json:"why"`
+	Runs           int                `json:"runs"`
+	Sections       int                `json:"sections_checked"`
+	RecoveryMillis []int64            `json:"recovery_ms"`
+	Figures        map[string]float64 `json:"figures"`
+	Counterexample string             `json:"counterexample"`
+	Seeds          []int64            `json:"seeds"`
+}
+
+// Matrix is results/correctness.json.
+type Matrix []MatrixRow
+
+// LoadMatrix reads results/correctness.json.
+func LoadMatrix(dir string) (Matrix, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "correctness.json"))
+	if err != nil {
+		return nil, err
+	}
+	var m Matrix
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("correctness.json: %w", err)
+	}
+	return m, nil
+}
+
+func (m Matrix) find(impl, scenario string, fencing bool) (MatrixRow, bool) {
+	for _, r := range m {
+		if r.Impl == impl && r.Scenario == scenario && r.Fencing == fencing {
+			return r, true
+		}
+	}
+	return MatrixRow{}, false
+}
+
+// stat is a median with its spread over trials, as bench.json writes it.
+type stat struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+// BenchResult is the part of one bench.json implementation the pages quote.
+type BenchResult struct {
+	Name        string `json:"name"`
+	Uncontended *struct {
+		PairsPerSec stat `json:"pairs_per_sec"`
+		AcquireP99  stat `json:"acquire_p99_ms"`
+	} `json:"uncontended"`
+	Contended *struct {
+		Clients     int  `json:"clients"`
+		PairsPerSec stat `json:"pairs_per_sec"`
+		HandoffP50  stat `json:"handoff_p50_ms"`
+	} `json:"contended"`
+	Recovery *struct {
+		Seconds *float64 `json:"seconds"`
+		Verdict string   `json:"verdict"`
+		Note    string   `json:"note"`
+	} `json:"recovery"`
+}
+
+// Bench is results/bench.json.
+type Bench struct {
+	Date    string        `json:"date"`
+	Command string        `json:"command"`
+	Impls   []BenchResult `json:"implementations"`
+}
+
+// LoadBench reads results/bench.json.
+func LoadBench(dir string) (*Bench, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "bench.json"))
+	if err != nil {
+		return nil, err
+	}
+	var r Bench
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("bench.json: %w", err)
+	}
+	return &r, nil
+}
+
+func (b *Bench) find(name string) (BenchResult, bool) {
+	if b == nil {
+		return BenchResult{}, false
+	}
+	for _, r := range b.Impls {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return BenchResult{}, false
+}
+
+const (
+	missingMatrix = "`results/correctness.json` is missing: run `go run ./cmd/bench matrix` to fill this in."
+	missingBench  = "`results/bench.json` is missing: run `make bench` to fill this in."
+)
+
+// pageBlocks renders every generated block of a lesson page.
+func pageBlocks(p Page, recs map[string]Record, m Matrix, mErr error, b *Bench, bErr error) map[string]string {
+	blocks := map[string]string{}
+	if len(p.Impls) > 0 {
+		blocks["locks"] = locksBlock(p.Impls)
+	}
+	for _, r := range p.Runs {
+		blocks["run:"+r.ID] = runBlock(recs, r)
+	}
+	if len(p.Cells) > 0 || len(p.Bench) > 0 {
+		blocks["figures"] = figuresBlock(p, m, mErr, b, bErr)
+	}
+	return blocks
+}
+
+func locksBlock(names []string) string {
+	var b strings.Builder
+	for _, n := range names {
+		s, err := impls.Lookup(n)
+		if err != nil {
+			fmt.Fprintf(&b, "- `%s`: not registered (%v)\n", n, err)
+			continue
+		}
+		fmt.Fprintf(&b, "- [`%s`](../../%s) (capabilities: %s): %s.", s.Name, s.Source, s.Caps, strings.TrimSuffix(s.Summary, "."))
+		if s.Broken != "" {
+			fmt.Fprintf(&b, " **Deliberately broken:** %s.", strings.TrimSuffix(s.Broken, "."))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func runBlock(recs map[string]Record, r Run) string {
+	rec, ok := recs[r.ID]
+	if !ok {
+		return "Not run yet: run `make lessons`."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "```sh\n%s\n```\n\n", rec.Command())
+	fmt.Fprintf(&b, "Measured (seed %d, TTL %s, %d clients, up to %d critical sections): **%s**. The lab expects %s: %s.",
+		rec.Seed, rec.TTL, clients, sections, rec.Verdict, rec.Expected, rec.Why)
+	if rec.Verdict != rec.Expected {
+		fmt.Fprintf(&b, " ⚠ This run differs from the expectation.")
+	}
+	if len(rec.Tried) > 1 {
+		fmt.Fprintf(&b, " Seeds %s were tried in turn; the one shown is the last.", joinInts(rec.Tried))
+	}
+	fmt.Fprintf(&b, " Porcupine checked %d critical sections (%d with an unknown outcome).", rec.Sections, rec.Unknown)
+	if rec.Recovery > 0 {
+		fmt.Fprintf(&b, " Recovery after the crash: %d ms.", rec.Recovery)
+	}
+	if len(rec.Figures) > 0 {
+		fmt.Fprintf(&b, " Figures: %s.", figures(rec.Figures))
+	}
+	if rec.Detail != "" {
+		fmt.Fprintf(&b, " Detail: %s.", strings.TrimSuffix(rec.Detail, "."))
+	}
+	b.WriteString("\n")
+	if rec.SVG != "" {
+		fmt.Fprintf(&b, "\n![Recorded timeline of %s under %s](%s)\n", rec.Impl, rec.Scenario, rec.SVG)
+	}
+	if rec.HTML != "" {
+		fmt.Fprintf(&b, "\nPorcupine's interactive timeline of the whole run: [%s](%s) (download it and open it in a browser; the faults are on the `faults` row).\n", rec.HTML, rec.HTML)
+	}
+	fmt.Fprintf(&b, "\n<sub>Generated %s by `make lessons`.</sub>\n", rec.Generated)
+	return b.String()
+}
+
+func joinInts(xs []int64) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, fmt.Sprint(x))
+	}
+	return strings.Join(s, ", ")
+}
+
+func figures(f map[string]float64) string {
+	var keys []string
+	for k := range f {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %g", k, f[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func figuresBlock(p Page, m Matrix, mErr error, b *Bench, bErr error) string {
+	var s strings.Builder
+	if len(p.Cells) > 0 {
+		s.WriteString("From `results/correctness.json` (the verdict matrix):\n\n")
+		if mErr != nil {
+			s.WriteString(missingMatrix + "\n")
+		} else {
+			s.WriteString("| implementation | scenario | fencing | verdict | expected | runs | sections checked | recovery | figures |\n|---|---|---|---|---|---|---|---|---|\n")
+			for _, c := range p.Cells {
+				for _, fenced := range []bool{false, true} {
+					r, ok := m.find(c.Impl, c.Scenario, fenced)
+					if !ok {
+						continue
+					}
+					v := r.Verdict
+					if r.Counterexample != "" {
+						v = fmt.Sprintf("[%s](../../results/%s)", v, filepath.ToSlash(r.Counterexample))
+					}
+					rec := "–"
+					if len(r.RecoveryMillis) > 0 {
+						rec = fmt.Sprintf("%d ms", r.RecoveryMillis[0])
+					}
+					fig := figures(r.Figures)
+					if fig == "" {
+						fig = "–"
+					}
+					fmt.Fprintf(&s, "| `%s` | `%s` | %s | %s | %s | %d | %d | %s | %s |\n",
+						r.Impl, r.Scenario, yesNo(r.Fencing), v, r.Expected, r.Runs, r.Sections, rec, fig)
+				}
+			}
+		}
+	}
+	if len(p.Bench) > 0 {
+		s.WriteString("\nFrom `results/bench.json` (what the lock costs):\n\n")
+		if bErr != nil {
+			s.WriteString(missingBench + "\n")
+		} else {
+			fmt.Fprintf(&s, "Measured %s by `%s`. Medians over trials, with [min–max].\n\n", b.Date, b.Command)
+			s.WriteString("| implementation | uncontended acquire+release pairs/s | uncontended acquire p99 | contended pairs/s | contended hand-off p50 | recovery after a holder crash |\n|---|---|---|---|---|---|\n")
+			for _, n := range p.Bench {
+				r, ok := b.find(n)
+				if !ok {
+					fmt.Fprintf(&s, "| `%s` | not measured | | | | |\n", n)
+					continue
+				}
+				fmt.Fprintf(&s, "| `%s` | %s | %s | %s | %s | %s |\n", n, uncontended(r), acquireP99(r), contended(r), handoff(r), recovery(r))
+			}
+		}
+	}
+	return s.String()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func fmtStat(st stat, unit string) string {
+	return fmt.Sprintf("%s%s [%s–%s]", num(st.Median), unit, num(st.Min), num(st.Max))
+}
+
+func num(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func uncontended(r BenchResult) string {
+	if r.Uncontended == nil {
+		return "–"
+	}
+	return fmtStat(r.Uncontended.PairsPerSec, "")
+}
+
+func acquireP99(r BenchResult) string {
+	if r.Uncontended == nil {
+		return "–"
+	}
+	return fmtStat(r.Uncontended.AcquireP99, " ms")
+}
+
+func contended(r BenchResult) string {
+	if r.Contended == nil {
+		return "–"
+	}
+	return fmtStat(r.Contended.PairsPerSec, "") + fmt.Sprintf(" (%d clients)", r.Contended.Clients)
+}
+
+func handoff(r BenchResult) string {
+	if r.Contended == nil {
+		return "–"
+	}
+	return fmtStat(r.Contended.HandoffP50, " ms")
+}
+
+func recovery(r BenchResult) string {
+	if r.Recovery == nil {
+		return "–"
+	}
+	if r.Recovery.Seconds != nil {
+		return fmt.Sprintf("%s s", num(*r.Recovery.Seconds))
+	}
+	if r.Recovery.Verdict != "" {
+		return r.Recovery.Verdict + " (" + r.Recovery.Note + ")"
+	}
+	return r.Recovery.Note
+}
+
+// lessonFor returns the page about impl: the first page that leads with
+// it, else the last page that discusses it.
+func lessonFor(impl string) string {
+	last := ""
+	for _, p := range Pages {
+		for i, n := range p.Impls {
+			if n == impl {
+				if i == 0 {
+					return p.File
+				}
+				last = p.File
+			}
+		}
+	}
+	return last
+}
+
+// verdictCell renders one implementation × scenario cell: the verdict
+// without fencing, then with it where the lock issues tokens.
+func verdictCell(get func(fenced bool) (string, bool)) string {
+	var parts []string
+	if v, ok := get(false); ok {
+		parts = append(parts, v)
+	}
+	if v, ok := get(true); ok {
+		parts = append(parts, "fenced: "+v)
+	}
+	if len(parts) == 0 {
+		return "·"
+	}
+	return strings.Join(parts, "<br>")
+}
+
+// SummaryTable is the implementation × key scenario table with the
+// verdicts, each implementation linked to its lesson (prefix is the path
+// from the reader's page to docs/lessons/, "" inside it). Without the
+// matrix it falls back to the lessons' own runs and says so.
+func SummaryTable(m Matrix, mErr error, recs map[string]Record, prefix string) string {
+	var b strings.Builder
+	get := func(impl, sc string) func(bool) (string, bool) {
+		return func(fenced bool) (string, bool) {
+			if mErr == nil {
+				r, ok := m.find(impl, sc, fenced)
+				return r.Verdict, ok
+			}
+			for _, rec := range recs {
+				if rec.Impl == impl && rec.Scenario == sc && rec.Fencing == fenced {
+					return string(rec.Verdict), true
+				}
+			}
+			return "", false
+		}
+	}
+	if mErr != nil {
+		b.WriteString(missingMatrix + " Until then the table shows only the lessons' own runs (`docs/lessons/runs.json`).\n\n")
+	} else {
+		b.WriteString("Verdicts from `results/correctness.json`; · means the scenario does not apply or was not run.\n\n")
+	}
+	fmt.Fprintf(&b, "| implementation | %s |\n|---|%s\n", strings.Join(KeyScenarios, " | "), strings.Repeat("---|", len(KeyScenarios)))
+	for _, s := range impls.All() {
+		name := fmt.Sprintf("`%s`", s.Name)
+		if l := lessonFor(s.Name); l != "" {
+			name = fmt.Sprintf("[`%s`](%s%s)", s.Name, prefix, l)
+		}
+		var cells []string
+		has := false
+		for _, sc := range KeyScenarios {
+			c := verdictCell(get(s.Name, sc))
+			if c != "·" {
+				has = true
+			}
+			cells = append(cells, c)
+		}
+		if !has {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s |\n", name, strings.Join(cells, " | "))
+	}
+	return b.String()
+}
+
+func indexList(recs map[string]Record) string {
+	var b strings.Builder
+	for i, p := range Pages {
+		fmt.Fprintf(&b, "%d. [%s](%s)", i+1, p.Title, p.File)
+		var shown []string
+		for _, r := range p.Runs {
+			if rec, ok := recs[r.ID]; ok {
+				f := ""
+				if rec.Fencing {
+					f = " fenced"
+				}
+				shown = append(shown, fmt.Sprintf("`%s` / `%s`%s: %s", rec.Impl, rec.Scenario, f, rec.Verdict))
+			}
+		}
+		if len(shown) > 0 {
+			fmt.Fprintf(&b, ": %s", strings.Join(shown, "; "))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// decisionTable is the choosing page's table: for every lock, whether it
+// issues fencing tokens, how it fares when its holder dies, pauses or
+// loses its server, and what it costs.
+func decisionTable(m Matrix, mErr error, b *Bench, bErr error) string {
+	var s strings.Builder
+	if mErr != nil {
+		s.WriteString(missingMatrix + "\n\n")
+	}
+	if bErr != nil {
+		s.WriteString(missingBench + "\n\n")
+	}
+	if mErr != nil && bErr != nil {
+		return s.String()
+	}
+	first := func(impl string, fenced bool, names ...string) string {
+		if mErr != nil {
+			return "·"
+		}
+		for _, n := range names {
+			if r, ok := m.find(impl, n, fenced); ok {
+				v := r.Verdict
+				if len(r.RecoveryMillis) > 0 {
+					v += fmt.Sprintf(" (%d ms)", r.RecoveryMillis[0])
+				}
+				if len(names) > 1 {
+					v += " <sub>" + n + "</sub>"
+				}
+				return v
+			}
+		}
+		return "·"
+	}
+	s.WriteString("| implementation | backend | fencing tokens | holder crash | paused past TTL | paused, fenced | slow past TTL | lock server lost | uncontended pairs/s | contended pairs/s |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, spec := range impls.All() {
+		name := fmt.Sprintf("`%s`", spec.Name)
+		if l := lessonFor(spec.Name); l != "" {
+			name = fmt.Sprintf("[`%s`](%s)", spec.Name, l)
+		}
+		if spec.Broken != "" {
+			name += " (broken)"
+		}
+		if spec.Peer {
+			name += " (peer)"
+		}
+		un, co := "·", "·"
+		if bErr == nil {
+			if r, ok := b.find(spec.Name); ok {
+				if r.Uncontended != nil {
+					un = num(r.Uncontended.PairsPerSec.Median)
+				}
+				if r.Contended != nil {
+					co = num(r.Contended.PairsPerSec.Median)
+				}
+			}
+		}
+		fmt.Fprintf(&s, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, backend(spec), yesNo(spec.Caps.Fencing),
+			first(spec.Name, false, "holder-crash"), first(spec.Name, false, "pause-past-ttl"), first(spec.Name, true, "pause-past-ttl"),
+			first(spec.Name, false, "slow-work-past-ttl"), first(spec.Name, false, "redis-failover", "server-restart", "redlock-restart"), un, co)
+	}
+	return s.String()
+}
+
+func backend(s impls.Spec) string {
+	switch {
+	case s.Backend.InProcess:
+		return "in-process"
+	case s.Backend.ZooKeeper:
+		return "ZooKeeper"
+	case s.Backend.Postgres:
+		return "PostgreSQL"
+	case s.Backend.RedisNodes > 1:
+		return fmt.Sprintf("%d Redis nodes", s.Backend.RedisNodes)
+	case s.Backend.RedisNodes == 1:
+		return "Redis"
+	}
+	return "none"
+}
