@@ -97,7 +97,9 @@ func (n *Node) waitReady(ctx context.Context, p *Process) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w (last probe: %v)", ctx.Err(), last)
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(5 * time.Millisecond):
+			// Probe often: a restart scenario measures from the crash, and a
+			// lazy probe would add its own delay to every restart.
 		}
 	}
 }

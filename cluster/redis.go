@@ -89,7 +89,7 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 		return p, err
 	}
 	n.ready = func(ctx context.Context, n *Node) error {
-		c := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1})
+		c := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1, DialerRetries: 1})
 		defer c.Close()
 		return c.Ping(ctx).Err()
 	}

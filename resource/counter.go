@@ -34,7 +34,7 @@ type Counter struct {
 func New(addr, name string) *Counter {
 	return &Counter{
 		rdb: redis.NewClient(&redis.Options{
-			Addr: addr, MaxRetries: -1, PoolSize: 2,
+			Addr: addr, MaxRetries: -1, DialerRetries: 1, PoolSize: 2,
 			DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second,
 		}),
 		key:   "{" + name + "}:value",

@@ -105,8 +105,12 @@ func runPlan(ctx context.Context, env *Env, p plan) (*Outcome, error) {
 	}
 	for id := 0; id < p.workers; id++ {
 		w, err := env.StartWorker(ctx, id, addrs[id], func(ws *WorkerSpec) {
-			if id == 0 && trigger != "" {
-				ws.Arm = []string{trigger}
+			if trigger != "" {
+				if id == 0 {
+					ws.Arm = []string{trigger}
+				} else {
+					ws.WaitForGo = true
+				}
 			}
 			if p.edit != nil {
 				p.edit(env, id, ws)
@@ -119,8 +123,15 @@ func runPlan(ctx context.Context, env *Env, p plan) (*Outcome, error) {
 	}
 	r.victim = r.workers[0]
 	if trigger != "" {
+		// The victim alone takes the first grant (so its fencing token is 1)
+		// and stops at its failpoint; only then do the others contend.
 		if _, err := r.victim.Await(ctx, "failpoint "+trigger, 30*time.Second+5*env.TTL); err != nil {
 			return nil, err
+		}
+		for _, w := range r.workers[1:] {
+			if err := w.Go(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if p.inject != nil {
@@ -209,7 +220,10 @@ func (r *faultRun) waitGrant(ctx context.Context, after int64, bound time.Durati
 				return t, true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		// Poll fast: scenarios release their victim the moment another
+		// client is granted the lock, while that client is still inside its
+		// critical section (sections take 5-20ms).
+		time.Sleep(2 * time.Millisecond)
 	}
 	return 0, false
 }

@@ -25,10 +25,10 @@ func init() {
 			inject: func(ctx context.Context, r *faultRun) error {
 				n := r.env.Topo.Redis[0]
 				r.env.FaultAt(fmt.Sprintf("SIGKILL %s; restart it empty (no persistence)", n.Name))
+				r.mark()
 				if err := n.Restart(ctx, false); err != nil {
 					return err
 				}
-				r.mark()
 				r.waitGrant(ctx, r.faultTime, handOffWait(r.env))
 				return r.victim.Continue()
 			},

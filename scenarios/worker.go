@@ -53,6 +53,10 @@ type WorkerSpec struct {
 	Limit int64
 	// AcquireTimeout bounds one acquire.
 	AcquireTimeout time.Duration
+	// WaitForGo holds the worker after "ready" until it reads "go": the
+	// others wait while the victim takes the first grant and reaches its
+	// failpoint, so every run of a scenario starts from the same state.
+	WaitForGo bool
 }
 
 // MaybeRunWorker turns this process into a worker when it was started as
@@ -99,18 +103,25 @@ func runWorker(raw string) error {
 
 	var stopping atomic.Bool
 	cont := make(chan struct{}, len(ws.Arm)+1)
+	goCh := make(chan struct{})
+	var goOnce sync.Once
+	start := func() { goOnce.Do(func() { close(goCh) }) }
 	go func() {
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
 			switch strings.TrimSpace(sc.Text()) {
 			case "continue":
 				cont <- struct{}{}
+			case "go":
+				start()
 			case "stop":
 				stopping.Store(true)
+				start()
 			}
 		}
 		// The parent is gone or closed our stdin: finish up.
 		stopping.Store(true)
+		start()
 		close(cont)
 	}()
 
@@ -164,6 +175,9 @@ func runWorker(raw string) error {
 		},
 	}
 	say("ready")
+	if ws.WaitForGo {
+		<-goCh
+	}
 	for !stopping.Load() {
 		ctx, cancel := context.WithTimeout(context.Background(), ws.AcquireTimeout)
 		err := client.Section(ctx)

@@ -111,6 +111,12 @@ func (w *Worker) Await(ctx context.Context, prefix string, timeout time.Duration
 	}
 }
 
+// Go releases a worker started with WaitForGo.
+func (w *Worker) Go() error {
+	_, err := io.WriteString(w.stdin, "go\n")
+	return err
+}
+
 // Continue lets a worker stopped at a failpoint go on. If the worker is
 // SIGSTOPped, the line waits in the pipe until it resumes.
 func (w *Worker) Continue() error {

@@ -27,12 +27,15 @@ func NewClient(addr string, ttl time.Duration) *redis.Client {
 		t = time.Second
 	}
 	return redis.NewClient(&redis.Options{
-		Addr:         addr,
-		MaxRetries:   -1,
-		DialTimeout:  time.Second,
-		ReadTimeout:  t,
-		WriteTimeout: t,
-		PoolSize:     4,
+		Addr:       addr,
+		MaxRetries: -1,
+		// One dial per request: go-redis would otherwise retry a refused
+		// dial 5 times, 100ms apart, hiding a dead server for half a second.
+		DialerRetries: 1,
+		DialTimeout:   time.Second,
+		ReadTimeout:   t,
+		WriteTimeout:  t,
+		PoolSize:      4,
 		// A lock client must see a cut connection as an error, not hide it.
 		ContextTimeoutEnabled: true,
 	})
