@@ -45,6 +45,8 @@ type Record struct {
 	Verdict   scenarios.Verdict  `json:"verdict"`
 	Expected  scenarios.Verdict  `json:"expected"`
 	Why       string             `json:"why"`
+	Clients   int                `json:"clients"`
+	Processes bool               `json:"processes,omitempty"`
 	Sections  int                `json:"sections_checked"`
 	Unknown   int                `json:"sections_unknown"`
 	Recovery  int64              `json:"recovery_ms,omitempty"`
@@ -233,6 +235,7 @@ func runOne(ctx context.Context, opt Options, r Run) (Record, error) {
 	}
 	rec := Record{ID: r.ID, Impl: r.Impl, Scenario: r.Scenario, Fencing: r.Fencing, Seed: out.Seed, Tried: tried,
 		TTL: opt.TTL.String(), Verdict: out.Verdict, Expected: exp.Verdict, Why: exp.Why,
+		Clients: out.Clients, Processes: out.Processes,
 		Sections: out.Sections, Unknown: out.Unknown, Recovery: out.Recovery.Milliseconds(),
 		Figures: out.Figures, Detail: out.Detail, Generated: time.Now().UTC().Format("2006-01-02 15:04 MST")}
 	if len(rec.Figures) == 0 {

@@ -154,8 +154,12 @@ func runBlock(recs map[string]Record, r Run) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "```sh\n%s\n```\n\n", rec.Command())
-	fmt.Fprintf(&b, "Measured (seed %d, TTL %s, %d clients, up to %d critical sections): **%s**. The lab expects %s: %s.",
-		rec.Seed, rec.TTL, clients, sections, rec.Verdict, rec.Expected, rec.Why)
+	who := fmt.Sprintf("%d clients in one process", rec.Clients)
+	if rec.Processes {
+		who = fmt.Sprintf("%d client processes", rec.Clients)
+	}
+	fmt.Fprintf(&b, "Measured (seed %d, TTL %s, %s): **%s**. The lab expects %s: %s.",
+		rec.Seed, rec.TTL, who, rec.Verdict, rec.Expected, rec.Why)
 	if rec.Verdict != rec.Expected {
 		fmt.Fprintf(&b, " ⚠ This run differs from the expectation.")
 	}

@@ -77,7 +77,7 @@ func runContention(ctx context.Context, env *Env) (*Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := &Outcome{Verdict: Safe}
+	out := &Outcome{Verdict: Safe, Clients: env.Clients}
 	if stuck != nil {
 		out.Verdict = Stuck
 		out.Detail = fmt.Sprintf("an acquire waited %v without the lock: %v", env.stuckBound(), stuck)

@@ -139,7 +139,7 @@ func runPlan(ctx context.Context, env *Env, p plan) (*Outcome, error) {
 			return nil, err
 		}
 	}
-	out := &Outcome{Verdict: Safe, Figures: map[string]float64{}}
+	out := &Outcome{Verdict: Safe, Figures: map[string]float64{}, Clients: p.workers, Processes: true}
 	if p.recovery {
 		bound := env.recoveryBound()
 		if t, ok := r.waitGrant(ctx, r.faultTime, bound); ok {

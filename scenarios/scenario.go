@@ -76,10 +76,14 @@ type Outcome struct {
 	Fencing  bool
 	Seed     int64
 	Verdict  Verdict
-	Sections int    // critical sections checked
-	Unknown  int    // of which with an unknown outcome
-	HTML     string // counterexample timeline, when unsafe
-	History  string // the recorded history (JSON lines), when kept
+	// Clients is how many clients ran; Processes says whether each was a
+	// worker process of its own (fault scenarios) or a goroutine.
+	Clients   int
+	Processes bool
+	Sections  int    // critical sections checked
+	Unknown   int    // of which with an unknown outcome
+	HTML      string // counterexample timeline, when unsafe
+	History   string // the recorded history (JSON lines), when kept
 	// Recovery is the time from a holder's crash until another client held
 	// the lock (0 when the scenario has no crash).
 	Recovery time.Duration
