@@ -22,6 +22,9 @@ import (
 type Options struct {
 	Dir     string        // the pages (docs/lessons)
 	Results string        // results/ with correctness.json and bench.json
+	// Readme is the project README whose opening verdict table is
+	// regenerated too (default README.md; "-" to leave it alone).
+	Readme string
 	TTL     time.Duration // lease TTL for every run
 	Pages   []string      // page files to regenerate (default: all)
 	// Attempts bounds the seeds tried when an expected failure does not show.
@@ -81,6 +84,9 @@ func Generate(ctx context.Context, opt Options) error {
 	if opt.Results == "" {
 		opt.Results = "results"
 	}
+	if opt.Readme == "" {
+		opt.Readme = "README.md"
+	}
 	if opt.TTL <= 0 {
 		opt.TTL = time.Second
 	}
@@ -126,10 +132,22 @@ func Generate(ctx context.Context, opt Options) error {
 		}
 		opt.Logf("wrote %s", filepath.Join(opt.Dir, p.File))
 	}
-	return rewrite(filepath.Join(opt.Dir, "README.md"), map[string]string{
+	if err := rewrite(filepath.Join(opt.Dir, "README.md"), map[string]string{
 		"index": indexList(records),
 		"table": SummaryTable(m, mErr, records, ""),
-	})
+	}); err != nil {
+		return err
+	}
+	if opt.Readme == "-" {
+		return nil
+	}
+	// The project README opens with the same table, its links relative to
+	// the repository root.
+	rel, err := filepath.Rel(filepath.Dir(opt.Readme), opt.Dir)
+	if err != nil {
+		return err
+	}
+	return rewrite(opt.Readme, map[string]string{"verdicts": SummaryTable(m, mErr, records, filepath.ToSlash(rel)+"/")})
 }
 
 func choosePages(names []string) ([]Page, error) {

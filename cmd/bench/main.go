@@ -47,6 +47,8 @@ commands:
   matrix [-impl a,b] [-scenario x,y] [-runs N] [-ttl D] [-out results]
                             run every implementation under every scenario that applies, with and
                             without fencing; write results/correctness.md, correctness.json, counterexamples/
+  lessons [-page FILE,...] [-no-run]
+                            rerun the lessons' scenarios and regenerate docs/lessons/ and README's table
   bench [-quick] [-impl a,b] [-workload w,x] [-out results]
                             measure every implementation and peer, write results/bench.{md,json} and charts
 
