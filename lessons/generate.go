@@ -20,13 +20,13 @@ import (
 
 // Options configure a regeneration.
 type Options struct {
-	Dir     string        // the pages (docs/lessons)
-	Results string        // results/ with correctness.json and bench.json
+	Dir     string // the pages (docs/lessons)
+	Results string // results/ with correctness.json and bench.json
 	// Readme is the project README whose opening verdict table is
 	// regenerated too (default README.md; "-" to leave it alone).
 	Readme string
-	TTL     time.Duration // lease TTL for every run
-	Pages   []string      // page files to regenerate (default: all)
+	TTL    time.Duration // lease TTL for every run
+	Pages  []string      // page files to regenerate (default: all)
 	// Attempts bounds the seeds tried when an expected failure does not show.
 	Attempts int
 	// NoRun rewrites the pages from docs/lessons/runs.json and the results
