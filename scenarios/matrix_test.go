@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -26,6 +27,12 @@ func TestVerdictMatrix(t *testing.T) {
 	}
 	for i, c := range cells {
 		t.Run(c.Name(), func(t *testing.T) {
+			// Whatever the verdict, no worker or server outlives the cell.
+			t.Cleanup(func() {
+				if pids := cluster.LivePIDs(); len(pids) != 0 {
+					t.Errorf("processes outlived the run: %v", pids)
+				}
+			})
 			exp := c.Expect()
 			tries := 1
 			if exp.Verdict == scenarios.Unsafe {
