@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -174,6 +175,17 @@ func (n *Node) LogTail(lines int) string {
 		all = all[len(all)-lines:]
 	}
 	return strings.Join(all, "\n")
+}
+
+// spawnLogged starts the server with its output appended to the node's log.
+func (n *Node) spawnLogged(cmd *exec.Cmd) (*Process, error) {
+	logf, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", n.LogPath(), err)
+	}
+	defer logf.Close() // the child has its own copy of the descriptor
+	cmd.Stdout, cmd.Stderr = logf, logf
+	return Spawn(cmd)
 }
 
 // freePort asks the kernel for a free loopback port.

@@ -138,14 +138,7 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 			"-c", "full_page_writes=off",
 			"-c", "shared_buffers=64MB")
 		asServerUser(cmd)
-		logf, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, err
-		}
-		cmd.Stdout, cmd.Stderr = logf, logf
-		p, err := Spawn(cmd)
-		logf.Close()
-		return p, err
+		return n.spawnLogged(cmd)
 	}
 	n.ready = func(ctx context.Context, n *Node) error {
 		conn, err := pgx.Connect(ctx, n.DSN())

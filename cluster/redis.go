@@ -79,14 +79,7 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 		}
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(os.Environ(), env...)
-		logf, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, err
-		}
-		cmd.Stdout, cmd.Stderr = logf, logf
-		p, err := Spawn(cmd)
-		logf.Close()
-		return p, err
+		return n.spawnLogged(cmd)
 	}
 	n.ready = func(ctx context.Context, n *Node) error {
 		c := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1, DialerRetries: 1})

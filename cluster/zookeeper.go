@@ -96,14 +96,7 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 			"-Dzookeeper.jmx.log4j.disable=true",
 			"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
 			"-cp", cp, "org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)
-		logf, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, err
-		}
-		cmd.Stdout, cmd.Stderr = logf, logf
-		p, err := Spawn(cmd)
-		logf.Close()
-		return p, err
+		return n.spawnLogged(cmd)
 	}
 	n.ready = func(ctx context.Context, n *Node) error {
 		deadline, _ := ctx.Deadline()
