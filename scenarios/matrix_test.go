@@ -36,7 +36,7 @@ func TestVerdictMatrix(t *testing.T) {
 			exp := c.Expect()
 			tries := 1
 			if exp.Verdict == scenarios.Unsafe {
-				tries = 3
+				tries = scenarios.UnsafeTries
 			}
 			var got []scenarios.Verdict
 			for try := 0; try < tries; try++ {
