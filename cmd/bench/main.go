@@ -14,6 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/all"
@@ -23,7 +25,15 @@ import (
 // errUsage marks bad input: the command exits with status 2.
 var errUsage = errors.New("usage")
 
+// quietRedis drops go-redis's own log lines ("failed to dial" while a
+// server restarts, which the lab does on purpose); every error that matters
+// reaches the lab as a returned error and is reported there.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...interface{}) {}
+
 func main() {
+	redis.SetLogger(quietRedis{})
 	// Fault scenarios re-execute this binary as client processes.
 	scenarios.MaybeRunWorker()
 	cluster.StopOnSignal()
