@@ -71,9 +71,17 @@ func TestSetNXExpireCrashAfterSetNXLeavesLockForever(t *testing.T) {
 	}
 	other := newLocker(t, "redis-setnx-expire", impls.Config{Redis: []string{addr}, TTL: ttl})
 	actx, cancel := context.WithTimeout(ctx, 2*ttl)
-	_, err := other.Acquire(actx, key)
-	cancel()
-	if !errors.Is(err, context.DeadlineExceeded) {
+	defer cancel()
+	for {
+		_, err := other.Acquire(actx, key)
+		if errors.Is(err, context.DeadlineExceeded) {
+			break // waited 2×TTL without a grant: the deadlock
+		}
+		// A reply slower than the client's timeout on a loaded machine is
+		// an unknown outcome, not a grant: keep waiting.
+		if errors.Is(err, impls.ErrUnknown) && actx.Err() == nil {
+			continue
+		}
 		t.Fatalf("Acquire for 2×TTL after the crash: %v, want context.DeadlineExceeded (deadlock)", err)
 	}
 	if _, err := other.TryAcquire(ctx, key); !errors.Is(err, impls.ErrHeld) {
