@@ -51,21 +51,23 @@ type External struct {
 // ExternalFromEnv reads LOCKLAB_REDIS_ADDRS, LOCKLAB_RESOURCE_ADDR,
 // LOCKLAB_ZK_ADDRS (comma-separated host:port) and LOCKLAB_PG_DSN.
 func ExternalFromEnv() External {
-	split := func(s string) []string {
-		var out []string
-		for _, f := range strings.Split(s, ",") {
-			if f = strings.TrimSpace(f); f != "" {
-				out = append(out, f)
-			}
-		}
-		return out
-	}
 	return External{
-		Redis:     split(os.Getenv("LOCKLAB_REDIS_ADDRS")),
+		Redis:     SplitList(os.Getenv("LOCKLAB_REDIS_ADDRS")),
 		Resource:  strings.TrimSpace(os.Getenv("LOCKLAB_RESOURCE_ADDR")),
-		ZooKeeper: split(os.Getenv("LOCKLAB_ZK_ADDRS")),
+		ZooKeeper: SplitList(os.Getenv("LOCKLAB_ZK_ADDRS")),
 		Postgres:  strings.TrimSpace(os.Getenv("LOCKLAB_PG_DSN")),
 	}
+}
+
+// SplitList parses a comma-separated list of addresses, dropping blanks.
+func SplitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Any reports whether any external server was given.

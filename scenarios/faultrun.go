@@ -1,9 +1,11 @@
 package scenarios
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sync"
@@ -210,14 +212,20 @@ func (r *faultRun) lockAddrs(id int) ([]string, error) {
 // mark records the moment recovery is measured from.
 func (r *faultRun) mark() { r.faultTime = lin.Now() }
 
-// waitGrant polls the workers' histories until a client other than the
+// waitGrant follows the workers' histories until a client other than the
 // victim is granted the lock after time after, or bound passes.
 func (r *faultRun) waitGrant(ctx context.Context, after int64, bound time.Duration) (int64, bool) {
+	tails := make([]*historyTail, 0, len(r.workers)-1)
+	for _, w := range r.workers[1:] {
+		tails = append(tails, &historyTail{path: w.Spec.History})
+	}
 	deadline := time.Now().Add(bound)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		for _, w := range r.workers[1:] {
-			if t, ok := firstGrantAfter(w.Spec.History, after); ok {
-				return t, true
+		for _, t := range tails {
+			for _, e := range t.next() {
+				if e.Kind == lin.Acquired && e.Time > after {
+					return e.Time, true
+				}
 			}
 		}
 		// Poll fast: scenarios release their victim the moment another
@@ -228,19 +236,30 @@ func (r *faultRun) waitGrant(ctx context.Context, after int64, bound time.Durati
 	return 0, false
 }
 
-func firstGrantAfter(path string, after int64) (int64, bool) {
-	f, err := os.Open(path)
+// historyTail reads a worker's history as it grows: each call parses only
+// the complete lines appended since the last, so fast polling stays cheap.
+type historyTail struct {
+	path    string
+	off     int64
+	partial []byte // a line the worker has not finished writing
+}
+
+func (h *historyTail) next() []lin.Event {
+	f, err := os.Open(h.path)
 	if err != nil {
-		return 0, false
+		return nil
 	}
 	defer f.Close()
-	evs, _ := lin.ReadEvents(f)
-	for _, e := range evs {
-		if e.Kind == lin.Acquired && e.Time > after {
-			return e.Time, true
-		}
+	buf, err := io.ReadAll(io.NewSectionReader(f, h.off, 1<<40))
+	if err != nil || len(buf) == 0 {
+		return nil
 	}
-	return 0, false
+	h.off += int64(len(buf))
+	buf = append(h.partial, buf...)
+	end := bytes.LastIndexByte(buf, '\n') + 1
+	h.partial = append([]byte(nil), buf[end:]...)
+	evs, _ := lin.ReadEvents(bytes.NewReader(buf[:end]))
+	return evs
 }
 
 // grantsBetween counts grants in [from, to] over the merged history.

@@ -124,16 +124,8 @@ func serverFlags(fs *flag.FlagSet) func() cluster.External {
 	zkAddrs := fs.String("zk", strings.Join(ext.ZooKeeper, ","), "comma-separated ZooKeeper servers (default: start one)")
 	pgDSN := fs.String("pg", ext.Postgres, "PostgreSQL DSN (default: start one)")
 	return func() cluster.External {
-		split := func(s string) []string {
-			var out []string
-			for _, f := range strings.Split(s, ",") {
-				if f = strings.TrimSpace(f); f != "" {
-					out = append(out, f)
-				}
-			}
-			return out
-		}
-		return cluster.External{Redis: split(*redisAddrs), Resource: *resourceAddr, ZooKeeper: split(*zkAddrs), Postgres: *pgDSN}
+		return cluster.External{Redis: cluster.SplitList(*redisAddrs), Resource: *resourceAddr,
+			ZooKeeper: cluster.SplitList(*zkAddrs), Postgres: *pgDSN}
 	}
 }
 

@@ -107,7 +107,7 @@ func (l *SetNXExpire) undo(ctx context.Context, key, token string, cause error) 
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), l.ttl)
 	defer cancel()
-	if _, err := releaseScript.Run(cctx, l.rdb, []string{lockKey(key)}, token).Int64(); err != nil {
+	if _, err := ReleaseScript.Run(cctx, l.rdb, []string{lockKey(key)}, token).Int64(); err != nil {
 		// The key may still be ours, with no expiry.
 		return impls.Fail(setnxExpireName, "acquire", impls.ErrUnknown, errors.Join(cause, err))
 	}

@@ -40,17 +40,20 @@ end
 return -redis.call('PTTL', KEYS[1])
 `)
 
-// releaseScript deletes the lock only if it still holds our token.
-var releaseScript = redis.NewScript(`
+// ReleaseScript deletes KEYS[1] only if it still holds our token ARGV[1]:
+// a late release never frees a lock another client has since taken. Redlock
+// runs the same script on each of its nodes.
+var ReleaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
 return 0
 `)
 
-// refreshScript extends the lock only if it still holds our token. An
-// expired lock has no value, so a refresh can never revive it.
-var refreshScript = redis.NewScript(`
+// RefreshScript sets KEYS[1]'s expiry to ARGV[2] ms only if it still holds
+// our token ARGV[1]. An expired lock has no value, so a refresh can never
+// revive it.
+var RefreshScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
@@ -114,7 +117,7 @@ func (s *setnxLease) Lost() <-chan struct{} { return never }
 func (s *setnxLease) String() string        { return s.key + "#" + strconv.FormatUint(s.fence, 10) }
 
 func (s *setnxLease) Refresh(ctx context.Context) error {
-	n, err := refreshScript.Run(ctx, s.l.rdb, []string{lockKey(s.key)}, s.token, s.l.ttl.Milliseconds()).Int64()
+	n, err := RefreshScript.Run(ctx, s.l.rdb, []string{lockKey(s.key)}, s.token, s.l.ttl.Milliseconds()).Int64()
 	if err != nil {
 		return impls.Classify(ctx, setnxPXName, "refresh", err, true)
 	}
@@ -130,7 +133,7 @@ func (s *setnxLease) Release(ctx context.Context) error {
 	if s.released {
 		return impls.Fail(setnxPXName, "release", impls.ErrNotHeld, nil)
 	}
-	n, err := releaseScript.Run(ctx, s.l.rdb, []string{lockKey(s.key)}, s.token).Int64()
+	n, err := ReleaseScript.Run(ctx, s.l.rdb, []string{lockKey(s.key)}, s.token).Int64()
 	if err != nil {
 		return impls.Classify(ctx, setnxPXName, "release", err, true)
 	}

@@ -46,7 +46,7 @@ func (s *tokenLease) String() string {
 }
 
 func (s *tokenLease) Refresh(ctx context.Context) error {
-	n, err := refreshScript.Run(ctx, s.rdb, []string{lockKey(s.key)}, s.token, s.ttl.Milliseconds()).Int64()
+	n, err := RefreshScript.Run(ctx, s.rdb, []string{lockKey(s.key)}, s.token, s.ttl.Milliseconds()).Int64()
 	if err != nil {
 		return impls.Classify(ctx, s.name, "refresh", err, true)
 	}
@@ -77,7 +77,7 @@ func (s *tokenLease) Release(ctx context.Context) error {
 // ownerCheckedRelease is the correct release: compare and delete in one
 // atomic script.
 func ownerCheckedRelease(ctx context.Context, s *tokenLease) (int64, error) {
-	n, err := releaseScript.Run(ctx, s.rdb, []string{lockKey(s.key)}, s.token).Int64()
+	n, err := ReleaseScript.Run(ctx, s.rdb, []string{lockKey(s.key)}, s.token).Int64()
 	if err != nil {
 		return 0, impls.Classify(ctx, s.name, "release", err, true)
 	}

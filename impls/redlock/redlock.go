@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/redislock"
 )
 
 const name = "redlock"
@@ -31,24 +32,6 @@ func init() {
 		},
 	})
 }
-
-// releaseScript deletes the key only while it still holds our token, so a
-// late release never frees a lock another client has since taken.
-var releaseScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-`)
-
-// refreshScript extends the key only while it still holds our token. An
-// expired key has no value, so a refresh can never revive it.
-var refreshScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-`)
 
 // Redlock is one client of the lock over N independent Redis nodes. Lock
 // keys are stored under the caller's key, unchanged, on every node.
@@ -263,7 +246,7 @@ func (l *Redlock) attempt(ctx context.Context, key string) (impls.Lease, error) 
 	// Not granted: undo on every node, even those that did not answer (their
 	// SET may have gone through). The caller's ctx may have ended already;
 	// the cleanup must run regardless.
-	cleanup := l.onAll(context.WithoutCancel(ctx), "acquire", runScript(releaseScript, key, token))
+	cleanup := l.onAll(context.WithoutCancel(ctx), "acquire", runScript(redislock.ReleaseScript, key, token))
 	// Nodes that may still hold our token: those we set or might have set,
 	// whose cleanup got no answer.
 	maybeOurs := 0
@@ -368,7 +351,7 @@ func (s *lease) Refresh(ctx context.Context) error {
 		return impls.Fail(name, "refresh", impls.ErrNotHeld, errors.New("validity time over"))
 	}
 	start := time.Now()
-	rs := l.onAll(ctx, "refresh", runScript(refreshScript, s.key, s.token, l.ttl.Milliseconds()))
+	rs := l.onAll(ctx, "refresh", runScript(redislock.RefreshScript, s.key, s.token, l.ttl.Milliseconds()))
 	end := time.Now()
 	validity := l.ttl - end.Sub(start) - l.drift()
 
@@ -414,7 +397,7 @@ func (s *lease) Release(ctx context.Context) error {
 	if s.released {
 		return impls.Fail(name, "release", impls.ErrNotHeld, errors.New("released already"))
 	}
-	rs := s.l.onAll(ctx, "release", runScript(releaseScript, s.key, s.token))
+	rs := s.l.onAll(ctx, "release", runScript(redislock.ReleaseScript, s.key, s.token))
 	deleted, failed, ambiguous := 0, 0, false
 	for _, r := range rs {
 		switch {
