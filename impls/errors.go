@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"syscall"
+	"time"
 )
 
 // The four kinds of failure callers tell apart, plus the ambiguous outcome.
@@ -66,7 +67,7 @@ func Classify(ctx context.Context, impl, op string, err error, mutating bool) er
 	if errors.As(err, &e) {
 		return err
 	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
+	if ctxErr := ContextErr(ctx); ctxErr != nil {
 		if mutating && !refused(err) {
 			// The request may have been on the wire when the context ended.
 			return &Error{Impl: impl, Op: op, Kind: ErrUnknown, Err: fmt.Errorf("%w: %w", ctxErr, err)}
@@ -77,6 +78,22 @@ func Classify(ctx context.Context, impl, op string, err error, mutating bool) er
 		return &Error{Impl: impl, Op: op, Kind: ErrUnknown, Err: err}
 	}
 	return &Error{Impl: impl, Op: op, Kind: ErrBackend, Err: err}
+}
+
+// ContextErr is ctx.Err(), except that a deadline already passed counts as
+// exceeded even before the context's own timer has fired. A client library
+// that sets its socket deadline from the context (go-redis with
+// ContextTimeoutEnabled) can time out a read or write a moment before
+// ctx.Err() turns non-nil; without this, that race reports a plain network
+// timeout where the caller's deadline was the cause.
+func ContextErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // refused reports errors that prove the request never reached a server.

@@ -74,7 +74,7 @@ func (l *BSMRedisLock) Acquire(ctx context.Context, key string) (impls.Lease, er
 		// Only the library's own deadline, never a request on the wire, ends
 		// Obtain with the bare context error while our ctx is still live: a
 		// cut request comes back from go-redis as a network timeout instead.
-		if err == context.DeadlineExceeded && ctx.Err() == nil {
+		if err == context.DeadlineExceeded && impls.ContextErr(ctx) == nil {
 			continue
 		}
 		return nil, l.obtainErr(ctx, err)
@@ -85,8 +85,8 @@ func (l *BSMRedisLock) obtainErr(ctx context.Context, err error) error {
 	if errors.Is(err, redislock.ErrNotObtained) {
 		return impls.Fail(bsmName, "acquire", impls.ErrHeld, err)
 	}
-	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
-		// Obtain returns ctx.Err() itself when the context ends between tries,
+	if ctxErr := impls.ContextErr(ctx); ctxErr != nil && errors.Is(err, ctxErr) {
+		// Obtain returns impls.ContextErr(ctx) itself when the context ends between tries,
 		// with no request outstanding.
 		return impls.Fail(bsmName, "acquire", ctxErr, err)
 	}

@@ -116,7 +116,7 @@ func (l *Redsync) Acquire(ctx context.Context, key string) (impls.Lease, error) 
 		}
 		// The library's own loop goes on after a try that found the lock
 		// held or that reached its quorum too late; so does ours.
-		if errors.Is(err, redsync.ErrFailed) && ctx.Err() == nil {
+		if errors.Is(err, redsync.ErrFailed) && impls.ContextErr(ctx) == nil {
 			continue
 		}
 		if err = l.fail(ctx, "acquire", err, impls.ErrHeld); !errors.Is(err, impls.ErrHeld) {
@@ -130,10 +130,10 @@ func (l *Redsync) Acquire(ctx context.Context, key string) (impls.Lease, error) 
 // that no quorum can be ours": ErrHeld for an acquire, ErrNotHeld for a
 // refresh or release.
 func (l *Redsync) fail(ctx context.Context, op string, err error, notOurs error) error {
-	ctxErr := ctx.Err()
+	ctxErr := impls.ContextErr(ctx)
 	switch {
 	case errors.Is(err, redsync.ErrFailed) && ctxErr != nil:
-		// LockContext returns ErrFailed, not ctx.Err(), when ctx ends between
+		// LockContext returns ErrFailed, not impls.ContextErr(ctx), when ctx ends between
 		// tries. (When ctx ends during a try, the library releases with the
 		// same dead ctx, so a SET NX that landed stays until its TTL: the
 		// lock is then blocked for a TTL, but nobody believes they hold it.)

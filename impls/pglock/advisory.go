@@ -124,7 +124,7 @@ func (l *Advisory) Acquire(ctx context.Context, key string) (impls.Lease, error)
 		cancel()
 		if uerr == nil {
 			l.pool.put(c)
-			kind := ctx.Err()
+			kind := impls.ContextErr(ctx)
 			if kind == nil {
 				kind = impls.ErrBackend
 			}

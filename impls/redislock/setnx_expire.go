@@ -102,8 +102,8 @@ func (l *SetNXExpire) try(ctx context.Context, key string) (impls.Lease, error) 
 // caller's context may be what ended, so the cleanup gets its own.
 func (l *SetNXExpire) undo(ctx context.Context, key, token string, cause error) error {
 	kind := impls.ErrBackend
-	if ctx.Err() != nil {
-		kind = ctx.Err()
+	if err := impls.ContextErr(ctx); err != nil {
+		kind = err
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), l.ttl)
 	defer cancel()

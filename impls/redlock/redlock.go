@@ -197,14 +197,14 @@ func (l *Redlock) Acquire(ctx context.Context, key string) (impls.Lease, error) 
 		if err == nil {
 			return lease, nil
 		}
-		if ctx.Err() != nil || !(errors.Is(err, impls.ErrHeld) || errors.Is(err, errTooSlow)) {
+		if impls.ContextErr(ctx) != nil || !(errors.Is(err, impls.ErrHeld) || errors.Is(err, errTooSlow)) {
 			return nil, err
 		}
 		t := time.NewTimer(time.Duration(rand.Int64N(int64(wait))) + 1)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, impls.Fail(name, "acquire", ctx.Err(), errors.New(err.Error()))
+			return nil, impls.Fail(name, "acquire", impls.ContextErr(ctx), errors.New(err.Error()))
 		case <-t.C:
 		}
 		if wait *= 2; wait > maxWait {
@@ -261,8 +261,8 @@ func (l *Redlock) attempt(ctx context.Context, key string) (impls.Lease, error) 
 	case maybeOurs >= l.quorum:
 		// Other clients may see the lock as ours until the keys expire.
 		return nil, impls.Fail(name, "acquire", impls.ErrUnknown, cause)
-	case ctx.Err() != nil:
-		return nil, impls.Fail(name, "acquire", ctx.Err(), cause)
+	case impls.ContextErr(ctx) != nil:
+		return nil, impls.Fail(name, "acquire", impls.ContextErr(ctx), cause)
 	case len(held) >= l.quorum:
 		return nil, impls.Fail(name, "acquire", impls.ErrHeld, nil)
 	case len(failed) > len(l.nodes)-l.quorum:
@@ -379,8 +379,8 @@ func (s *lease) Refresh(ctx context.Context) error {
 		return impls.Fail(name, "refresh", impls.ErrNotHeld, nil)
 	case len(extended) >= l.quorum:
 		return impls.Fail(name, "refresh", impls.ErrBackend, fmt.Errorf("%w: took %v of a %v TTL", errTooSlow, end.Sub(start), l.ttl))
-	case ctx.Err() != nil && !ambiguous:
-		return impls.Fail(name, "refresh", ctx.Err(), l.nodeErrors(rs))
+	case impls.ContextErr(ctx) != nil && !ambiguous:
+		return impls.Fail(name, "refresh", impls.ContextErr(ctx), l.nodeErrors(rs))
 	case ambiguous:
 		return impls.Fail(name, "refresh", impls.ErrUnknown, l.nodeErrors(rs))
 	default:
@@ -417,8 +417,8 @@ func (s *lease) Release(ctx context.Context) error {
 	case failed == 0:
 		s.released = true
 		return impls.Fail(name, "release", impls.ErrNotHeld, nil)
-	case ctx.Err() != nil && !ambiguous:
-		return impls.Fail(name, "release", ctx.Err(), s.l.nodeErrors(rs))
+	case impls.ContextErr(ctx) != nil && !ambiguous:
+		return impls.Fail(name, "release", impls.ContextErr(ctx), s.l.nodeErrors(rs))
 	case ambiguous:
 		return impls.Fail(name, "release", impls.ErrUnknown, s.l.nodeErrors(rs))
 	default:
