@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -15,8 +17,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv("LOCKLAB_CLUSTER_CHILD") == "1" {
+	switch os.Getenv("LOCKLAB_CLUSTER_CHILD") {
+	case "1":
 		runChild()
+		return
+	case "spinner":
+		runSpinner()
 		return
 	}
 	code := m.Run()
@@ -35,6 +41,70 @@ func runChild() {
 	}
 	os.Stdout.WriteString(strconv.Itoa(n.PID()) + "\n")
 	select {}
+}
+
+// runSpinner keeps every CPU busy with goroutines and counts, in a file,
+// how often its goroutines get to run: a process whose count moves is not
+// stopped.
+func runSpinner() {
+	var n atomic.Int64
+	for i := 0; i < 4*runtime.GOMAXPROCS(0); i++ {
+		go func() {
+			for {
+				n.Add(1)
+				runtime.Gosched()
+			}
+		}()
+	}
+	f, err := os.Create(os.Getenv("LOCKLAB_SPINNER_FILE"))
+	if err != nil {
+		os.Exit(1)
+	}
+	for {
+		f.WriteAt([]byte(strconv.FormatInt(n.Load(), 10)+"\n"), 0)
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// TestSignalStopReturnsOnlyOnceStopped: kill(SIGSTOP) returns before every
+// thread of a busy process has stopped; Signal must not, or a worker told to
+// go on right after its pause can still act before the pause takes hold.
+func TestSignalStopReturnsOnlyOnceStopped(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := t.TempDir() + "/count"
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "LOCKLAB_CLUSTER_CHILD=spinner", "LOCKLAB_SPINNER_FILE="+file)
+	p, err := Spawn(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	read := func() string { b, _ := os.ReadFile(file); return string(b) }
+	for deadline := time.Now().Add(10 * time.Second); read() == ""; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("spinner never started")
+		}
+	}
+	for round := 0; round < 20; round++ {
+		if err := p.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		if !threadsStopped(p.PID()) {
+			t.Fatalf("round %d: Signal(SIGSTOP) returned with threads still running", round)
+		}
+		before := read()
+		time.Sleep(5 * time.Millisecond)
+		if after := read(); after != before {
+			t.Fatalf("round %d: a stopped process went on counting (%q -> %q)", round, before, after)
+		}
+		if err := p.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 func alive(pid int) bool {

@@ -107,7 +107,66 @@ func (p *Process) signalGroup(sig syscall.Signal) error {
 	if sig != syscall.SIGCONT {
 		send(kids)
 	}
+	if sig == syscall.SIGSTOP {
+		return waitStopped(append([]int{p.pid()}, kids...), stopBound)
+	}
 	return nil
+}
+
+// stopBound is how long a SIGSTOPped process may take to stop every thread.
+const stopBound = 5 * time.Second
+
+// waitStopped returns once every thread of every pid is stopped (or gone).
+// kill(SIGSTOP) returns before the stop is complete: the kernel wakes one
+// thread to start the group stop and the others stop only when it gets to
+// run, so on a busy machine another thread can go on for milliseconds. Seen
+// in a run: a worker frozen at its failpoint was sent SIGSTOP, then its
+// "continue", and its stdin thread passed the "continue" on and the write
+// landed before the stop took hold; the pause had not happened at all.
+func waitStopped(pids []int, bound time.Duration) error {
+	deadline := time.Now().Add(bound)
+	for {
+		moving := -1
+		for _, pid := range pids {
+			if !threadsStopped(pid) {
+				moving = pid
+				break
+			}
+		}
+		if moving < 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("process %d still running %v after SIGSTOP", moving, bound)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// threadsStopped reports whether every thread of pid is in a stopped (T, t)
+// or dead (Z, X) state; a process that is gone counts as stopped.
+func threadsStopped(pid int) bool {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return true
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/stat")
+		if err != nil {
+			continue // the thread exited
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) {
+			continue
+		}
+		switch b[i+2] {
+		case 'T', 't', 'Z', 'X':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // kill SIGKILLs the process tree (a SIGSTOPped process dies from SIGKILL

@@ -72,9 +72,6 @@ func Expect(spec impls.Spec, scenario string, fencing bool) Expectation {
 		}
 		return Expectation{Safe, "expiry is judged by the server, not by the clients' clocks"}
 	case "server-restart", "redis-failover":
-		if fenced && spec.Name == "redis-del-release" {
-			return Expectation{Safe, "the fence counter was lost and a token number repeats, but the stale holder's plain DEL frees the colliding holder's lock at once, and the next, higher token makes the resource refuse the colliding write: one bug masks the other"}
-		}
 		if fenced {
 			return Expectation{Unsafe, "the fence counter was lost with the lock: the new server issues the stale holder's token number again, and an equal token passes the resource"}
 		}

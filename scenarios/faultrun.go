@@ -215,6 +215,12 @@ func (r *faultRun) mark() { r.faultTime = lin.Now() }
 // waitGrant follows the workers' histories until a client other than the
 // victim is granted the lock after time after, or bound passes.
 func (r *faultRun) waitGrant(ctx context.Context, after int64, bound time.Duration) (int64, bool) {
+	return r.waitFor(ctx, lin.Acquired, after, bound)
+}
+
+// waitFor follows the workers' histories until a client other than the
+// victim records an event of kind after time after, or bound passes.
+func (r *faultRun) waitFor(ctx context.Context, kind lin.Kind, after int64, bound time.Duration) (int64, bool) {
 	tails := make([]*historyTail, 0, len(r.workers)-1)
 	for _, w := range r.workers[1:] {
 		tails = append(tails, &historyTail{path: w.Spec.History})
@@ -223,17 +229,30 @@ func (r *faultRun) waitGrant(ctx context.Context, after int64, bound time.Durati
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		for _, t := range tails {
 			for _, e := range t.next() {
-				if e.Kind == lin.Acquired && e.Time > after {
+				if e.Kind == kind && e.Time > after {
 					return e.Time, true
 				}
 			}
 		}
-		// Poll fast: scenarios release their victim the moment another
-		// client is granted the lock, while that client is still inside its
-		// critical section (sections take 5-20ms).
+		// Poll fast: scenarios release their victim while another client is
+		// still inside its critical section (sections take 5-20ms).
 		time.Sleep(2 * time.Millisecond)
 	}
 	return 0, false
+}
+
+// handOff marks the fault, waits (at most half a TTL) until another client
+// has been granted the lock and has read the resource, then lets the victim
+// go on. Waiting for the read, not just the grant, makes the collision
+// certain when the lock failed: both clients have read the same value
+// before either writes, so the victim's write and the other's are one lost
+// update, whichever lands first. Releasing the victim at the grant alone
+// left a race in which the victim's write could land before the other's
+// read and hide the failure.
+func (r *faultRun) handOff(ctx context.Context) error {
+	r.mark()
+	r.waitFor(ctx, lin.Read, r.faultTime, handOffWait(r.env))
+	return r.victim.Continue()
 }
 
 // historyTail reads a worker's history as it grows: each call parses only

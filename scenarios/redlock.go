@@ -44,13 +44,6 @@ func isolateVictim(ctx context.Context, r *faultRun) error {
 // pivot is the node of the victim's bare majority that the fault hits.
 func pivot(r *faultRun) *cluster.Node { return r.env.Topo.Redis[quorumOf(len(r.env.Topo.Redis))-1] }
 
-// afterFault lets the others try for the lock, then the victim goes on.
-func afterFault(ctx context.Context, r *faultRun) error {
-	r.mark()
-	r.waitGrant(ctx, r.faultTime, handOffWait(r.env))
-	return r.victim.Continue()
-}
-
 func init() {
 	inCS := func(impls.Spec) string { return failpoint.InCriticalSection }
 	Register(workerScenario("redlock-restart",
@@ -63,7 +56,7 @@ func init() {
 				if err := n.Restart(ctx, false); err != nil {
 					return err
 				}
-				return afterFault(ctx, r)
+				return r.handOff(ctx)
 			},
 			observe: func(*Env) time.Duration { return time.Second },
 		}))
@@ -81,7 +74,7 @@ func init() {
 				down := time.Now()
 				// No one can be granted a majority now; the victim goes on
 				// after the same short hand-off wait as in redlock-restart.
-				if err := afterFault(ctx, r); err != nil {
+				if err := r.handOff(ctx); err != nil {
 					return err
 				}
 				time.Sleep(time.Until(down.Add(r.env.TTL*3/2 + 200*time.Millisecond)))
@@ -102,7 +95,7 @@ func init() {
 				if err := n.JumpClock(jump); err != nil {
 					return err
 				}
-				return afterFault(ctx, r)
+				return r.handOff(ctx)
 			},
 			observe: func(*Env) time.Duration { return time.Second },
 		}))

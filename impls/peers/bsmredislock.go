@@ -86,7 +86,7 @@ func (l *BSMRedisLock) obtainErr(ctx context.Context, err error) error {
 		return impls.Fail(bsmName, "acquire", impls.ErrHeld, err)
 	}
 	if ctxErr := impls.ContextErr(ctx); ctxErr != nil && errors.Is(err, ctxErr) {
-		// Obtain returns impls.ContextErr(ctx) itself when the context ends between tries,
+		// Obtain returns ctx.Err() itself when the context ends between tries,
 		// with no request outstanding.
 		return impls.Fail(bsmName, "acquire", ctxErr, err)
 	}

@@ -133,7 +133,7 @@ func (l *Redsync) fail(ctx context.Context, op string, err error, notOurs error)
 	ctxErr := impls.ContextErr(ctx)
 	switch {
 	case errors.Is(err, redsync.ErrFailed) && ctxErr != nil:
-		// LockContext returns ErrFailed, not impls.ContextErr(ctx), when ctx ends between
+		// LockContext returns ErrFailed, not ctx.Err(), when ctx ends between
 		// tries. (When ctx ends during a try, the library releases with the
 		// same dead ctx, so a SET NX that landed stays until its TTL: the
 		// lock is then blocked for a TTL, but nobody believes they hold it.)
