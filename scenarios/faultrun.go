@@ -243,16 +243,16 @@ func (r *faultRun) waitFor(ctx context.Context, kind lin.Kind, after int64, boun
 
 // handOff marks the fault, waits (at most half a TTL) until another client
 // has been granted the lock and has read the resource, then lets the victim
-// go on. Waiting for the read, not just the grant, makes the collision
+// go on with resume (Continue or ContinueThenLeave). Waiting for the read, not just the grant, makes the collision
 // certain when the lock failed: both clients have read the same value
 // before either writes, so the victim's write and the other's are one lost
 // update, whichever lands first. Releasing the victim at the grant alone
 // left a race in which the victim's write could land before the other's
 // read and hide the failure.
-func (r *faultRun) handOff(ctx context.Context) error {
+func (r *faultRun) handOff(ctx context.Context, resume func() error) error {
 	r.mark()
 	r.waitFor(ctx, lin.Read, r.faultTime, handOffWait(r.env))
-	return r.victim.Continue()
+	return resume()
 }
 
 // historyTail reads a worker's history as it grows: each call parses only

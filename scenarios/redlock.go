@@ -56,7 +56,7 @@ func init() {
 				if err := n.Restart(ctx, false); err != nil {
 					return err
 				}
-				return r.handOff(ctx)
+				return r.handOff(ctx, r.victim.Continue)
 			},
 			observe: func(*Env) time.Duration { return time.Second },
 		}))
@@ -74,7 +74,7 @@ func init() {
 				down := time.Now()
 				// No one can be granted a majority now; the victim goes on
 				// after the same short hand-off wait as in redlock-restart.
-				if err := r.handOff(ctx); err != nil {
+				if err := r.handOff(ctx, r.victim.Continue); err != nil {
 					return err
 				}
 				time.Sleep(time.Until(down.Add(r.env.TTL*3/2 + 200*time.Millisecond)))
@@ -95,7 +95,7 @@ func init() {
 				if err := n.JumpClock(jump); err != nil {
 					return err
 				}
-				return r.handOff(ctx)
+				return r.handOff(ctx, r.victim.Continue)
 			},
 			observe: func(*Env) time.Duration { return time.Second },
 		}))

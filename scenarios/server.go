@@ -18,11 +18,14 @@ import (
 func handOffWait(env *Env) time.Duration { return env.TTL / 2 }
 
 // The two server scenarios run two clients, the victim and the one the lost
-// lock is granted to. A third client could slip in behind a broken release
-// (redis-del-release frees whatever lock is there) with a higher fencing
-// token and, if it happened to read before the second client wrote, get
-// that write refused: a lucky interleaving that hid the repeated token in
-// some runs and not others. With two, the repeated token is seen every run.
+// lock is granted to, and the victim leaves after its stale section. The
+// lost fence counter makes the new holder's token equal to the victim's,
+// and an equal token passes the resource. Behind redis-del-release's plain
+// DEL, though, a third client (or the victim coming back) can be granted
+// the freed lock with a higher token and, if it reads before the new holder
+// writes, get that colliding write refused: an interleaving that hid the
+// repeated token in some runs and not others, more often on a quiet
+// machine. With nobody else to come in, the repeated token shows every run.
 
 func init() {
 	Register(workerScenario("server-restart",
@@ -35,7 +38,7 @@ func init() {
 				if err := n.Restart(ctx, false); err != nil {
 					return err
 				}
-				return r.handOff(ctx)
+				return r.handOff(ctx, r.victim.ContinueThenLeave)
 			},
 			observe: func(*Env) time.Duration { return time.Second },
 		}))
@@ -73,7 +76,7 @@ func init() {
 					}
 				}
 				r.env.FaultAt("clients move to redis-replica")
-				return r.handOff(ctx)
+				return r.handOff(ctx, r.victim.ContinueThenLeave)
 			},
 			observe: func(*Env) time.Duration { return time.Second },
 		}))

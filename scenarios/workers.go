@@ -124,6 +124,14 @@ func (w *Worker) Continue() error {
 	return err
 }
 
+// ContinueThenLeave lets the worker leave its failpoint, finish that
+// section (write and release) and exit without starting another.
+func (w *Worker) ContinueThenLeave() error {
+	// The worker reads its stdin in order: "stop" is seen before "continue".
+	_, err := io.WriteString(w.stdin, "stop\ncontinue\n")
+	return err
+}
+
 // Kill crashes the worker with SIGKILL and records the fault.
 func (w *Worker) Kill(why string) {
 	w.env.FaultAt(fmt.Sprintf("SIGKILL client %d%s", w.ID, why))
