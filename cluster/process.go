@@ -152,16 +152,9 @@ func threadsStopped(pid int) bool {
 		return true
 	}
 	for _, t := range tasks {
-		b, err := os.ReadFile(dir + "/" + t.Name() + "/stat")
-		if err != nil {
-			continue // the thread exited
-		}
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 || i+2 >= len(b) {
-			continue
-		}
-		switch b[i+2] {
-		case 'T', 't', 'Z', 'X':
+		switch st, ok := procState(dir + "/" + t.Name() + "/stat"); {
+		case !ok: // the thread exited
+		case st == 'T', st == 't', st == 'Z', st == 'X':
 		default:
 			return false
 		}
@@ -241,12 +234,23 @@ func parentOf(pid int) (int, bool) {
 
 // running reports whether pid exists and is not a zombie.
 func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, ok := procState("/proc/" + strconv.Itoa(pid) + "/stat")
+	return ok && st != 'Z'
+}
+
+// procState reads the state letter (R, S, T, Z, ...) from a /proc stat file.
+// The command name before it may hold spaces and parentheses, so the state
+// is found after the last ')'.
+func procState(statPath string) (byte, bool) {
+	b, err := os.ReadFile(statPath)
 	if err != nil {
-		return false
+		return 0, false
 	}
 	i := strings.LastIndexByte(string(b), ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
+	if i < 0 || i+2 >= len(b) {
+		return 0, false
+	}
+	return b[i+2], true
 }
 
 // StopAll kills every server process this run started. It is safe to call

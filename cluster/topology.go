@@ -59,7 +59,8 @@ func ExternalFromEnv() External {
 	}
 }
 
-// SplitList parses a comma-separated list of addresses, dropping blanks.
+// SplitList parses a comma-separated list (addresses, page names), trimming
+// spaces and dropping blanks.
 func SplitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {

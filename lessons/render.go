@@ -8,27 +8,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/scenarios"
 )
 
-// MatrixRow is the part of a results/correctness.json row the pages quote.
-type MatrixRow struct {
-	Impl           string             `json:"impl"`
-	Scenario       string             `json:"scenario"`
-	Fencing        bool               `json:"fencing"`
-	Verdict        string             `json:"verdict"`
-	Expected       string             `json:"expected"`
-	Why            string             `json:"why"`
-	Runs           int                `json:"runs"`
-	Sections       int                `json:"sections_checked"`
-	RecoveryMillis []int64            `json:"recovery_ms"`
-	Figures        map[string]float64 `json:"figures"`
-	Counterexample string             `json:"counterexample"`
-	Seeds          []int64            `json:"seeds"`
-}
-
 // Matrix is results/correctness.json.
-type Matrix []MatrixRow
+type Matrix []scenarios.CellResult
 
 // LoadMatrix reads results/correctness.json.
 func LoadMatrix(dir string) (Matrix, error) {
@@ -43,47 +29,17 @@ func LoadMatrix(dir string) (Matrix, error) {
 	return m, nil
 }
 
-func (m Matrix) find(impl, scenario string, fencing bool) (MatrixRow, bool) {
+func (m Matrix) find(impl, scenario string, fencing bool) (scenarios.CellResult, bool) {
 	for _, r := range m {
 		if r.Impl == impl && r.Scenario == scenario && r.Fencing == fencing {
 			return r, true
 		}
 	}
-	return MatrixRow{}, false
+	return scenarios.CellResult{}, false
 }
 
-// stat is a median with its spread over trials, as bench.json writes it.
-type stat struct {
-	Median float64 `json:"median"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
-}
-
-// BenchResult is the part of one bench.json implementation the pages quote.
-type BenchResult struct {
-	Name        string `json:"name"`
-	Uncontended *struct {
-		PairsPerSec stat `json:"pairs_per_sec"`
-		AcquireP99  stat `json:"acquire_p99_ms"`
-	} `json:"uncontended"`
-	Contended *struct {
-		Clients     int  `json:"clients"`
-		PairsPerSec stat `json:"pairs_per_sec"`
-		HandoffP50  stat `json:"handoff_p50_ms"`
-	} `json:"contended"`
-	Recovery *struct {
-		Seconds *float64 `json:"seconds"`
-		Verdict string   `json:"verdict"`
-		Note    string   `json:"note"`
-	} `json:"recovery"`
-}
-
-// Bench is results/bench.json.
-type Bench struct {
-	Date    string        `json:"date"`
-	Command string        `json:"command"`
-	Impls   []BenchResult `json:"implementations"`
-}
+// Bench is results/bench.json, decoded into the benchmark's own report type.
+type Bench = benchmark.Report
 
 // LoadBench reads results/bench.json.
 func LoadBench(dir string) (*Bench, error) {
@@ -98,16 +54,16 @@ func LoadBench(dir string) (*Bench, error) {
 	return &r, nil
 }
 
-func (b *Bench) find(name string) (BenchResult, bool) {
+func findBench(b *Bench, name string) (benchmark.Result, bool) {
 	if b == nil {
-		return BenchResult{}, false
+		return benchmark.Result{}, false
 	}
 	for _, r := range b.Impls {
 		if r.Name == name {
 			return r, true
 		}
 	}
-	return BenchResult{}, false
+	return benchmark.Result{}, false
 }
 
 const (
@@ -222,7 +178,7 @@ func figuresBlock(p Page, m Matrix, mErr error, b *Bench, bErr error) string {
 					if !ok {
 						continue
 					}
-					v := r.Verdict
+					v := string(r.Verdict)
 					if r.Counterexample != "" {
 						v = fmt.Sprintf("[%s](../../results/%s)", v, filepath.ToSlash(r.Counterexample))
 					}
@@ -248,7 +204,7 @@ func figuresBlock(p Page, m Matrix, mErr error, b *Bench, bErr error) string {
 			fmt.Fprintf(&s, "Measured %s by `%s`. Medians over trials, with [min–max].\n\n", b.Date, b.Command)
 			s.WriteString("| implementation | uncontended acquire+release pairs/s | uncontended acquire p99 | contended pairs/s | contended hand-off p50 | recovery after a holder crash |\n|---|---|---|---|---|---|\n")
 			for _, n := range p.Bench {
-				r, ok := b.find(n)
+				r, ok := findBench(b, n)
 				if !ok {
 					fmt.Fprintf(&s, "| `%s` | not measured | | | | |\n", n)
 					continue
@@ -267,7 +223,7 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-func fmtStat(st stat, unit string) string {
+func fmtStat(st benchmark.Stat, unit string) string {
 	return fmt.Sprintf("%s%s [%s–%s]", num(st.Median), unit, num(st.Min), num(st.Max))
 }
 
@@ -282,35 +238,35 @@ func num(v float64) string {
 	}
 }
 
-func uncontended(r BenchResult) string {
+func uncontended(r benchmark.Result) string {
 	if r.Uncontended == nil {
 		return "–"
 	}
 	return fmtStat(r.Uncontended.PairsPerSec, "")
 }
 
-func acquireP99(r BenchResult) string {
+func acquireP99(r benchmark.Result) string {
 	if r.Uncontended == nil {
 		return "–"
 	}
 	return fmtStat(r.Uncontended.AcquireP99, " ms")
 }
 
-func contended(r BenchResult) string {
+func contended(r benchmark.Result) string {
 	if r.Contended == nil {
 		return "–"
 	}
 	return fmtStat(r.Contended.PairsPerSec, "") + fmt.Sprintf(" (%d clients)", r.Contended.Clients)
 }
 
-func handoff(r BenchResult) string {
+func handoff(r benchmark.Result) string {
 	if r.Contended == nil {
 		return "–"
 	}
 	return fmtStat(r.Contended.HandoffP50, " ms")
 }
 
-func recovery(r BenchResult) string {
+func recovery(r benchmark.Result) string {
 	if r.Recovery == nil {
 		return "–"
 	}
@@ -366,7 +322,7 @@ func SummaryTable(m Matrix, mErr error, recs map[string]Record, prefix string) s
 		return func(fenced bool) (string, bool) {
 			if mErr == nil {
 				r, ok := m.find(impl, sc, fenced)
-				return r.Verdict, ok
+				return string(r.Verdict), ok
 			}
 			for _, rec := range recs {
 				if rec.Impl == impl && rec.Scenario == sc && rec.Fencing == fenced {
@@ -446,7 +402,7 @@ func decisionTable(m Matrix, mErr error, b *Bench, bErr error) string {
 		}
 		for _, n := range names {
 			if r, ok := m.find(impl, n, fenced); ok {
-				v := r.Verdict
+				v := string(r.Verdict)
 				if len(r.RecoveryMillis) > 0 {
 					v += fmt.Sprintf(" (%d ms)", r.RecoveryMillis[0])
 				}
@@ -472,7 +428,7 @@ func decisionTable(m Matrix, mErr error, b *Bench, bErr error) string {
 		}
 		un, co := "·", "·"
 		if bErr == nil {
-			if r, ok := b.find(spec.Name); ok {
+			if r, ok := findBench(b, spec.Name); ok {
 				if r.Uncontended != nil {
 					un = num(r.Uncontended.PairsPerSec.Median)
 				}

@@ -144,7 +144,7 @@ func runPlan(ctx context.Context, env *Env, p plan) (*Outcome, error) {
 	out := &Outcome{Verdict: Safe, Figures: map[string]float64{}, Clients: p.workers, Processes: true}
 	if p.recovery {
 		bound := env.recoveryBound()
-		if t, ok := r.waitGrant(ctx, r.faultTime, bound); ok {
+		if t, ok := r.waitFor(ctx, lin.Acquired, r.faultTime, bound); ok {
 			out.Recovery = time.Duration(t - r.faultTime)
 			out.Figures["recovery-ms"] = float64(out.Recovery.Milliseconds())
 		} else {
@@ -212,18 +212,14 @@ func (r *faultRun) lockAddrs(id int) ([]string, error) {
 // mark records the moment recovery is measured from.
 func (r *faultRun) mark() { r.faultTime = lin.Now() }
 
-// waitGrant follows the workers' histories until a client other than the
-// victim is granted the lock after time after, or bound passes.
-func (r *faultRun) waitGrant(ctx context.Context, after int64, bound time.Duration) (int64, bool) {
-	return r.waitFor(ctx, lin.Acquired, after, bound)
-}
-
 // waitFor follows the workers' histories until a client other than the
 // victim records an event of kind after time after, or bound passes.
 func (r *faultRun) waitFor(ctx context.Context, kind lin.Kind, after int64, bound time.Duration) (int64, bool) {
 	tails := make([]*historyTail, 0, len(r.workers)-1)
 	for _, w := range r.workers[1:] {
-		tails = append(tails, &historyTail{path: w.Spec.History})
+		t := &historyTail{path: w.Spec.History}
+		defer t.close()
+		tails = append(tails, t)
 	}
 	deadline := time.Now().Add(bound)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
@@ -241,35 +237,44 @@ func (r *faultRun) waitFor(ctx context.Context, kind lin.Kind, after int64, boun
 	return 0, false
 }
 
-// handOff marks the fault, waits (at most half a TTL) until another client
+// handOffWait bounds how long a held-up victim waits for another client
+// before it goes on anyway: half a TTL, so the victim still writes within
+// its own lease and the only fault is the injected one.
+func handOffWait(env *Env) time.Duration { return env.TTL / 2 }
+
+// handOff marks the fault, waits (at most handOffWait) until another client
 // has been granted the lock and has read the resource, then lets the victim
-// go on with resume (Continue or ContinueThenLeave). Waiting for the read, not just the grant, makes the collision
-// certain when the lock failed: both clients have read the same value
-// before either writes, so the victim's write and the other's are one lost
-// update, whichever lands first. Releasing the victim at the grant alone
-// left a race in which the victim's write could land before the other's
-// read and hide the failure.
+// go on with resume (Continue or ContinueThenLeave). Waiting for the read,
+// not just the grant, makes the collision certain when the lock failed:
+// both clients have read the same value before either writes, so the
+// victim's write and the other's are one lost update, whichever lands
+// first. Releasing the victim at the grant alone left a race in which the
+// victim's write could land before the other's read and hide the failure.
 func (r *faultRun) handOff(ctx context.Context, resume func() error) error {
 	r.mark()
 	r.waitFor(ctx, lin.Read, r.faultTime, handOffWait(r.env))
 	return resume()
 }
 
-// historyTail reads a worker's history as it grows: each call parses only
-// the complete lines appended since the last, so fast polling stays cheap.
+// historyTail reads a worker's history as it grows: the file stays open and
+// each call parses only the complete lines appended since the last, so
+// polling every few milliseconds stays cheap.
 type historyTail struct {
 	path    string
+	f       *os.File
 	off     int64
 	partial []byte // a line the worker has not finished writing
 }
 
 func (h *historyTail) next() []lin.Event {
-	f, err := os.Open(h.path)
-	if err != nil {
-		return nil
+	if h.f == nil {
+		f, err := os.Open(h.path)
+		if err != nil {
+			return nil // not created yet
+		}
+		h.f = f
 	}
-	defer f.Close()
-	buf, err := io.ReadAll(io.NewSectionReader(f, h.off, 1<<40))
+	buf, err := io.ReadAll(io.NewSectionReader(h.f, h.off, 1<<40))
 	if err != nil || len(buf) == 0 {
 		return nil
 	}
@@ -279,6 +284,12 @@ func (h *historyTail) next() []lin.Event {
 	h.partial = append([]byte(nil), buf[end:]...)
 	evs, _ := lin.ReadEvents(bytes.NewReader(buf[:end]))
 	return evs
+}
+
+func (h *historyTail) close() {
+	if h.f != nil {
+		h.f.Close()
+	}
 }
 
 // grantsBetween counts grants in [from, to] over the merged history.

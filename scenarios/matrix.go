@@ -96,3 +96,24 @@ func Worst(outs []*Outcome) Verdict {
 	}
 	return v
 }
+
+// CellResult is one row of results/correctness.json: written by `bench
+// matrix`, read by the lessons, so both agree on one schema.
+type CellResult struct {
+	Impl           string             `json:"impl"`
+	Scenario       string             `json:"scenario"`
+	Fencing        bool               `json:"fencing"`
+	Verdict        Verdict            `json:"verdict"`
+	Expected       Verdict            `json:"expected"`
+	Why            string             `json:"why"`
+	Runs           int                `json:"runs"`
+	Sections       int                `json:"sections_checked"`
+	Unknown        int                `json:"sections_unknown"`
+	RecoveryMillis []int64            `json:"recovery_ms,omitempty"`
+	Figures        map[string]float64 `json:"figures,omitempty"`
+	Detail         string             `json:"detail,omitempty"`
+	Seeds          []int64            `json:"seeds"`
+	Counterexample string             `json:"counterexample,omitempty"`
+	History        string             `json:"history,omitempty"`
+	Seconds        float64            `json:"seconds"`
+}

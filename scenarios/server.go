@@ -12,11 +12,6 @@ import (
 	"github.com/locklab/locklab/impls"
 )
 
-// handOffWait bounds how long a held-up victim waits for another client to
-// be granted the lock before it goes on anyway: half a TTL, so the victim
-// still writes within its own lease and the only fault is the injected one.
-func handOffWait(env *Env) time.Duration { return env.TTL / 2 }
-
 // The two server scenarios run two clients, the victim and the one the lost
 // lock is granted to, and the victim leaves after its stale section. The
 // lost fence counter makes the new holder's token equal to the victim's,

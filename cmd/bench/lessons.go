@@ -5,9 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lessons"
 )
 
@@ -23,12 +23,7 @@ func lessonsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
-	var list []string
-	for _, p := range strings.Split(*pages, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			list = append(list, p)
-		}
-	}
+	list := cluster.SplitList(*pages)
 	start := time.Now()
 	err := lessons.Generate(ctx, lessons.Options{Dir: *dir, Results: *results, TTL: *ttl, Pages: list, NoRun: *noRun,
 		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }})

@@ -17,26 +17,6 @@ import (
 	"github.com/locklab/locklab/scenarios"
 )
 
-// cellResult is one row of results/correctness.json.
-type cellResult struct {
-	Impl           string             `json:"impl"`
-	Scenario       string             `json:"scenario"`
-	Fencing        bool               `json:"fencing"`
-	Verdict        scenarios.Verdict  `json:"verdict"`
-	Expected       scenarios.Verdict  `json:"expected"`
-	Why            string             `json:"why"`
-	Runs           int                `json:"runs"`
-	Sections       int                `json:"sections_checked"`
-	Unknown        int                `json:"sections_unknown"`
-	RecoveryMillis []int64            `json:"recovery_ms,omitempty"`
-	Figures        map[string]float64 `json:"figures,omitempty"`
-	Detail         string             `json:"detail,omitempty"`
-	Seeds          []int64            `json:"seeds"`
-	Counterexample string             `json:"counterexample,omitempty"`
-	History        string             `json:"history,omitempty"`
-	Seconds        float64            `json:"seconds"`
-}
-
 // splitNames parses a comma list, checking each name with lookup.
 func splitNames(s string, all []string, lookup func(string) error) ([]string, error) {
 	if strings.TrimSpace(s) == "" {
@@ -100,7 +80,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer os.RemoveAll(stage)
 	ceDir := filepath.Join(stage, "counterexamples")
 	start := time.Now()
-	var results []cellResult
+	var results []scenarios.CellResult
 	for i, c := range cells {
 		exp := c.Expect()
 		cellStart := time.Now()
@@ -110,7 +90,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return err
 		}
-		r := cellResult{Impl: c.Impl.Name, Scenario: c.Scenario, Fencing: c.Fencing,
+		r := scenarios.CellResult{Impl: c.Impl.Name, Scenario: c.Scenario, Fencing: c.Fencing,
 			Verdict: scenarios.Worst(outs), Expected: exp.Verdict, Why: exp.Why, Runs: len(outs),
 			Figures: map[string]float64{}, Seconds: time.Since(cellStart).Seconds()}
 		for _, o := range outs {
@@ -198,7 +178,7 @@ func copyTree(src, dst string) error {
 	})
 }
 
-func writeMatrixReport(dir string, results []cellResult, cmdline string, ttl time.Duration, runs int, seed int64, took time.Duration) error {
+func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline string, ttl time.Duration, runs int, seed int64, took time.Duration) error {
 	js, err := json.MarshalIndent(results, "", "  ")
 	if err != nil {
 		return err
@@ -217,7 +197,7 @@ func writeMatrixReport(dir string, results []cellResult, cmdline string, ttl tim
 	// The grid: one row per implementation, one column per scenario.
 	var implOrder, scenarioOrder []string
 	seenI, seenS := map[string]bool{}, map[string]bool{}
-	byKey := map[string][]cellResult{}
+	byKey := map[string][]scenarios.CellResult{}
 	for _, r := range results {
 		if !seenI[r.Impl] {
 			seenI[r.Impl] = true

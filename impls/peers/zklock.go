@@ -112,7 +112,7 @@ func (l *ZKLock) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 // it is served or ctx ends) instead of answering ErrHeld at once. It never
 // grants a lock the recipe would not.
 func (l *ZKLock) TryAcquire(ctx context.Context, key string) (impls.Lease, error) {
-	if err := impls.ContextErr(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, impls.Fail(zkName, "acquire", err, nil)
 	}
 	// The library's requests take no context; a read can be left behind
@@ -123,8 +123,8 @@ func (l *ZKLock) TryAcquire(ctx context.Context, key string) (impls.Lease, error
 		return err
 	})
 	switch {
-	case err != nil && impls.ContextErr(ctx) != nil && errors.Is(err, impls.ContextErr(ctx)):
-		return nil, impls.Fail(zkName, "acquire", impls.ContextErr(ctx), nil)
+	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return nil, impls.Fail(zkName, "acquire", ctx.Err(), nil)
 	case errors.Is(err, zk.ErrNoNode):
 		// Never locked yet: the recipe creates the parent.
 	case err != nil:
@@ -136,7 +136,7 @@ func (l *ZKLock) TryAcquire(ctx context.Context, key string) (impls.Lease, error
 }
 
 func (l *ZKLock) lock(ctx context.Context, key string) (impls.Lease, error) {
-	if err := impls.ContextErr(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, impls.Fail(zkName, "acquire", err, nil)
 	}
 	lk := zk.NewLock(l.conn, lockPath(key), zk.WorldACL(zk.PermAll))
@@ -164,7 +164,7 @@ func (l *ZKLock) lock(ctx context.Context, key string) (impls.Lease, error) {
 				_ = lk.Unlock()
 			}
 		}()
-		return nil, impls.Fail(zkName, "acquire", impls.ContextErr(ctx), nil)
+		return nil, impls.Fail(zkName, "acquire", ctx.Err(), nil)
 	}
 }
 
@@ -177,7 +177,7 @@ func wait(ctx context.Context, read func() error) error {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
-		return impls.ContextErr(ctx)
+		return ctx.Err()
 	}
 }
 

@@ -278,7 +278,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 			continue
 		case <-ctx.Done():
 			t.Stop()
-			return nil, impls.Fail(l.name, "acquire", impls.ContextErr(ctx), err)
+			return nil, impls.Fail(l.name, "acquire", ctx.Err(), err)
 		case <-l.closing:
 			t.Stop()
 			return nil, impls.Fail(l.name, "acquire", impls.ErrBackend, errors.New("locker closed"))

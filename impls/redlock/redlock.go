@@ -204,7 +204,7 @@ func (l *Redlock) Acquire(ctx context.Context, key string) (impls.Lease, error) 
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, impls.Fail(name, "acquire", impls.ContextErr(ctx), errors.New(err.Error()))
+			return nil, impls.Fail(name, "acquire", ctx.Err(), errors.New(err.Error()))
 		case <-t.C:
 		}
 		if wait *= 2; wait > maxWait {
@@ -257,12 +257,13 @@ func (l *Redlock) attempt(ctx context.Context, key string) (impls.Lease, error) 
 		}
 	}
 	cause := l.nodeErrors(rs)
+	ctxErr := impls.ContextErr(ctx)
 	switch {
 	case maybeOurs >= l.quorum:
 		// Other clients may see the lock as ours until the keys expire.
 		return nil, impls.Fail(name, "acquire", impls.ErrUnknown, cause)
-	case impls.ContextErr(ctx) != nil:
-		return nil, impls.Fail(name, "acquire", impls.ContextErr(ctx), cause)
+	case ctxErr != nil:
+		return nil, impls.Fail(name, "acquire", ctxErr, cause)
 	case len(held) >= l.quorum:
 		return nil, impls.Fail(name, "acquire", impls.ErrHeld, nil)
 	case len(failed) > len(l.nodes)-l.quorum:
@@ -367,6 +368,7 @@ func (s *lease) Refresh(ctx context.Context) error {
 			notOurs++
 		}
 	}
+	ctxErr := impls.ContextErr(ctx)
 	switch {
 	case len(extended) >= l.quorum && validity > 0:
 		s.mu.Lock()
@@ -379,8 +381,8 @@ func (s *lease) Refresh(ctx context.Context) error {
 		return impls.Fail(name, "refresh", impls.ErrNotHeld, nil)
 	case len(extended) >= l.quorum:
 		return impls.Fail(name, "refresh", impls.ErrBackend, fmt.Errorf("%w: took %v of a %v TTL", errTooSlow, end.Sub(start), l.ttl))
-	case impls.ContextErr(ctx) != nil && !ambiguous:
-		return impls.Fail(name, "refresh", impls.ContextErr(ctx), l.nodeErrors(rs))
+	case ctxErr != nil && !ambiguous:
+		return impls.Fail(name, "refresh", ctxErr, l.nodeErrors(rs))
 	case ambiguous:
 		return impls.Fail(name, "refresh", impls.ErrUnknown, l.nodeErrors(rs))
 	default:
@@ -408,6 +410,7 @@ func (s *lease) Release(ctx context.Context) error {
 			deleted++
 		}
 	}
+	ctxErr := impls.ContextErr(ctx)
 	switch {
 	case deleted > 0:
 		// Nodes that failed keep our key until it expires: the lock may
@@ -417,8 +420,8 @@ func (s *lease) Release(ctx context.Context) error {
 	case failed == 0:
 		s.released = true
 		return impls.Fail(name, "release", impls.ErrNotHeld, nil)
-	case impls.ContextErr(ctx) != nil && !ambiguous:
-		return impls.Fail(name, "release", impls.ContextErr(ctx), s.l.nodeErrors(rs))
+	case ctxErr != nil && !ambiguous:
+		return impls.Fail(name, "release", ctxErr, s.l.nodeErrors(rs))
 	case ambiguous:
 		return impls.Fail(name, "release", impls.ErrUnknown, s.l.nodeErrors(rs))
 	default:
