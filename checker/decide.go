@@ -1,0 +1,82 @@
+package checker
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	lin "github.com/locklab/locklab/linearizability"
+)
+
+// Minimum is the progress a run must make to be judged at all. A run below
+// it is inconclusive, never safe: a lock that granted nothing after its
+// fault has shown nothing.
+type Minimum struct {
+	Sections         int // critical sections checked
+	GrantsAfterFault int // grants after the first fault began
+}
+
+// DefaultMinimum applies to every scenario and to explore.
+var DefaultMinimum = Minimum{Sections: 20, GrantsAfterFault: 5}
+
+// Input is one run's record.
+type Input struct {
+	Events []lin.Event
+	TTL    time.Duration
+	End    int64 // monotonic ns when recording stopped; 0: the last event
+	// QuorumLoss lists windows in which a consistent lock is expected to
+	// grant nothing (a majority of its nodes cut off).
+	QuorumLoss []Window
+	Minimum    Minimum
+	Timeout    time.Duration // porcupine's limit
+}
+
+// Decision is the verdict of one run and the figures it rests on.
+type Decision struct {
+	Verdict  Verdict
+	Detail   string
+	Sections int
+	Unknown  int // sections whose outcome is unknown
+	Liveness Liveness
+	Result   lin.Result
+}
+
+// Decide checks safety (porcupine) first, then liveness, then progress:
+// a counterexample makes a run unsafe whatever else happened; a heal with
+// no grant after it makes it stuck; too little progress makes it
+// inconclusive; a quorum-loss window with no grant, followed by grants
+// after the heal, makes it unavailable (the expected behaviour of a
+// consistent lock); otherwise it is safe.
+func Decide(in Input) Decision {
+	if in.Timeout <= 0 {
+		in.Timeout = 2 * time.Minute
+	}
+	res := lin.Check(in.Events, in.Timeout)
+	end := in.End
+	if end == 0 && len(in.Events) > 0 {
+		end = in.Events[len(in.Events)-1].Time
+	}
+	d := Decision{Sections: res.Ops, Unknown: res.Unknown, Result: res}
+	d.Liveness = Progress(in.Events, in.TTL, end, in.QuorumLoss)
+	switch {
+	case res.Outcome == porcupine.Illegal:
+		d.Verdict, d.Detail = Unsafe, "porcupine found no sequential order: two holders' sections overlapped"
+	case d.Liveness.Stuck != "":
+		d.Verdict, d.Detail = Stuck, fmt.Sprintf("no client was granted the lock within %v after %q", Bound(in.TTL), d.Liveness.Stuck)
+	case res.Outcome == porcupine.Unknown:
+		d.Verdict, d.Detail = Unknown, fmt.Sprintf("porcupine gave up after %v", in.Timeout)
+	case res.Ops < in.Minimum.Sections:
+		d.Verdict, d.Detail = Inconclusive, fmt.Sprintf("%d sections checked, below the minimum of %d", res.Ops, in.Minimum.Sections)
+	case d.Liveness.GrantsAfterFault < in.Minimum.GrantsAfterFault:
+		d.Verdict, d.Detail = Inconclusive, fmt.Sprintf("%d grants after the fault, below the minimum of %d", d.Liveness.GrantsAfterFault, in.Minimum.GrantsAfterFault)
+	case d.Liveness.Short != "":
+		d.Verdict, d.Detail = Inconclusive, fmt.Sprintf("the run ended less than %v after %q healed, with no grant since", Bound(in.TTL), d.Liveness.Short)
+	case len(d.Liveness.Unavailable) > 0:
+		d.Verdict, d.Detail = Unavailable, "no grants while "+strings.Join(d.Liveness.Unavailable, ", ")+"; grants resumed after the heal"
+	default:
+		d.Verdict = Safe
+	}
+	return d
+}

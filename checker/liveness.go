@@ -1,0 +1,112 @@
+package checker
+
+import (
+	"fmt"
+	"time"
+
+	lin "github.com/locklab/locklab/linearizability"
+)
+
+// Bound is how long after a fault heals (or a holder dies) some client must
+// be granted the lock before the run counts as stuck. It is one rule for
+// every scenario and for explore: a lease or session frees within one TTL,
+// a poller notices within another, and two seconds of slack cover process
+// scheduling on a loaded 2-core machine.
+func Bound(ttl time.Duration) time.Duration { return 3*ttl + 2*time.Second }
+
+// Window is a span of a run in monotonic ns.
+type Window struct {
+	Name       string
+	Start, End int64
+}
+
+// Heal is one fault's heal and what followed it.
+type Heal struct {
+	Fault string `json:"fault"`
+	At    int64  `json:"at"`
+	// Recovery is the time from the heal to the next grant, -1 if none
+	// came within the bound, -2 if the run ended before the bound passed.
+	Recovery time.Duration `json:"recovery_ns"`
+}
+
+// Liveness is what the history says about progress.
+type Liveness struct {
+	Heals            []Heal
+	GrantsAfterFault int // grants after the first fault began (all grants if no fault)
+	FirstFault       int64
+	// Stuck names the first heal with no grant within the bound.
+	Stuck string
+	// Short names a heal too close to the run's end to judge.
+	Short string
+	// Unavailable names quorum-loss windows with no grant inside them
+	// (expected of a consistent lock); Available those with grants.
+	Unavailable []string
+	Available   []string
+}
+
+// Progress reads liveness off a merged history. end is when the run
+// stopped recording (monotonic ns); a heal later than end-bound with no
+// grant after it is too short to judge, not stuck.
+func Progress(events []lin.Event, ttl time.Duration, end int64, quorumLoss []Window) Liveness {
+	bound := int64(Bound(ttl))
+	var grants []int64
+	var faults []lin.Event
+	for _, e := range events {
+		switch e.Kind {
+		case lin.Acquired:
+			grants = append(grants, e.Time)
+		case lin.Fault:
+			faults = append(faults, e)
+		}
+	}
+	var l Liveness
+	for i, f := range faults {
+		if i == 0 || f.Time < l.FirstFault {
+			l.FirstFault = f.Time
+		}
+	}
+	for _, g := range grants {
+		if len(faults) == 0 || g > l.FirstFault {
+			l.GrantsAfterFault++
+		}
+	}
+	for _, f := range faults {
+		at := f.Time
+		if f.End > at {
+			at = f.End
+		}
+		h := Heal{Fault: f.Text, At: at, Recovery: -1}
+		for _, g := range grants {
+			if g > at {
+				if g-at <= bound {
+					h.Recovery = time.Duration(g - at)
+				}
+				break
+			}
+		}
+		if h.Recovery < 0 && at+bound > end {
+			h.Recovery = -2
+			if l.Short == "" {
+				l.Short = f.Text
+			}
+		}
+		if h.Recovery == -1 && l.Stuck == "" {
+			l.Stuck = f.Text
+		}
+		l.Heals = append(l.Heals, h)
+	}
+	for _, w := range quorumLoss {
+		n := 0
+		for _, g := range grants {
+			if g >= w.Start && g <= w.End {
+				n++
+			}
+		}
+		if n == 0 {
+			l.Unavailable = append(l.Unavailable, w.Name)
+		} else {
+			l.Available = append(l.Available, fmt.Sprintf("%s (%d grants)", w.Name, n))
+		}
+	}
+	return l
+}
