@@ -87,7 +87,7 @@ func (l *SetNXPX) try(ctx context.Context, key string) (impls.Lease, time.Durati
 	if err != nil {
 		return nil, 0, impls.Fail(setnxPXName, "acquire", impls.ErrBackend, err)
 	}
-	n, err := acquireScript.Run(ctx, l.rdb, []string{lockKey(key), fenceKey(key)}, token, l.ttl.Milliseconds()).Int64()
+	n, err := setnxAcquireScript().Run(ctx, l.rdb, []string{lockKey(key), fenceKey(key)}, token, l.ttl.Milliseconds()).Int64()
 	if err != nil {
 		err = impls.Classify(ctx, setnxPXName, "acquire", err, true)
 		return nil, 0, err
@@ -133,7 +133,7 @@ func (s *setnxLease) Release(ctx context.Context) error {
 	if s.released {
 		return impls.Fail(setnxPXName, "release", impls.ErrNotHeld, nil)
 	}
-	n, err := ReleaseScript.Run(ctx, s.l.rdb, []string{lockKey(s.key)}, s.token).Int64()
+	n, err := setnxReleaseScript().Run(ctx, s.l.rdb, []string{lockKey(s.key)}, s.token).Int64()
 	if err != nil {
 		return impls.Classify(ctx, setnxPXName, "release", err, true)
 	}

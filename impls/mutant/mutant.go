@@ -1,0 +1,132 @@
+// Package mutant is the lab's test-only switch that breaks one of our
+// correct locks in a known, small way, so that the verdict matrix can be
+// shown to catch it (`bench mutants`). A lock the matrix calls safe is only
+// as convincing as the matrix's power to call a broken one unsafe.
+//
+// At most one mutant is live at a time, named by the environment variable
+// LOCKLAB_MUTANT (read once, at start). Worker processes inherit the
+// environment, so a mutant is live in every client of a fault scenario.
+// With the variable unset, as everywhere outside `bench mutants` and its
+// test, every On returns false and the locks are unchanged.
+package mutant
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+)
+
+// EnvVar names the live mutant.
+const EnvVar = "LOCKLAB_MUTANT"
+
+// The mutants' names: the code under a switch names its mutant with one of
+// these constants, so a misspelt switch does not compile.
+const (
+	SetNXPXReleaseUnchecked    = "setnx-px-release-unchecked"
+	SetNXPXNoExpiry            = "setnx-px-no-expiry"
+	SetNXPXFenceReused         = "setnx-px-fence-reused"
+	SetNXPXGrantWithoutNX      = "setnx-px-grant-without-nx"
+	ReentrantReleaseUnchecked  = "reentrant-release-unchecked"
+	ReentrantNoWatchdog        = "reentrant-no-watchdog"
+	ReentrantGrantWhenHeld     = "reentrant-grant-when-held"
+	ReentrantFencedTokenReused = "reentrant-fenced-token-reused"
+	RedlockMinorityGrant       = "redlock-minority-grant"
+	RedlockNoValidityCheck     = "redlock-no-validity-check"
+	ZooKeeperNotLowest         = "zookeeper-not-lowest"
+	ZooKeeperTokenReused       = "zookeeper-token-reused"
+	PGAdvisoryIgnoreTryResult  = "pg-advisory-ignore-try-result"
+	PGOptimisticNoCompare      = "pg-optimistic-no-compare"
+	PGOptimisticReleaseAny     = "pg-optimistic-release-unchecked"
+	PGOptimisticVersionReused  = "pg-optimistic-version-reused"
+)
+
+// Mutant is one known break of one lock.
+type Mutant struct {
+	Name string
+	// Lock is the implementation the mutant breaks (an impls name).
+	Lock string
+	// Breaks says what the mutant does to the lock.
+	Breaks string
+	// Catcher is the cell the lab's design says must catch it
+	// ("scenario" or "scenario/fenced"): `bench mutants` runs it first,
+	// and the short test asserts it.
+	Catcher string
+}
+
+// all is the registry, in one table.
+var all = []Mutant{
+	{SetNXPXReleaseUnchecked, "redis-setnx-px", "release is a plain DEL: no check that the key still holds our token", "late-release"},
+	{SetNXPXNoExpiry, "redis-setnx-px", "the grant is SET NX without PX: the key never expires", "holder-crash"},
+	{SetNXPXFenceReused, "redis-setnx-px", "every grant gets fencing token 1 instead of the next INCR", "pause-past-ttl/fenced"},
+	{SetNXPXGrantWithoutNX, "redis-setnx-px", "the grant is SET without NX: it overwrites a live holder's key", "contention"},
+	{ReentrantReleaseUnchecked, "redis-reentrant", "the last release deletes the hash without checking our owner field is in it", "late-release"},
+	{ReentrantNoWatchdog, "redis-reentrant", "no watchdog: the lease is never renewed and runs out under a live holder", "slow-work-past-ttl"},
+	{ReentrantGrantWhenHeld, "redis-reentrant", "the acquire script grants even when another owner holds the hash", "contention"},
+	{ReentrantFencedTokenReused, "redis-reentrant-fenced", "every grant reports fencing token 1 instead of the INCR it drew", "pause-past-ttl/fenced"},
+	{RedlockMinorityGrant, "redlock", "a grant needs one node, not a majority", "contention"},
+	{RedlockNoValidityCheck, "redlock", "the validity time is not computed: a lease claims a day however long the grant took, and the client works past the TTL", "slow-work-past-ttl"},
+	{ZooKeeperNotLowest, "zookeeper", "a client takes the lock as soon as its node exists, without checking it is the lowest sequence node", "contention"},
+	{ZooKeeperTokenReused, "zookeeper", "every grant's fencing token is 1 instead of its node's czxid", "pause-past-ttl/fenced"},
+	{PGAdvisoryIgnoreTryResult, "pg-advisory", "acquire calls pg_try_advisory_lock and grants whatever it returned", "contention"},
+	{PGOptimisticNoCompare, "pg-optimistic", "the acquire's upsert has no WHERE: it takes the row whoever holds it", "contention"},
+	{PGOptimisticReleaseAny, "pg-optimistic", "release frees the row without checking owner and version", "late-release"},
+	{PGOptimisticVersionReused, "pg-optimistic", "a grant keeps the row's version instead of bumping it, so the token repeats", "pause-past-ttl/fenced"},
+}
+
+// All returns every mutant, in the registry's order.
+func All() []Mutant { return append([]Mutant(nil), all...) }
+
+// Names returns every mutant's name.
+func Names() []string {
+	var out []string
+	for _, m := range all {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+// Lookup finds a mutant by name; the error lists the valid names.
+func Lookup(name string) (Mutant, error) {
+	for _, m := range all {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	return Mutant{}, fmt.Errorf("unknown mutant %q; valid names: %s", name, strings.Join(Names(), ", "))
+}
+
+// live is the live mutant's name ("" for none).
+var live atomic.Value
+
+func init() { live.Store(os.Getenv(EnvVar)) }
+
+// On reports whether the named mutant is live.
+func On(name string) bool { return live.Load().(string) == name }
+
+// Live returns the live mutant's name, "" for none.
+func Live() string { return live.Load().(string) }
+
+// Activate makes the named mutant live in this process and in every process
+// it starts from now on, and returns the function that restores the state
+// before. Only `bench mutants` and tests call it; it is not safe to call
+// while a scenario runs.
+func Activate(name string) (restore func(), err error) {
+	if _, err := Lookup(name); err != nil {
+		return nil, err
+	}
+	prevLive := Live()
+	prevEnv, hadEnv := os.LookupEnv(EnvVar)
+	if err := os.Setenv(EnvVar, name); err != nil {
+		return nil, fmt.Errorf("set %s: %w", EnvVar, err)
+	}
+	live.Store(name)
+	return func() {
+		live.Store(prevLive)
+		if hadEnv {
+			os.Setenv(EnvVar, prevEnv)
+		} else {
+			os.Unsetenv(EnvVar)
+		}
+	}, nil
+}

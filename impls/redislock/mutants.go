@@ -1,0 +1,58 @@
+package redislock
+
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/impls/mutant"
+)
+
+// The scripts below are redis-setnx-px broken on purpose, each live only
+// under its mutant (package mutant): the matrix must catch every one.
+
+// mutantNoExpiryScript grants with SET NX and no PX: the key never expires.
+var mutantNoExpiryScript = redis.NewScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
+  return redis.call('INCR', KEYS[2])
+end
+return -redis.call('PTTL', KEYS[1])
+`)
+
+// mutantWithoutNXScript grants with SET PX and no NX: it overwrites a live
+// holder's key.
+var mutantWithoutNXScript = redis.NewScript(`
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return redis.call('INCR', KEYS[2])
+`)
+
+// mutantFenceReusedScript grants as the correct script does but hands out
+// token 1 every time instead of drawing the next one.
+var mutantFenceReusedScript = redis.NewScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 1
+end
+return -redis.call('PTTL', KEYS[1])
+`)
+
+// mutantDelScript releases with a plain DEL, whoever holds the key.
+var mutantDelScript = redis.NewScript(`return redis.call('DEL', KEYS[1])`)
+
+// setnxAcquireScript is redis-setnx-px's acquire script, or a mutant's.
+func setnxAcquireScript() *redis.Script {
+	switch {
+	case mutant.On(mutant.SetNXPXNoExpiry):
+		return mutantNoExpiryScript
+	case mutant.On(mutant.SetNXPXGrantWithoutNX):
+		return mutantWithoutNXScript
+	case mutant.On(mutant.SetNXPXFenceReused):
+		return mutantFenceReusedScript
+	}
+	return acquireScript
+}
+
+// setnxReleaseScript is redis-setnx-px's release script, or a mutant's.
+func setnxReleaseScript() *redis.Script {
+	if mutant.On(mutant.SetNXPXReleaseUnchecked) {
+		return mutantDelScript
+	}
+	return ReleaseScript
+}
