@@ -305,7 +305,7 @@ func (l *Locker) try(ctx context.Context, key string) (impls.Lease, time.Duratio
 	if l.fenced {
 		fenced = "1"
 	}
-	res, err := acquireScript.Run(ctx, l.rdb, []string{lockKey(key), fenceKey(key)},
+	res, err := acquireScriptNow().Run(ctx, l.rdb, []string{lockKey(key), fenceKey(key)},
 		l.ttl.Milliseconds(), l.owner, fenced).Int64Slice()
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("acquire script returned %v", res)
@@ -421,11 +421,11 @@ func (s *lease) Release(ctx context.Context) error {
 		s.dropped = true
 		s.l.drop(s.h)
 	}
-	if s.h.isLost() {
+	if knowsItLost(s.h) {
 		s.released = true
 		return impls.Fail(s.l.name, "release", impls.ErrNotHeld, nil)
 	}
-	n, err := releaseScript.Run(ctx, s.l.rdb, []string{lockKey(s.key), channel(s.key)},
+	n, err := releaseScriptNow().Run(ctx, s.l.rdb, []string{lockKey(s.key), channel(s.key)},
 		s.l.ttl.Milliseconds(), s.l.owner, unlockMessage).Int64()
 	if err != nil {
 		err = impls.Classify(ctx, s.l.name, "release", err, true)

@@ -17,6 +17,9 @@ import (
 // without another success, the lock has expired on the server for sure.
 func (l *Locker) watch(h *hold, lastOK time.Time) {
 	defer l.wg.Done()
+	if watchdogOff() {
+		return
+	}
 	every := l.ttl / 3
 	t := time.NewTimer(every)
 	defer t.Stop()
