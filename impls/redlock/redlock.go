@@ -55,7 +55,7 @@ func New(cfg impls.Config) (*Redlock, error) {
 		addrs:       cfg.Redis,
 		ttl:         cfg.TTL,
 		nodeTimeout: NodeTimeout(cfg.TTL),
-		quorum:      len(cfg.Redis)/2 + 1,
+		quorum:      quorumOf(len(cfg.Redis)),
 	}
 	for _, addr := range cfg.Redis {
 		l.nodes = append(l.nodes, redis.NewClient(&redis.Options{
@@ -224,7 +224,7 @@ func (l *Redlock) attempt(ctx context.Context, key string) (impls.Lease, error) 
 	start := time.Now() // monotonic: immune to wall-clock jumps
 	rs := l.onAll(ctx, "acquire", setNX(key, token, l.ttl))
 	end := time.Now()
-	validity := l.ttl - end.Sub(start) - l.drift()
+	validity := l.grantValidity(start, end)
 
 	var granted, held, failed []int
 	for i, r := range rs {
