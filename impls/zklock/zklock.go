@@ -213,7 +213,7 @@ func (l *Locker) acquire(ctx context.Context, key string, wait bool) (impls.Leas
 			// Our node went with our session: nothing of ours remains.
 			return nil, impls.Fail(name, op, impls.ErrBackend, fmt.Errorf("lock node %s vanished (session expired?)", path))
 		}
-		if pred == "" {
+		if isLowest(pred) {
 			return l.grant(ctx, op, key, dir, guid, path, drops)
 		}
 		if !wait {
@@ -268,7 +268,7 @@ func (l *Locker) grant(ctx context.Context, op, key, dir, guid, path string, dro
 		l.abandon(dir, guid, path)
 		return nil, l.classify(ctx, op, err, false)
 	}
-	s := &lease{l: l, key: key, path: path, token: uint64(stat.Czxid), owner: stat.EphemeralOwner, lost: make(chan struct{})}
+	s := &lease{l: l, key: key, path: path, token: tokenOf(stat), owner: stat.EphemeralOwner, lost: make(chan struct{})}
 	l.mu.Lock()
 	if l.drops != drops || l.closed {
 		// The connection dropped after we saw ourselves lowest: the caller
