@@ -111,7 +111,7 @@ func (l *Advisory) Acquire(ctx context.Context, key string) (impls.Lease, error)
 	if err != nil {
 		return nil, err
 	}
-	_, err = c.Exec(ctx, advisoryWait, key)
+	_, err = c.Exec(ctx, advisoryWaitSQL(), key)
 	if err == nil {
 		return l.newLease(c, key), nil
 	}

@@ -109,7 +109,7 @@ func (l *Optimistic) try(ctx context.Context, key string) (impls.Lease, error) {
 	}
 	var version int64
 	err = l.exec(ctx, "acquire", func(ctx context.Context, c *pgx.Conn) error {
-		return c.QueryRow(ctx, optimisticAcquire, key, owner, l.s.ttl.Milliseconds()).Scan(&version)
+		return c.QueryRow(ctx, optimisticAcquireSQL(), key, owner, l.s.ttl.Milliseconds()).Scan(&version)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, impls.Fail(optimisticName, "acquire", impls.ErrHeld, nil)
@@ -166,7 +166,7 @@ func (s *optimisticLease) Release(ctx context.Context) error {
 	if s.released {
 		return impls.Fail(optimisticName, "release", impls.ErrNotHeld, nil)
 	}
-	err := s.update(ctx, "release", optimisticRelease)
+	err := s.update(ctx, "release", optimisticReleaseSQL())
 	if err == nil || errors.Is(err, impls.ErrNotHeld) {
 		s.released = true
 	}
