@@ -29,8 +29,15 @@ type Input struct {
 	// QuorumLoss lists windows in which a consistent lock is expected to
 	// grant nothing (a majority of its nodes cut off).
 	QuorumLoss []Window
-	Minimum    Minimum
-	Timeout    time.Duration // porcupine's limit
+	// Available lists windows in which the lock must keep granting (a
+	// quorum stayed reachable); none there is as bad as stuck.
+	Available []Window
+	Minimum   Minimum
+	// Reach names a fault that works only if the lock uses what it
+	// disturbs (a skewed client clock); the run records lin.Reached events
+	// counting the uses, and a run with none is not applicable.
+	Reach   string
+	Timeout time.Duration // porcupine's limit
 }
 
 // Decision is the verdict of one run and the figures it rests on.
@@ -59,12 +66,22 @@ func Decide(in Input) Decision {
 		end = in.Events[len(in.Events)-1].Time
 	}
 	d := Decision{Sections: res.Ops, Unknown: res.Unknown, Result: res}
-	d.Liveness = Progress(in.Events, in.TTL, end, in.QuorumLoss)
+	d.Liveness = Progress(in.Events, in.TTL, end, in.QuorumLoss, in.Available)
+	reached := int64(0)
+	for _, e := range in.Events {
+		if e.Kind == lin.Reached && e.Text == in.Reach {
+			reached += e.Value
+		}
+	}
 	switch {
 	case res.Outcome == porcupine.Illegal:
 		d.Verdict, d.Detail = Unsafe, "porcupine found no sequential order: two holders' sections overlapped"
 	case d.Liveness.Stuck != "":
 		d.Verdict, d.Detail = Stuck, fmt.Sprintf("no client was granted the lock within %v after %q", Bound(in.TTL), d.Liveness.Stuck)
+	case in.Reach != "" && reached == 0:
+		d.Verdict, d.Detail = NotApplicable, "the fault never reached the lock: no "+in.Reach+" in the whole run"
+	case len(d.Liveness.Unserved) > 0:
+		d.Verdict, d.Detail = Stuck, "no grants while "+strings.Join(d.Liveness.Unserved, ", ")+", though a quorum stayed reachable"
 	case res.Outcome == porcupine.Unknown:
 		d.Verdict, d.Detail = Unknown, fmt.Sprintf("porcupine gave up after %v", in.Timeout)
 	case res.Ops < in.Minimum.Sections:

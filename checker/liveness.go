@@ -42,12 +42,15 @@ type Liveness struct {
 	// (expected of a consistent lock); Available those with grants.
 	Unavailable []string
 	Available   []string
+	// Unserved names windows that should have had grants (a quorum stayed
+	// reachable) but had none.
+	Unserved []string
 }
 
 // Progress reads liveness off a merged history. end is when the run
 // stopped recording (monotonic ns); a heal later than end-bound with no
 // grant after it is too short to judge, not stuck.
-func Progress(events []lin.Event, ttl time.Duration, end int64, quorumLoss []Window) Liveness {
+func Progress(events []lin.Event, ttl time.Duration, end int64, quorumLoss, available []Window) Liveness {
 	bound := int64(Bound(ttl))
 	var grants []int64
 	var faults []lin.Event
@@ -68,6 +71,31 @@ func Progress(events []lin.Event, ttl time.Duration, end int64, quorumLoss []Win
 	for _, g := range grants {
 		if len(faults) == 0 || g > l.FirstFault {
 			l.GrantsAfterFault++
+		}
+	}
+	if len(faults) == 0 && len(events) > 0 {
+		// A run without faults must still make progress: its start counts
+		// as the one heal, and no gap between grants may pass the bound.
+		prev := events[0].Time
+		for _, g := range grants {
+			if g-prev > bound && l.Stuck == "" {
+				l.Stuck = fmt.Sprintf("a gap of %v between grants", time.Duration(g-prev).Round(time.Millisecond))
+			}
+			prev = g
+		}
+		if len(grants) == 0 && end-events[0].Time > bound {
+			l.Stuck = "the start of the run"
+		}
+	}
+	for _, w := range available {
+		n := 0
+		for _, g := range grants {
+			if g >= w.Start && g <= w.End {
+				n++
+			}
+		}
+		if n == 0 {
+			l.Unserved = append(l.Unserved, w.Name)
 		}
 	}
 	for _, f := range faults {

@@ -223,7 +223,10 @@ func runOne(ctx context.Context, opt Options, r Run) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	exp := scenarios.Expect(spec, r.Scenario, r.Fencing)
+	exp, err := scenarios.Expected(spec.Name, r.Scenario, r.Fencing)
+	if err != nil {
+		return Record{}, fmt.Errorf("run %s: %w", r.ID, err)
+	}
 	tmp, err := os.MkdirTemp("", "locklab-lessons-")
 	if err != nil {
 		return Record{}, err

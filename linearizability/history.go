@@ -31,6 +31,10 @@ const (
 	// Fault: the harness injected a fault (Text says which; End > Time for
 	// faults with a duration, such as a pause).
 	Fault Kind = "fault"
+	// Reached: how often a fault touched the client it was aimed at (Text
+	// names the fault, Value counts, e.g. reads of a skewed clock). A fault
+	// that never reached the lock cannot judge it.
+	Reached Kind = "reached"
 )
 
 // Status is how a critical section ended.

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults/netproxy"
 	"github.com/locklab/locklab/impls"
@@ -141,14 +142,15 @@ func runPlan(ctx context.Context, env *Env, p plan) (*Outcome, error) {
 			return nil, err
 		}
 	}
-	out := &Outcome{Verdict: Safe, Figures: map[string]float64{}, Clients: p.workers, Processes: true}
+	out := &Outcome{Figures: map[string]float64{}, Clients: p.workers, Processes: true}
 	if p.recovery {
+		// A figure only: whether the lock recovered in time is the
+		// checker's call, from the same history.
 		bound := env.recoveryBound()
 		if t, ok := r.waitFor(ctx, lin.Acquired, r.faultTime, bound); ok {
 			out.Recovery = time.Duration(t - r.faultTime)
 			out.Figures["recovery-ms"] = float64(out.Recovery.Milliseconds())
 		} else {
-			out.Verdict = Stuck
 			out.Detail = fmt.Sprintf("no other client was granted the lock within %v of the fault", bound)
 		}
 	}
@@ -187,7 +189,7 @@ func (r *faultRun) stopWorkers() {
 
 // recoveryBound is how long after a crash another client must be granted
 // the lock before the run counts as stuck: a few TTLs (or sessions).
-func (e *Env) recoveryBound() time.Duration { return 3*e.TTL + 2*time.Second }
+func (e *Env) recoveryBound() time.Duration { return checker.Bound(e.TTL) }
 
 // lockAddrs returns the addresses client id uses for the Redis lock nodes:
 // its own proxy to each when the plan has proxies.

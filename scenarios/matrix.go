@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/impls"
 )
 
@@ -23,8 +24,8 @@ func (c Cell) Name() string {
 	return n
 }
 
-// Expect is the cell's expected verdict.
-func (c Cell) Expect() Expectation { return Expect(c.Impl, c.Scenario, c.Fencing) }
+// Expect is the cell's row in the reviewed expectation table.
+func (c Cell) Expect() (Expectation, error) { return Expected(c.Impl.Name, c.Scenario, c.Fencing) }
 
 // Cells lists every applicable cell of specs × scenario names: each
 // scenario without fencing, and with fencing where the lock issues tokens
@@ -42,7 +43,7 @@ func Cells(specs []impls.Spec, names []string) ([]Cell, error) {
 				if fencing && (!spec.Caps.Fencing || name == "contention") {
 					continue
 				}
-				if s.Applies != nil && s.Applies(spec, fencing) != nil {
+				if s.Demo || (s.Applies != nil && s.Applies(spec, fencing) != nil) {
 					continue
 				}
 				out = append(out, Cell{Impl: spec, Scenario: name, Fencing: fencing})
@@ -52,19 +53,14 @@ func Cells(specs []impls.Spec, names []string) ([]Cell, error) {
 	return out, nil
 }
 
-// RunCell runs a cell runs times (each with its own seed derived from
-// base) and returns every outcome; the cell's verdict is the worst one, so
-// a single counterexample makes it unsafe. A cell expected unsafe gets at
-// least UnsafeTries runs and stops at its first counterexample: a fault
-// lands at a moment the scheduler picks, and "unsafe" means that a
-// counterexample exists, not that every run shows one.
+// RunCell runs a cell exactly runs times, each with its own seed derived
+// from base, and returns every outcome. Every cell gets the same effort,
+// whatever the lab expects of it: a cell expected safe has as many chances
+// to show a counterexample as one expected unsafe. The cell's verdict is
+// the worst of its runs (Worst).
 func RunCell(ctx context.Context, c Cell, runs int, base Options) ([]*Outcome, error) {
-	max := runs
-	if c.Expect().Verdict == Unsafe && max < UnsafeTries {
-		max = UnsafeTries
-	}
 	var outs []*Outcome
-	for i := 0; i < max; i++ {
+	for i := 0; i < runs; i++ {
 		o := base
 		o.Impl, o.Fencing = c.Impl, c.Fencing
 		o.Seed = base.Seed + int64(i)
@@ -73,26 +69,24 @@ func RunCell(ctx context.Context, c Cell, runs int, base Options) ([]*Outcome, e
 			return outs, fmt.Errorf("%s: %w", c.Name(), err)
 		}
 		outs = append(outs, out)
-		if i+1 >= runs && out.Verdict == Unsafe {
-			break
-		}
 	}
 	return outs, nil
 }
 
-// UnsafeTries is how many runs a cell expected unsafe gets to show its
-// counterexample, in the matrix command and in the matrix test alike.
-const UnsafeTries = 3
-
-// Worst combines the verdicts of several runs: unsafe beats unknown beats
-// stuck beats unavailable beats safe.
+// Worst combines the verdicts of several runs: one counterexample makes
+// the cell unsafe, one inconclusive run keeps it from being safe. A fault
+// that never reached the lock in any run leaves the cell not applicable.
 func Worst(outs []*Outcome) Verdict {
-	rank := map[Verdict]int{Safe: 0, Unavailable: 1, Stuck: 2, Unknown: 3, Unsafe: 4}
-	v := Safe
+	var v Verdict
+	na := len(outs) > 0
 	for _, o := range outs {
-		if rank[o.Verdict] > rank[v] {
-			v = o.Verdict
+		if o.Verdict != NotApplicable {
+			na = false
+			v = checker.Worst(v, o.Verdict)
 		}
+	}
+	if na {
+		return NotApplicable
 	}
 	return v
 }
@@ -100,20 +94,26 @@ func Worst(outs []*Outcome) Verdict {
 // CellResult is one row of results/correctness.json: written by `bench
 // matrix`, read by the lessons, so both agree on one schema.
 type CellResult struct {
-	Impl           string             `json:"impl"`
-	Scenario       string             `json:"scenario"`
-	Fencing        bool               `json:"fencing"`
-	Verdict        Verdict            `json:"verdict"`
-	Expected       Verdict            `json:"expected"`
-	Why            string             `json:"why"`
-	Runs           int                `json:"runs"`
-	Sections       int                `json:"sections_checked"`
-	Unknown        int                `json:"sections_unknown"`
-	RecoveryMillis []int64            `json:"recovery_ms,omitempty"`
-	Figures        map[string]float64 `json:"figures,omitempty"`
-	Detail         string             `json:"detail,omitempty"`
-	Seeds          []int64            `json:"seeds"`
-	Counterexample string             `json:"counterexample,omitempty"`
-	History        string             `json:"history,omitempty"`
-	Seconds        float64            `json:"seconds"`
+	Impl        string    `json:"impl"`
+	Scenario    string    `json:"scenario"`
+	Fencing     bool      `json:"fencing"`
+	Verdict     Verdict   `json:"verdict"`
+	Expected    Verdict   `json:"expected"`
+	Why         string    `json:"why"`
+	Runs        int       `json:"runs"`
+	RunVerdicts []Verdict `json:"run_verdicts"`
+	Sections    int       `json:"sections_checked"`
+	// MinSections and MinGrantsAfterFault are the least progress of any
+	// one run: what the verdict's weakest run rests on.
+	MinSections         int                `json:"min_sections_per_run"`
+	GrantsAfterFault    int                `json:"grants_after_fault"`
+	MinGrantsAfterFault int                `json:"min_grants_after_fault_per_run"`
+	Unknown             int                `json:"sections_unknown"`
+	RecoveryMillis      []int64            `json:"recovery_ms,omitempty"`
+	Figures             map[string]float64 `json:"figures,omitempty"`
+	Detail              string             `json:"detail,omitempty"`
+	Seeds               []int64            `json:"seeds"`
+	Counterexample      string             `json:"counterexample,omitempty"`
+	History             string             `json:"history,omitempty"`
+	Seconds             float64            `json:"seconds"`
 }

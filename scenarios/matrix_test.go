@@ -2,6 +2,10 @@ package scenarios_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,14 +16,26 @@ import (
 
 // TestVerdictMatrix runs every implementation under every scenario that
 // applies, with and without fencing, against real servers and real worker
-// processes, and asserts the verdict the lab expects (scenarios.Expect,
-// which gives the reason for each). A cell expected unsafe may take up to
-// three runs to produce its counterexample (a fault lands at a moment the
-// scheduler chooses); a cell expected safe gets one run and no second
-// chance: a single counterexample there fails the test with its timeline.
+// processes, and asserts the verdict of the reviewed expectation table
+// (expectations.md, which gives the reason for each).
+//
+// Effort is equal: every cell gets LOCKLAB_MATRIX_RUNS runs (default 1 here,
+// to stay within CI's time; `bench matrix` runs 3), and a cell whose verdict
+// differs from the table after them gets two more, whatever the table says.
+// The verdict is the worst over all runs, so a safe cell that shows one
+// counterexample fails, and a run with too little progress (inconclusive)
+// never passes as safe.
 func TestVerdictMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the verdict matrix takes minutes; run without -short")
+	}
+	runs := 1
+	if s := os.Getenv("LOCKLAB_MATRIX_RUNS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("LOCKLAB_MATRIX_RUNS=%q: want a positive integer", s)
+		}
+		runs = n
 	}
 	cells, err := scenarios.Cells(impls.All(), scenarios.Names())
 	if err != nil {
@@ -33,30 +49,41 @@ func TestVerdictMatrix(t *testing.T) {
 					t.Errorf("processes outlived the run: %v", pids)
 				}
 			})
-			exp := c.Expect()
-			tries := 1
-			if exp.Verdict == scenarios.Unsafe {
-				tries = scenarios.UnsafeTries
+			exp, err := c.Expect()
+			if err != nil {
+				t.Fatal(err)
 			}
-			var got []scenarios.Verdict
-			for try := 0; try < tries; try++ {
-				out, err := scenarios.Run(context.Background(), c.Scenario, scenarios.Options{
-					Impl: c.Impl, Fencing: c.Fencing, Seed: int64(1000*i + try + 1),
-					TTL: time.Second, Clients: 8, Sections: 1000, OutDir: t.TempDir(),
-				})
+			opts := scenarios.Options{Seed: int64(1000*i + 1), TTL: time.Second, Clients: 8, Sections: 1000, OutDir: t.TempDir()}
+			outs, err := scenarios.RunCell(context.Background(), c, runs, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if scenarios.Worst(outs) != exp.Verdict {
+				opts.Seed += int64(runs)
+				more, err := scenarios.RunCell(context.Background(), c, 2, opts)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if out.Verdict == exp.Verdict {
-					checkFigures(t, c, out)
-					return
-				}
-				got = append(got, out.Verdict)
-				if out.Verdict == scenarios.Unsafe {
-					t.Fatalf("unsafe, expected %s (%s); counterexample %s, seed %d", exp.Verdict, exp.Why, out.HTML, out.Seed)
-				}
+				outs = append(outs, more...)
 			}
-			t.Fatalf("verdicts %v over %d runs, expected %s: %s", got, tries, exp.Verdict, exp.Why)
+			got := scenarios.Worst(outs)
+			if got != exp.Verdict {
+				var detail []string
+				for _, o := range outs {
+					d := fmt.Sprintf("seed %d: %s", o.Seed, o.Verdict)
+					if o.HTML != "" {
+						d += " (counterexample " + o.HTML + ")"
+					}
+					if o.Detail != "" {
+						d += ": " + o.Detail
+					}
+					detail = append(detail, d)
+				}
+				t.Fatalf("%s over %d runs, expected %s (%s)\n%s", got, len(outs), exp.Verdict, exp.Why, strings.Join(detail, "\n"))
+			}
+			for _, o := range outs {
+				checkFigures(t, c, o)
+			}
 		})
 	}
 }
@@ -65,20 +92,9 @@ func TestVerdictMatrix(t *testing.T) {
 func checkFigures(t *testing.T, c scenarios.Cell, out *scenarios.Outcome) {
 	t.Helper()
 	switch c.Scenario {
-	case "redlock-partition":
-		if out.Figures["grants-minority-cut"] == 0 {
-			t.Errorf("no grants while only a minority was cut: the lock should stay available")
-		}
-		if out.Figures["grants-majority-cut"] != 0 {
-			t.Errorf("%v grants while a majority was cut", out.Figures["grants-majority-cut"])
-		}
 	case "holder-crash", "crash-after-setnx":
 		if out.Verdict == scenarios.Safe && out.Recovery <= 0 {
 			t.Errorf("safe after a crash but no recovery measured")
-		}
-	case "coupon":
-		if out.Verdict == scenarios.Safe && out.Figures["oversold"] != 0 {
-			t.Errorf("safe, yet %v coupons oversold", out.Figures["oversold"])
 		}
 	}
 }

@@ -54,7 +54,10 @@ func init() {
 			inject: func(ctx context.Context, r *faultRun) error {
 				return r.victim.Pause(ctx, pastTTL(r.env), " (before its release)", r.victim.Continue)
 			},
-			observe: func(*Env) time.Duration { return 1500 * time.Millisecond },
+			// Long enough after the pause for every lock to reach the
+			// checker's minimum progress with these long sections (a lock
+			// that holds through the pause grants nothing during it).
+			observe: func(*Env) time.Duration { return 6 * time.Second },
 		}))
 
 	Register(workerScenario("client-clock-skew",
@@ -70,9 +73,16 @@ func init() {
 				}
 			},
 			inject: func(ctx context.Context, r *faultRun) error {
+				r.env.Reach = ReachClockReads
 				r.env.FaultAt(fmt.Sprintf("client 0's clock runs %v ahead", 3*r.env.TTL))
 				return nil
 			},
-			observe: func(env *Env) time.Duration { return 3 * time.Second },
+			// Long enough for the checker's minimum progress with long
+			// sections and think time between them.
+			observe: func(env *Env) time.Duration { return 6 * time.Second },
 		}))
 }
+
+// ReachClockReads counts a skewed client's clock reads: the only way a
+// client clock skew can reach a lock.
+const ReachClockReads = "client clock reads"

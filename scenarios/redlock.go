@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
@@ -130,6 +131,13 @@ func init() {
 					r.env.Rec.Record(lin.Event{Kind: lin.Fault, Time: start, End: end,
 						Text: fmt.Sprintf("%s: every client cut off %s", p.name, names(p.cut))})
 					r.phases = append(r.phases, phase{p.name, start, end})
+					// A grant stamped in the first 200ms may have been sent before the cut.
+					w := checker.Window{Name: p.name, Start: start + int64(200*time.Millisecond), End: end}
+					if p.name == "majority-cut" {
+						r.env.QuorumLoss = append(r.env.QuorumLoss, w)
+					} else {
+						r.env.Available = append(r.env.Available, w)
+					}
 				}
 				return nil
 			},
@@ -141,9 +149,6 @@ func init() {
 					g := r.grantsBetween(p.start+int64(200*time.Millisecond), p.end)
 					out.Figures["grants-"+p.name] = float64(g)
 					details = append(details, fmt.Sprintf("%s: %d grants", p.name, g))
-					if g == 0 {
-						out.Verdict = Unavailable
-					}
 				}
 				out.Detail = fmt.Sprint(details)
 				return nil

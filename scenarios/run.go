@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
@@ -24,6 +25,14 @@ type Env struct {
 	Rec      *lin.Recorder
 	// Key is the lock key and the counter's name for this run.
 	Key string
+
+	// QuorumLoss and Available are windows the scenario recorded in which
+	// a consistent lock must grant nothing / must keep granting; the
+	// checker judges them.
+	QuorumLoss, Available []checker.Window
+	// Reach names what a fault needs the lock to use (ReachClockReads);
+	// the checker finds the run not applicable when the lock never did.
+	Reach string
 
 	workDir string // worker histories and logs, removed after the run
 }
@@ -117,29 +126,36 @@ func CloseClient(c *Client) {
 	c.Counter.Close()
 }
 
-// Judge checks the history: a counterexample makes the outcome unsafe and
-// writes its timeline; a checker timeout makes it unknown. Otherwise the
-// verdict the scenario set stands.
+// Judge hands the history to the checker, the one place a verdict is
+// decided, and keeps what it needs to show: the verdict replaces whatever
+// the scenario assumed, a counterexample writes its timeline.
 func (e *Env) Judge(o *Outcome) error {
 	events := e.Rec.Events()
-	res := lin.Check(events, e.CheckTimeout)
-	o.Sections, o.Unknown = res.Ops, res.Unknown
+	d := checker.Decide(checker.Input{
+		Events: events, TTL: e.TTL, End: lin.Now(),
+		QuorumLoss: e.QuorumLoss, Available: e.Available,
+		Minimum: e.minimum(), Timeout: e.CheckTimeout, Reach: e.Reach,
+	})
+	o.Verdict, o.Sections, o.Unknown = d.Verdict, d.Sections, d.Unknown
+	o.GrantsAfterFault = d.Liveness.GrantsAfterFault
+	if d.Detail != "" {
+		if o.Detail != "" {
+			o.Detail = d.Detail + "; " + o.Detail
+		} else {
+			o.Detail = d.Detail
+		}
+	}
 	name := fmt.Sprintf("%s-%s", e.Impl.Name, e.Scenario.Name)
 	if e.Fencing {
 		name += "-fenced"
 	}
 	base := filepath.Join(e.outDir(), fmt.Sprintf("%s-seed%d", name, e.Seed))
-	switch {
-	case res.Outcome == "Illegal":
-		o.Verdict = Unsafe
-		path, err := res.WriteHTML(base + ".html")
+	if o.Verdict == Unsafe {
+		path, err := d.Result.WriteHTML(base + ".html")
 		if err != nil {
 			return err
 		}
 		o.HTML = path
-	case res.Outcome == "Unknown":
-		o.Verdict = Unknown
-		o.Detail = fmt.Sprintf("checker gave up after %v", e.CheckTimeout)
 	}
 	if o.Verdict == Unsafe || e.KeepHistory {
 		path := base + ".history.jsonl"
@@ -149,6 +165,16 @@ func (e *Env) Judge(o *Outcome) error {
 		o.History = path
 	}
 	return nil
+}
+
+// minimum is the progress a run must make to be judged: the checker's
+// default, scaled down when the caller asked for fewer sections than it.
+func (e *Env) minimum() checker.Minimum {
+	m := checker.DefaultMinimum
+	if e.Sections < m.Sections {
+		m.Sections = e.Sections
+	}
+	return m
 }
 
 func (e *Env) outDir() string {

@@ -12,19 +12,25 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
 )
 
-// Verdict is what one scenario concluded about one lock.
-type Verdict string
+// Verdict is what the checker concluded; scenarios only record, and
+// package checker decides (checker.Decide).
+type Verdict = checker.Verdict
 
+// The verdicts, named here too so that scenario code and its readers need
+// not import the checker for them.
 const (
-	Safe        Verdict = "safe"        // linearizable over every run
-	Unsafe      Verdict = "unsafe"      // porcupine found a counterexample
-	Stuck       Verdict = "stuck"       // no client held the lock within the bound after the fault
-	Unavailable Verdict = "unavailable" // acquires refused while a quorum was lost
-	Unknown     Verdict = "unknown"     // the checker timed out
+	Safe          = checker.Safe
+	Unsafe        = checker.Unsafe
+	Stuck         = checker.Stuck
+	Unavailable   = checker.Unavailable
+	Inconclusive  = checker.Inconclusive
+	Unknown       = checker.Unknown
+	NotApplicable = checker.NotApplicable
 )
 
 // Options configure one run of a scenario.
@@ -80,10 +86,13 @@ type Outcome struct {
 	// worker process of its own (fault scenarios) or a goroutine.
 	Clients   int
 	Processes bool
-	Sections  int    // critical sections checked
-	Unknown   int    // of which with an unknown outcome
-	HTML      string // counterexample timeline, when unsafe
-	History   string // the recorded history (JSON lines), when kept
+	Sections  int // critical sections checked
+	Unknown   int // of which with an unknown outcome
+	// GrantsAfterFault counts grants after the first fault began (every
+	// grant when the run has no fault): the progress a verdict rests on.
+	GrantsAfterFault int
+	HTML             string // counterexample timeline, when unsafe
+	History          string // the recorded history (JSON lines), when kept
 	// Recovery is the time from a holder's crash until another client held
 	// the lock (0 when the scenario has no crash).
 	Recovery time.Duration
@@ -104,6 +113,9 @@ type Scenario struct {
 	// Needs returns the servers beyond the lock's own and the resource.
 	Needs func(spec impls.Spec) cluster.Needs
 	Run   func(ctx context.Context, env *Env) (*Outcome, error)
+	// Demo marks a scenario kept for a lesson's figure but left out of the
+	// verdict matrix, because its verdicts repeat another scenario's.
+	Demo bool
 }
 
 var (

@@ -148,7 +148,13 @@ func runWorker(raw string) error {
 	}
 	if ws.ClockSkew != 0 {
 		skew := ws.ClockSkew
-		cfg.Clock = func() time.Time { return time.Now().Add(skew) }
+		var reads atomic.Int64
+		cfg.Clock = func() time.Time { reads.Add(1); return time.Now().Add(skew) }
+		// Whether the skew reached the lock at all: a lock that never reads
+		// the client's clock cannot be judged by this fault.
+		defer func() {
+			rec.Record(lin.Event{Kind: lin.Reached, Client: ws.ID, Text: ReachClockReads, Value: reads.Load()})
+		}()
 	}
 	locker, err := spec.New(cfg)
 	if err != nil {

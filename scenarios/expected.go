@@ -1,0 +1,103 @@
+package scenarios
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// expectationsTable is the reviewed table of expected verdicts: one row per
+// lock × scenario × fencing, each with its reason, written from the source
+// documents and each lock's design. The matrix (`bench matrix` and the
+// matrix test) compares every verdict with it. Change a row's verdict only
+// with its reason, in the same commit.
+//
+//go:embed expectations.md
+var expectationsTable string
+
+// Expectation is the verdict a scenario should reach for a lock, and why.
+type Expectation struct {
+	Verdict Verdict
+	Why     string
+}
+
+var (
+	tableOnce sync.Once
+	table     map[string]Expectation
+	tableErr  error
+)
+
+func rowKey(impl, scenario string, fencing bool) string {
+	return fmt.Sprintf("%s|%s|%t", impl, scenario, fencing)
+}
+
+// parseExpectations reads the Markdown table's rows:
+// | lock | scenario | fenced | expected | why |
+func parseExpectations(text string) (map[string]Expectation, error) {
+	out := map[string]Expectation{}
+	valid := map[Verdict]bool{Safe: true, Unsafe: true, Stuck: true, Unavailable: true, NotApplicable: true}
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| lock ") {
+			continue
+		}
+		cols := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cols) != 5 {
+			return nil, fmt.Errorf("expectations.md line %d: %d columns, want 5", i+1, len(cols))
+		}
+		for j := range cols {
+			cols[j] = strings.TrimSpace(strings.Trim(strings.TrimSpace(cols[j]), "`"))
+		}
+		var fenced bool
+		switch cols[2] {
+		case "yes":
+			fenced = true
+		case "no":
+		default:
+			return nil, fmt.Errorf("expectations.md line %d: fenced %q, want yes or no", i+1, cols[2])
+		}
+		v := Verdict(cols[3])
+		if !valid[v] {
+			return nil, fmt.Errorf("expectations.md line %d: verdict %q is not one the table may expect", i+1, cols[3])
+		}
+		if cols[4] == "" {
+			return nil, fmt.Errorf("expectations.md line %d: no reason given", i+1)
+		}
+		k := rowKey(cols[0], cols[1], fenced)
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("expectations.md line %d: a second row for %s / %s", i+1, cols[0], cols[1])
+		}
+		out[k] = Expectation{Verdict: v, Why: cols[4]}
+	}
+	return out, nil
+}
+
+// Expected returns the table's row for one cell, or an error when the
+// table has none: a cell nobody reviewed has no expectation.
+func Expected(impl, scenario string, fencing bool) (Expectation, error) {
+	tableOnce.Do(func() { table, tableErr = parseExpectations(expectationsTable) })
+	if tableErr != nil {
+		return Expectation{}, tableErr
+	}
+	e, ok := table[rowKey(impl, scenario, fencing)]
+	if !ok {
+		f := "no"
+		if fencing {
+			f = "yes"
+		}
+		return Expectation{}, fmt.Errorf("scenarios/expectations.md has no row for | %s | %s | %s |: review the cell and add one with its reason", impl, scenario, f)
+	}
+	return e, nil
+}
+
+// ExpectedRows returns every row's key, for the test that every row names
+// a cell that exists.
+func ExpectedRows() ([]string, error) {
+	tableOnce.Do(func() { table, tableErr = parseExpectations(expectationsTable) })
+	var keys []string
+	for k := range table {
+		keys = append(keys, k)
+	}
+	return keys, tableErr
+}
