@@ -57,6 +57,9 @@ commands:
   matrix [-impl a,b] [-scenario x,y] [-runs N] [-ttl D] [-out results]
                             run every implementation under every scenario that applies, with and
                             without fencing; write results/correctness.md, correctness.json, counterexamples/
+  mutants [-mutant a,b] [-first] [-list] [-out results]
+                            break each of our correct locks in a known way (LOCKLAB_MUTANT) and run
+                            its cells; write results/mutants.{md,json}; exit 1 if a mutant survives
   lessons [-page FILE,...] [-no-run]
                             rerun the lessons' scenarios and regenerate docs/lessons/ and README's table
   bench [-quick] [-impl a,b] [-workload w,x] [-out results]
@@ -80,6 +83,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return matrix(ctx, args[1:], stdout, stderr)
 	case "lessons":
 		return lessonsCmd(ctx, args[1:], stdout, stderr)
+	case "mutants":
+		return mutantsCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -146,7 +151,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	implName := fs.String("impl", "", "implementation (see `bench list`)")
 	scenarioName := fs.String("scenario", "", "scenario (see `bench list`)")
 	fencing := fs.Bool("fencing", false, "the resource refuses writes with stale fencing tokens")
-	seed := fs.Int64("seed", 0, "seed for a reproducible run (default: from the clock, printed)")
+	seed := fs.Int64("seed", 0, "seed (default: from the clock, printed): fixes the lock key and each client's random work and think times, not the order in which things happen")
 	clients := fs.Int("clients", 8, "concurrent clients")
 	sections := fs.Int("sections", 2000, "critical sections in total")
 	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL / session timeout")
