@@ -133,6 +133,19 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "[%d/%d] %-48s %-11s %5.1fs%s\n", i+1, len(cells), c.Name(), r.Verdict, r.Seconds, mark)
 		results = append(results, r)
 	}
+	// Keep one counterexample per unsafe cell (the first run's), not every
+	// run's: the results stay a set a reader can open.
+	keep := map[string]bool{}
+	for _, r := range results {
+		keep[r.Counterexample], keep[r.History] = true, true
+	}
+	if entries, err := os.ReadDir(ceDir); err == nil {
+		for _, e := range entries {
+			if !keep[filepath.Join("counterexamples", e.Name())] {
+				os.Remove(filepath.Join(ceDir, e.Name()))
+			}
+		}
+	}
 	cmdline := "go run ./cmd/bench matrix " + strings.Join(args, " ")
 	if err := writeMatrixReport(stage, results, cmdline, *ttl, *runs, *seed, time.Since(start)); err != nil {
 		return err
