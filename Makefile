@@ -7,7 +7,7 @@ GO ?= go
 # on a 2-core machine. The verdict matrix takes most of the run either way.
 TESTFLAGS ?= -count=1 -timeout 60m -p 1
 
-.PHONY: setup test bench matrix vet fmt
+.PHONY: setup test bench matrix mutants vet fmt
 
 setup:
 	@bash scripts/setup.sh
@@ -28,6 +28,11 @@ vet:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# Every mutant (our correct locks broken on purpose, impls/mutant) on every
+# cell of its lock: results/mutants.md; fails if a mutant survives.
+mutants: setup
+	$(GO) run ./cmd/bench mutants
 
 lessons: setup
 	$(GO) run ./cmd/bench lessons

@@ -1,0 +1,161 @@
+package mutant_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
+	_ "github.com/locklab/locklab/impls/all"
+	"github.com/locklab/locklab/impls/mutant"
+	"github.com/locklab/locklab/scenarios"
+)
+
+func TestMain(m *testing.M) {
+	// Fault scenarios re-execute this test binary as their clients.
+	scenarios.MaybeRunWorker()
+	code := m.Run()
+	cluster.StopAll()
+	os.Exit(code)
+}
+
+// Every correct lock of ours has a mutant, every mutant names a registered
+// lock and a designed catcher that is one of that lock's cells, and names
+// are unique.
+func TestRegistry(t *testing.T) {
+	byLock := map[string]int{}
+	seen := map[string]bool{}
+	for _, m := range mutant.All() {
+		if seen[m.Name] {
+			t.Errorf("mutant %s registered twice", m.Name)
+		}
+		seen[m.Name] = true
+		if m.Breaks == "" {
+			t.Errorf("mutant %s does not say what it breaks", m.Name)
+		}
+		spec, err := impls.Lookup(m.Lock)
+		if err != nil {
+			t.Errorf("mutant %s: %v", m.Name, err)
+			continue
+		}
+		byLock[m.Lock]++
+		cells, err := scenarios.Cells([]impls.Spec{spec}, scenarios.Names())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := findCell(cells, m.Lock+"/"+m.Catcher); !ok {
+			t.Errorf("mutant %s: its catcher %q is no cell of %s", m.Name, m.Catcher, m.Lock)
+		}
+	}
+	for _, s := range impls.All() {
+		correct := s.Broken == "" && !s.Peer && !s.Backend.InProcess
+		if correct && byLock[s.Name] == 0 {
+			t.Errorf("%s is one of our correct locks but has no mutant", s.Name)
+		}
+	}
+}
+
+func TestLookupAndActivate(t *testing.T) {
+	if _, err := mutant.Lookup("no-such-mutant"); err == nil || !strings.Contains(err.Error(), mutant.SetNXPXNoExpiry) {
+		t.Errorf("Lookup of an unknown name: %v, want an error listing the valid names", err)
+	}
+	if _, err := mutant.Activate("no-such-mutant"); err == nil {
+		t.Error("Activate of an unknown name succeeded")
+	}
+	if mutant.Live() != "" {
+		t.Fatalf("a mutant is live before the test switched one on: %q", mutant.Live())
+	}
+	restore, err := mutant.Activate(mutant.RedlockMinorityGrant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mutant.On(mutant.RedlockMinorityGrant) || mutant.On(mutant.SetNXPXNoExpiry) || os.Getenv(mutant.EnvVar) != mutant.RedlockMinorityGrant {
+		t.Errorf("after Activate: On=%v, other On=%v, env %q", mutant.On(mutant.RedlockMinorityGrant), mutant.On(mutant.SetNXPXNoExpiry), os.Getenv(mutant.EnvVar))
+	}
+	restore()
+	if mutant.Live() != "" || os.Getenv(mutant.EnvVar) != "" {
+		t.Errorf("restore left mutant %q, env %q", mutant.Live(), os.Getenv(mutant.EnvVar))
+	}
+}
+
+// A few mutants, each on the one cell designed to catch it: with the mutant
+// live the verdict must be unsafe or stuck where the correct lock is
+// expected safe, and with no mutant the same cell (same seed) must come out
+// as expected. One of them is a fault scenario, so the mutant must reach
+// the worker processes through their environment. `make mutants` runs every
+// mutant on every cell.
+func TestMutantsCaught(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs scenarios against real servers; run without -short")
+	}
+	tests := []struct {
+		mutant string
+		want   scenarios.Verdict
+	}{
+		{mutant.SetNXPXReleaseUnchecked, scenarios.Unsafe},
+		{mutant.SetNXPXFenceReused, scenarios.Unsafe},
+		{mutant.ZooKeeperNotLowest, scenarios.Unsafe},
+		{mutant.PGOptimisticNoCompare, scenarios.Unsafe},
+	}
+	for i, tt := range tests {
+		t.Run(tt.mutant, func(t *testing.T) {
+			t.Cleanup(func() {
+				if pids := cluster.LivePIDs(); len(pids) != 0 {
+					t.Errorf("processes outlived the run: %v", pids)
+				}
+			})
+			m, err := mutant.Lookup(tt.mutant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec, err := impls.Lookup(m.Lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cells, err := scenarios.Cells([]impls.Spec{spec}, scenarios.Names())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, ok := findCell(cells, m.Lock+"/"+m.Catcher)
+			if !ok {
+				t.Fatalf("no cell %s/%s", m.Lock, m.Catcher)
+			}
+			opts := scenarios.Options{Impl: c.Impl, Fencing: c.Fencing, Seed: int64(7000 + i), TTL: time.Second,
+				Clients: 8, Sections: 1000, OutDir: t.TempDir()}
+
+			restore, err := mutant.Activate(m.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := scenarios.Run(context.Background(), c.Scenario, opts)
+			restore()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Verdict != tt.want {
+				t.Errorf("with %s live, %s came out %s (%s), want %s: the cell no longer catches what it was built to",
+					m.Name, c.Name(), out.Verdict, out.Detail, tt.want)
+			}
+
+			out, err = scenarios.Run(context.Background(), c.Scenario, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Verdict != scenarios.Safe {
+				t.Errorf("with no mutant, %s came out %s (%s; counterexample %s), want safe", c.Name(), out.Verdict, out.Detail, out.HTML)
+			}
+		})
+	}
+}
+
+func findCell(cells []scenarios.Cell, name string) (scenarios.Cell, bool) {
+	for _, c := range cells {
+		if c.Name() == name {
+			return c, true
+		}
+	}
+	return scenarios.Cell{}, false
+}
