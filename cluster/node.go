@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/clockjump"
 )
 
@@ -29,8 +30,11 @@ const (
 type Node struct {
 	Kind Kind
 	Name string // e.g. "redis-3", shown in histories and reports
-	Addr string // 127.0.0.1:port
+	Addr string // 127.0.0.1:port, or the host's address:port when on a host
 	Dir  string // data and log dir, removed by Stop
+	// Host is the lab's host the server runs on (its own network
+	// namespace), nil on the machine's loopback.
+	Host *hosts.Host
 
 	launch func(ctx context.Context, n *Node) (*Process, error)
 	ready  func(ctx context.Context, n *Node) error
@@ -185,7 +189,30 @@ func (n *Node) spawnLogged(cmd *exec.Cmd) (*Process, error) {
 	}
 	defer logf.Close() // the child has its own copy of the descriptor
 	cmd.Stdout, cmd.Stderr = logf, logf
-	return Spawn(cmd)
+	return SpawnOn(n.Host, cmd)
+}
+
+// Dialer connects the lab itself to a server; nil means the default.
+type Dialer = func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// dialer is how the lab's own probes reach the node: from the switch of the
+// node's network when it runs on a host (the root namespace has no route
+// there), else nil (the default dialer).
+func (n *Node) dialer() Dialer {
+	if n.Host == nil {
+		return nil
+	}
+	return n.Host.Network().DialContext
+}
+
+// listen returns the address a server binds to and a free port on it.
+func listen(h *hosts.Host) (string, int, error) {
+	if h == nil {
+		p, err := freePort()
+		return "127.0.0.1", p, err
+	}
+	p, err := h.FreePort()
+	return h.IP.String(), p, err
 }
 
 // freePort asks the kernel for a free loopback port.

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -12,11 +13,15 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/locklab/locklab/cluster/hosts"
 )
 
 // PostgresOptions configures one PostgreSQL server.
 type PostgresOptions struct {
 	Name string // defaults to "postgres"
+	// Host runs the server on a host of the lab's own, bound to its address.
+	Host *hosts.Host
 }
 
 // postgresBinDir finds initdb and postgres: on PATH, else Debian's versioned dir.
@@ -82,7 +87,7 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 	if opts.Name == "" {
 		opts.Name = "postgres"
 	}
-	port, err := freePort()
+	bind, port, err := listen(opts.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +95,7 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Kind: KindPostgres, Name: opts.Name, Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir}
+	n := &Node{Kind: KindPostgres, Name: opts.Name, Addr: net.JoinHostPort(bind, strconv.Itoa(port)), Dir: dir, Host: opts.Host}
 	data := filepath.Join(dir, "data")
 	asServerUser := func(cmd *exec.Cmd) {
 		if cred != nil {
@@ -129,7 +134,7 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 		}
 		cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data,
 			"-p", strconv.Itoa(port),
-			"-c", "listen_addresses=127.0.0.1",
+			"-c", "listen_addresses="+bind,
 			"-c", "unix_socket_directories="+n.Dir,
 			"-c", "max_connections=300",
 			// The lab measures locking, not the disk: see results/ for the settings.
@@ -141,7 +146,14 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 		return n.spawnLogged(cmd)
 	}
 	n.ready = func(ctx context.Context, n *Node) error {
-		conn, err := pgx.Connect(ctx, n.DSN())
+		cfg, err := pgx.ParseConfig(n.DSN())
+		if err != nil {
+			return err
+		}
+		if dial := n.dialer(); dial != nil {
+			cfg.DialFunc = dial
+		}
+		conn, err := pgx.ConnectConfig(ctx, cfg)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/locklab/locklab/cluster/hosts"
 )
 
 // Process is one running server or worker: its own process group, so that
@@ -34,13 +36,21 @@ var (
 // Spawn starts cmd in a new process group and tracks it until it exits.
 // Pdeathsig is a backstop: should the lab itself be SIGKILLed, the kernel
 // kills the server too, so no server outlives the run that started it.
-func Spawn(cmd *exec.Cmd) (*Process, error) {
+func Spawn(cmd *exec.Cmd) (*Process, error) { return SpawnOn(nil, cmd) }
+
+// SpawnOn is Spawn inside host h (a network namespace of the lab's own); a
+// nil h is the machine's own network, as Spawn.
+func SpawnOn(h *hosts.Host, cmd *exec.Cmd) (*Process, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if h != nil {
+		start = func() error { return h.Start(cmd) }
+	}
+	if err := start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	p := &Process{cmd: cmd, done: make(chan struct{})}
@@ -265,6 +275,9 @@ func StopAll() {
 	for _, p := range ps {
 		p.kill()
 	}
+	// The hosts go after their processes, so no server sees its network
+	// vanish while it still runs.
+	hosts.RemoveAll()
 	removeTempDirs()
 }
 

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/clockjump"
 )
 
@@ -26,6 +28,8 @@ type RedisOptions struct {
 	// ClockShift preloads the clockshift library so JumpClock can move this
 	// server's wall clock while it runs.
 	ClockShift bool
+	// Host runs the server on a host of the lab's own, bound to its address.
+	Host *hosts.Host
 }
 
 // StartRedis starts one redis-server on a free loopback port and waits until
@@ -38,7 +42,7 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 	if opts.Name == "" {
 		opts.Name = "redis"
 	}
-	port, err := freePort()
+	bind, port, err := listen(opts.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +50,7 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Kind: KindRedis, Name: opts.Name, Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir}
+	n := &Node{Kind: KindRedis, Name: opts.Name, Addr: net.JoinHostPort(bind, strconv.Itoa(port)), Dir: dir, Host: opts.Host}
 	var env []string
 	if opts.ClockShift {
 		n.clockFile = filepath.Join(dir, "clock-offset")
@@ -60,7 +64,7 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 			return nil, err
 		}
 		args := []string{
-			"--bind", "127.0.0.1",
+			"--bind", bind,
 			"--port", strconv.Itoa(port),
 			"--dir", filepath.Join(n.Dir, "data"),
 			"--daemonize", "no",
@@ -82,7 +86,7 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 		return n.spawnLogged(cmd)
 	}
 	n.ready = func(ctx context.Context, n *Node) error {
-		c := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1, DialerRetries: 1})
+		c := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1, DialerRetries: 1, Dialer: n.dialer()})
 		defer c.Close()
 		return c.Ping(ctx).Err()
 	}

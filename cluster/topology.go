@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/locklab/locklab/cluster/hosts"
 )
 
 // Needs says which servers a run uses.
@@ -21,6 +23,11 @@ type Needs struct {
 	ZooKeeperTick time.Duration
 	// ClockShift starts the Redis lock nodes with a movable wall clock.
 	ClockShift bool
+	// Hosts starts every server on a host of its own (a network namespace
+	// named after the node, see cluster/hosts), so network faults can drop
+	// packets between servers and the clients, which must then run on
+	// hosts of the same network too (Topology.Net).
+	Hosts bool
 }
 
 // Merge returns needs covering both.
@@ -36,6 +43,7 @@ func (n Needs) Merge(o Needs) Needs {
 		n.ZooKeeperTick = o.ZooKeeperTick
 	}
 	n.ClockShift = n.ClockShift || o.ClockShift
+	n.Hosts = n.Hosts || o.Hosts
 	return n
 }
 
@@ -90,7 +98,27 @@ type Topology struct {
 	ZooKeeperAddr []string
 	PostgresDSN   string
 
+	// Net is the run's hosts when Needs.Hosts asked for them, else nil.
+	Net *hosts.Network
+
 	started []*Node
+}
+
+// Dialer is how the lab itself (not a client) reaches the servers: from the
+// hosts' switch when they run on hosts, else nil (the default dialer).
+func (t *Topology) Dialer() Dialer {
+	if t.Net == nil {
+		return nil
+	}
+	return t.Net.DialContext
+}
+
+// host returns a new host for the node named name, or nil without hosts.
+func (t *Topology) host(ctx context.Context, name string) (*hosts.Host, error) {
+	if t.Net == nil {
+		return nil, nil
+	}
+	return t.Net.AddHost(ctx, name)
 }
 
 // Start starts what needs asks for, using ext's addresses where given.
@@ -103,6 +131,14 @@ func Start(ctx context.Context, needs Needs, ext External) (t *Topology, err err
 			t = nil
 		}
 	}()
+	if needs.Hosts {
+		if ext.Any() {
+			return nil, errors.New("servers on hosts are the lab's own; external servers cannot be put on them")
+		}
+		if t.Net, err = hosts.New(ctx); err != nil {
+			return nil, err
+		}
+	}
 	add := func(n *Node, e error) (*Node, error) {
 		if e != nil {
 			return nil, e
@@ -118,7 +154,12 @@ func Start(ctx context.Context, needs Needs, ext External) (t *Topology, err err
 			t.RedisAddrs = ext.Redis[:needs.RedisNodes]
 		} else {
 			for i := 1; i <= needs.RedisNodes; i++ {
-				n, err := add(StartRedis(ctx, RedisOptions{Name: fmt.Sprintf("redis-%d", i), ClockShift: needs.ClockShift}))
+				name := fmt.Sprintf("redis-%d", i)
+				h, err := t.host(ctx, name)
+				if err != nil {
+					return nil, err
+				}
+				n, err := add(StartRedis(ctx, RedisOptions{Name: name, ClockShift: needs.ClockShift, Host: h}))
 				if err != nil {
 					return nil, err
 				}
@@ -131,7 +172,11 @@ func Start(ctx context.Context, needs Needs, ext External) (t *Topology, err err
 		if len(t.Redis) == 0 {
 			return nil, errors.New("a replica needs a Redis master started by the lab (external servers cannot be failed over)")
 		}
-		n, err := add(StartRedis(ctx, RedisOptions{Name: "redis-replica", ReplicaOf: t.Redis[0]}))
+		h, err := t.host(ctx, "redis-replica")
+		if err != nil {
+			return nil, err
+		}
+		n, err := add(StartRedis(ctx, RedisOptions{Name: "redis-replica", ReplicaOf: t.Redis[0], Host: h}))
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +186,11 @@ func Start(ctx context.Context, needs Needs, ext External) (t *Topology, err err
 		if ext.Resource != "" {
 			t.ResourceAddr = ext.Resource
 		} else {
-			n, err := add(StartRedis(ctx, RedisOptions{Name: "resource"}))
+			h, err := t.host(ctx, "resource")
+			if err != nil {
+				return nil, err
+			}
+			n, err := add(StartRedis(ctx, RedisOptions{Name: "resource", Host: h}))
 			if err != nil {
 				return nil, err
 			}
@@ -153,7 +202,11 @@ func Start(ctx context.Context, needs Needs, ext External) (t *Topology, err err
 		if len(ext.ZooKeeper) > 0 {
 			t.ZooKeeperAddr = ext.ZooKeeper
 		} else {
-			n, err := add(StartZooKeeper(ctx, ZooKeeperOptions{TickTime: needs.ZooKeeperTick}))
+			h, err := t.host(ctx, "zookeeper")
+			if err != nil {
+				return nil, err
+			}
+			n, err := add(StartZooKeeper(ctx, ZooKeeperOptions{TickTime: needs.ZooKeeperTick, Host: h}))
 			if err != nil {
 				return nil, err
 			}
@@ -165,7 +218,11 @@ func Start(ctx context.Context, needs Needs, ext External) (t *Topology, err err
 		if ext.Postgres != "" {
 			t.PostgresDSN = ext.Postgres
 		} else {
-			n, err := add(StartPostgres(ctx, PostgresOptions{}))
+			h, err := t.host(ctx, "postgres")
+			if err != nil {
+				return nil, err
+			}
+			n, err := add(StartPostgres(ctx, PostgresOptions{Host: h}))
 			if err != nil {
 				return nil, err
 			}
@@ -195,4 +252,9 @@ func (t *Topology) Close() {
 		n.Stop()
 	}
 	t.started = nil
+	if t.Net != nil {
+		// Client workers on the hosts are killed with them.
+		_ = t.Net.Close()
+		t.Net = nil
+	}
 }

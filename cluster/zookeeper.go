@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/locklab/locklab/cluster/hosts"
 )
 
 // ZooKeeperOptions configures a standalone ZooKeeper server.
@@ -20,6 +24,8 @@ type ZooKeeperOptions struct {
 	// TickTime is ZooKeeper's time unit; session timeouts are bounded below by
 	// 2 ticks, so a short tick lets tests use sub-second sessions. Default 100ms.
 	TickTime time.Duration
+	// Host runs the server on a host of the lab's own, bound to its address.
+	Host *hosts.Host
 }
 
 // zooKeeperJar is where Debian's zookeeper package puts the server; its
@@ -57,7 +63,7 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 	if opts.TickTime <= 0 {
 		opts.TickTime = 100 * time.Millisecond
 	}
-	port, err := freePort()
+	bind, port, err := listen(opts.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -65,13 +71,13 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Kind: KindZooKeeper, Name: opts.Name, Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir}
+	n := &Node{Kind: KindZooKeeper, Name: opts.Name, Addr: net.JoinHostPort(bind, strconv.Itoa(port)), Dir: dir, Host: opts.Host}
 	cfgPath := filepath.Join(dir, "zoo.cfg")
 	cfg := strings.Join([]string{
 		fmt.Sprintf("tickTime=%d", opts.TickTime.Milliseconds()),
 		"dataDir=" + filepath.Join(dir, "data"),
 		fmt.Sprintf("clientPort=%d", port),
-		"clientPortAddress=127.0.0.1",
+		"clientPortAddress=" + bind,
 		"maxClientCnxns=0",
 		"admin.enableServer=false",
 		"4lw.commands.whitelist=*",
@@ -100,8 +106,17 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 	}
 	n.ready = func(ctx context.Context, n *Node) error {
 		deadline, _ := ctx.Deadline()
+		dial := n.dialer()
+		if dial == nil {
+			dial = (&net.Dialer{}).DialContext
+		}
 		conn, events, err := zk.Connect([]string{n.Addr}, 4*time.Second,
-			zk.WithLogger(log.New(io.Discard, "", 0)))
+			zk.WithLogger(log.New(io.Discard, "", 0)),
+			zk.WithDialer(func(network, addr string, timeout time.Duration) (net.Conn, error) {
+				dctx, cancel := context.WithTimeout(ctx, timeout)
+				defer cancel()
+				return dial(dctx, network, addr)
+			}))
 		if err != nil {
 			return err
 		}

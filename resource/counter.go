@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
@@ -31,10 +32,14 @@ type Counter struct {
 }
 
 // New opens a handle on the counter called name on the Redis at addr.
-func New(addr, name string) *Counter {
+func New(addr, name string) *Counter { return NewVia(addr, name, nil) }
+
+// NewVia is New connecting through dial (nil: the default dialer): the lab
+// reaches a resource on one of its hosts only from the hosts' switch.
+func NewVia(addr, name string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *Counter {
 	return &Counter{
 		rdb: redis.NewClient(&redis.Options{
-			Addr: addr, MaxRetries: -1, DialerRetries: 1, PoolSize: 2,
+			Addr: addr, MaxRetries: -1, DialerRetries: 1, PoolSize: 2, Dialer: dial,
 			DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second,
 		}),
 		key:   "{" + name + "}:value",

@@ -77,7 +77,7 @@ func Run(ctx context.Context, name string, opts Options) (*Outcome, error) {
 	defer os.RemoveAll(workDir)
 	env := &Env{Options: opts, Scenario: s, Topo: topo, Rec: lin.NewRecorder(nil),
 		Key: "locklab-" + strconv.FormatInt(opts.Seed, 36), workDir: workDir}
-	counter := resource.New(topo.ResourceAddr, env.Key)
+	counter := resource.NewVia(topo.ResourceAddr, env.Key, topo.Dialer())
 	err = counter.Reset(ctx)
 	counter.Close()
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/hosts"
 	lin "github.com/locklab/locklab/linearizability"
 )
 
@@ -73,7 +74,17 @@ func (e *Env) StartWorker(ctx context.Context, id int, lockAddrs []string, edit 
 	if err != nil {
 		return nil, err
 	}
-	if w.proc, err = cluster.Spawn(cmd); err != nil {
+	// On a run with hosts, every client runs on a host of its own, named
+	// client-<id>, so network faults can cut it off.
+	var host *hosts.Host
+	if e.Topo.Net != nil {
+		if host = e.Topo.Net.Host(fmt.Sprintf("client-%d", id)); host == nil {
+			if host, err = e.Topo.Net.AddHost(ctx, fmt.Sprintf("client-%d", id)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if w.proc, err = cluster.SpawnOn(host, cmd); err != nil {
 		return nil, fmt.Errorf("start worker %d: %w", id, err)
 	}
 	go func() {
