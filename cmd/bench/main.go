@@ -19,6 +19,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/all"
+	"github.com/locklab/locklab/impls/mutant"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -179,6 +180,10 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		*seed = time.Now().UnixNano()
 	}
 	fmt.Fprintf(stdout, "impl: %s\nscenario: %s\nfencing: %v\nseed: %d\n", spec.Name, *scenarioName, *fencing, *seed)
+	if m := mutant.Live(); m != "" {
+		// A verdict on a lock broken on purpose must never pass for the lock's own.
+		fmt.Fprintf(stdout, "mutant: %s (%s is set: the lock is broken on purpose)\n", m, mutant.EnvVar)
+	}
 	o, err := scenarios.Run(ctx, *scenarioName, scenarios.Options{
 		Impl: spec, Fencing: *fencing, Seed: *seed, Clients: *clients, Sections: *sections, TTL: *ttl,
 		OutDir: *out, KeepHistory: *keep, External: external(),

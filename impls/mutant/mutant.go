@@ -36,6 +36,7 @@ const (
 	ZooKeeperNotLowest         = "zookeeper-not-lowest"
 	ZooKeeperTokenReused       = "zookeeper-token-reused"
 	PGAdvisoryIgnoreTryResult  = "pg-advisory-ignore-try-result"
+	PGAdvisoryReleaseKeepsLock = "pg-advisory-release-keeps-lock"
 	PGOptimisticNoCompare      = "pg-optimistic-no-compare"
 	PGOptimisticReleaseAny     = "pg-optimistic-release-unchecked"
 	PGOptimisticVersionReused  = "pg-optimistic-version-reused"
@@ -69,6 +70,7 @@ var all = []Mutant{
 	{ZooKeeperNotLowest, "zookeeper", "a client takes the lock as soon as its node exists, without checking it is the lowest sequence node", "contention"},
 	{ZooKeeperTokenReused, "zookeeper", "every grant's fencing token is 1 instead of its node's czxid", "pause-past-ttl/fenced"},
 	{PGAdvisoryIgnoreTryResult, "pg-advisory", "acquire calls pg_try_advisory_lock and grants whatever it returned", "contention"},
+	{PGAdvisoryReleaseKeepsLock, "pg-advisory", "release returns the connection to the pool without pg_advisory_unlock: the session lock survives, and only the releasing client can take it again", "late-release"},
 	{PGOptimisticNoCompare, "pg-optimistic", "the acquire's upsert has no WHERE: it takes the row whoever holds it", "contention"},
 	{PGOptimisticReleaseAny, "pg-optimistic", "release frees the row without checking owner and version", "late-release"},
 	{PGOptimisticVersionReused, "pg-optimistic", "a grant keeps the row's version instead of bumping it, so the token repeats", "pause-past-ttl/fenced"},

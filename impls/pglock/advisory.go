@@ -254,6 +254,10 @@ func (s *advisoryLease) Release(ctx context.Context) error {
 	if s.isLost() {
 		return impls.Fail(advisoryName, "release", impls.ErrNotHeld, nil)
 	}
+	if releaseKeepsLock() {
+		s.l.pool.put(s.conn)
+		return nil
+	}
 	octx, cancel := s.l.s.withOp(ctx)
 	var unlocked bool
 	err := s.conn.QueryRow(octx, advisoryUnlock, s.key).Scan(&unlocked)

@@ -48,6 +48,12 @@ func optimisticReleaseSQL() string {
 	return optimisticRelease
 }
 
+// releaseKeepsLock is true under the mutant whose release hands the
+// lease's connection back to the pool without pg_advisory_unlock: the
+// session lock survives the release, held by an idle pooled connection, and
+// only this client's next acquire (reentrant on that session) gets it.
+func releaseKeepsLock() bool { return mutant.On(mutant.PGAdvisoryReleaseKeepsLock) }
+
 // advisoryWaitSQL is pg-advisory's blocking acquire, or under its mutant
 // pg_try_advisory_lock, whose false (held by another session) the caller's
 // Exec ignores: the lease is granted whatever the server said.
