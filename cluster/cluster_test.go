@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	case "spinner":
 		runSpinner()
 		return
+	case "hosts":
+		runHostsChild()
+		return
 	}
 	code := m.Run()
 	StopAll()
