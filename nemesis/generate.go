@@ -1,0 +1,57 @@
+package nemesis
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/locklab/locklab/checker"
+)
+
+// Plan is what the generator draws a schedule for.
+type Plan struct {
+	Seed     int64
+	Impl     string
+	Fencing  bool
+	TTL      time.Duration
+	Clients  int
+	Duration time.Duration
+	Topology Topology
+	Kinds    []Kind // the kinds that apply (see Applicable)
+}
+
+// Generate draws a random schedule from the seed: which kind strikes which
+// target, when, and for how long. The same plan and seed give the same
+// schedule, always. Faults never overlap: after each heal the run waits at
+// least checker.Bound(TTL) (plus a random part) before the next fault, so
+// the checker's liveness rule (a grant within the bound after every heal)
+// judges the lock, not a fault that came too soon. A fault lasts from a
+// quarter of the TTL to three TTLs, so some outlive a lease and some do not.
+func Generate(p Plan) Schedule {
+	s := Schedule{Seed: p.Seed, Impl: p.Impl, Fencing: p.Fencing, TTL: Duration(p.TTL),
+		Clients: p.Clients, Duration: Duration(p.Duration), Faults: []Step{}}
+	if len(p.Kinds) == 0 || p.TTL <= 0 {
+		return s
+	}
+	rng := rand.New(rand.NewPCG(uint64(p.Seed), 0x6e656d65736973)) // "nemesis"
+	bound := checker.Bound(p.TTL)
+	between := func(lo, hi time.Duration) time.Duration {
+		if hi <= lo {
+			return lo
+		}
+		// Whole milliseconds keep schedule files readable.
+		return (lo + time.Duration(rng.Int64N(int64(hi-lo)))).Truncate(time.Millisecond)
+	}
+	at := between(Lead, Lead+p.TTL)
+	for {
+		k := p.Kinds[rng.IntN(len(p.Kinds))]
+		targets := k.Targets(p.Topology)
+		target := targets[rng.IntN(len(targets))]
+		d := between(p.TTL/4, 3*p.TTL)
+		if at+d+bound > p.Duration {
+			break
+		}
+		s.Faults = append(s.Faults, Step{At: Duration(at), Kind: k.Name(), Target: target, Duration: Duration(d)})
+		at += d + between(bound, bound+2*p.TTL)
+	}
+	return s
+}

@@ -1,0 +1,252 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/locklab/locklab/impls"
+)
+
+// The fault kinds that exist today. Network partitions and netem join them
+// once the lab's hosts can carry them.
+const (
+	ClientKill         = "client-kill"          // SIGKILL a client; a new process takes its slot at the heal
+	ClientPause        = "client-pause"         // SIGSTOP a client (a GC pause), SIGCONT at the heal
+	ServerKill         = "server-kill"          // SIGKILL a lock server; restart it with its data at the heal
+	ServerRestartEmpty = "server-restart-empty" // SIGKILL a lock server; restart it without its data at the heal
+	ServerPause        = "server-pause"         // SIGSTOP a lock server, SIGCONT at the heal
+	ServerClockJump    = "server-clock-jump"    // move a Redis server's wall clock ahead, back at the heal
+)
+
+func init() {
+	register(clientKill{})
+	register(clientPause{})
+	register(serverKill{name: ServerKill, keepData: true})
+	register(serverKill{name: ServerRestartEmpty, keepData: false})
+	register(serverPause{})
+	register(clockJump{})
+}
+
+// errInProcess is why no client fault reaches an in-process lock.
+var errInProcess = errors.New("its clients share one process, so no client can be crashed or paused on its own")
+
+func clientApplies(spec impls.Spec, topo Topology) error {
+	if spec.Backend.InProcess || topo.InProcess {
+		return errInProcess
+	}
+	if topo.Clients < 2 {
+		return errors.New("it needs at least two clients")
+	}
+	return nil
+}
+
+func clientTargets(topo Topology) []string {
+	var out []string
+	for i := 0; i < topo.Clients; i++ {
+		out = append(out, "client-"+strconv.Itoa(i))
+	}
+	return out
+}
+
+// clientSlot parses "client-N".
+func clientSlot(target string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(target, "client-"))
+	if err != nil || !strings.HasPrefix(target, "client-") || n < 0 {
+		return 0, fmt.Errorf("target %q is not a client slot (client-N)", target)
+	}
+	return n, nil
+}
+
+func serverApplies(spec impls.Spec, topo Topology) error {
+	if len(topo.Servers) == 0 {
+		return fmt.Errorf("%s uses no lock server", spec.Name)
+	}
+	return nil
+}
+
+func serverTargets(topo Topology) []string {
+	var out []string
+	for _, s := range topo.Servers {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+type clientKill struct{}
+
+func (clientKill) Name() string                                 { return ClientKill }
+func (clientKill) Applies(spec impls.Spec, topo Topology) error { return clientApplies(spec, topo) }
+func (clientKill) Targets(topo Topology) []string               { return clientTargets(topo) }
+
+func (clientKill) Inject(ctx context.Context, sys System, target string) (string, error) {
+	slot, err := clientSlot(target)
+	if err != nil {
+		return "", err
+	}
+	p, err := sys.Client(slot)
+	if err != nil {
+		return "", err
+	}
+	p.Kill()
+	return "SIGKILL", nil
+}
+
+func (clientKill) Heal(ctx context.Context, sys System, target string) (string, error) {
+	slot, err := clientSlot(target)
+	if err != nil {
+		return "", err
+	}
+	id, err := sys.ReplaceClient(ctx, slot)
+	if err != nil {
+		return "", fmt.Errorf("replace killed %s: %w", target, err)
+	}
+	return fmt.Sprintf("new process, client id %d", id), nil
+}
+
+type clientPause struct{}
+
+func (clientPause) Name() string                                 { return ClientPause }
+func (clientPause) Applies(spec impls.Spec, topo Topology) error { return clientApplies(spec, topo) }
+func (clientPause) Targets(topo Topology) []string               { return clientTargets(topo) }
+
+func (clientPause) Inject(ctx context.Context, sys System, target string) (string, error) {
+	return "SIGSTOP", signalClient(sys, target, syscall.SIGSTOP)
+}
+
+func (clientPause) Heal(ctx context.Context, sys System, target string) (string, error) {
+	return "SIGCONT", signalClient(sys, target, syscall.SIGCONT)
+}
+
+func signalClient(sys System, target string, sig syscall.Signal) error {
+	slot, err := clientSlot(target)
+	if err != nil {
+		return err
+	}
+	p, err := sys.Client(slot)
+	if err != nil {
+		return err
+	}
+	if err := p.Signal(sig); err != nil {
+		return fmt.Errorf("%v %s: %w", sig, target, err)
+	}
+	return nil
+}
+
+// serverKill crashes a lock server and, at the heal, starts it again on
+// the same address, with or without its data directory. (The lab's Redis
+// keeps nothing on disk, so for Redis both restarts come back empty; the
+// note in the history says so.)
+type serverKill struct {
+	name     string
+	keepData bool
+}
+
+func (k serverKill) Name() string                                 { return k.name }
+func (k serverKill) Applies(spec impls.Spec, topo Topology) error { return serverApplies(spec, topo) }
+func (k serverKill) Targets(topo Topology) []string               { return serverTargets(topo) }
+
+func (k serverKill) Inject(ctx context.Context, sys System, target string) (string, error) {
+	n, err := sys.Server(target)
+	if err != nil {
+		return "", err
+	}
+	if err := n.Kill(); err != nil {
+		return "", fmt.Errorf("SIGKILL %s: %w", target, err)
+	}
+	return "SIGKILL", nil
+}
+
+func (k serverKill) Heal(ctx context.Context, sys System, target string) (string, error) {
+	n, err := sys.Server(target)
+	if err != nil {
+		return "", err
+	}
+	if err := n.Restart(ctx, k.keepData); err != nil {
+		return "", fmt.Errorf("restart %s: %w", target, err)
+	}
+	switch {
+	case !k.keepData:
+		return "restarted without its data", nil
+	case n.Kind == "redis":
+		return "restarted with its data dir (no persistence: empty)", nil
+	}
+	return "restarted with its data", nil
+}
+
+type serverPause struct{}
+
+func (serverPause) Name() string                                 { return ServerPause }
+func (serverPause) Applies(spec impls.Spec, topo Topology) error { return serverApplies(spec, topo) }
+func (serverPause) Targets(topo Topology) []string               { return serverTargets(topo) }
+
+func (serverPause) Inject(ctx context.Context, sys System, target string) (string, error) {
+	n, err := sys.Server(target)
+	if err != nil {
+		return "", err
+	}
+	return "SIGSTOP", n.Pause()
+}
+
+func (serverPause) Heal(ctx context.Context, sys System, target string) (string, error) {
+	n, err := sys.Server(target)
+	if err != nil {
+		return "", err
+	}
+	return "SIGCONT", n.Resume()
+}
+
+// clockJump moves a Redis server's wall clock three TTLs ahead, so every
+// lease on it expires at once, and back to true time at the heal.
+type clockJump struct{}
+
+func (clockJump) Name() string { return ServerClockJump }
+
+func (c clockJump) Applies(spec impls.Spec, topo Topology) error {
+	if err := serverApplies(spec, topo); err != nil {
+		return err
+	}
+	if len(c.Targets(topo)) == 0 {
+		return errors.New("only Redis servers run with a movable clock (the clockjump shim does not cover the JVM or PostgreSQL)")
+	}
+	return nil
+}
+
+func (clockJump) Targets(topo Topology) []string {
+	var out []string
+	for _, s := range topo.Servers {
+		if s.ClockShift {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+func (clockJump) Inject(ctx context.Context, sys System, target string) (string, error) {
+	n, err := sys.Server(target)
+	if err != nil {
+		return "", err
+	}
+	d := 3 * sys.TTL()
+	if err := n.JumpClock(d); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("clock +%v", d), nil
+}
+
+func (clockJump) Heal(ctx context.Context, sys System, target string) (string, error) {
+	n, err := sys.Server(target)
+	if err != nil {
+		return "", err
+	}
+	return "clock back to true time", n.JumpClock(0)
+}
+
+// kindTargets reports whether target is one of k's targets in topo.
+func kindTargets(k Kind, topo Topology, target string) bool {
+	return slices.Contains(k.Targets(topo), target)
+}

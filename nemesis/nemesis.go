@@ -1,0 +1,153 @@
+// Package nemesis holds the lab's fault kinds, the schedules that say when
+// each one strikes, the seeded generator that draws a random schedule, and
+// the shrinker that cuts a failing schedule down to a minimal one.
+//
+// It follows the split of etcd's tests/robustness failpoints: every fault
+// kind is a value with a name, a check of whether it applies to a lock and
+// a topology (with the reason when it does not), and inject/heal steps. The
+// runner that drives a schedule (scenarios.RunSchedule) records each fault
+// on the history; the nemesis never judges what happened (package checker
+// does).
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
+)
+
+// Topology is what the nemesis can aim at, known before any server starts,
+// so that a schedule is pure data that a later run can replay.
+type Topology struct {
+	// Clients is the number of client worker processes, one per slot
+	// ("client-0", ...). A killed client's slot gets a new process.
+	Clients int
+	// InProcess marks a lock whose clients share one process: no client
+	// can be faulted on its own.
+	InProcess bool
+	// Servers are the lock's own servers, never the protected resource
+	// (the judge is not faulted).
+	Servers []Server
+}
+
+// Server is one lock server the run will start.
+type Server struct {
+	Name string
+	Kind cluster.Kind
+	// ClockShift: started with a movable wall clock (faults/clockjump).
+	ClockShift bool
+}
+
+// TopologyFor names the servers cluster.Start gives spec's backend (the
+// same names the runner finds them by) and the client slots.
+func TopologyFor(spec impls.Spec, clients int) Topology {
+	t := Topology{Clients: clients, InProcess: spec.Backend.InProcess}
+	for i := 1; i <= spec.Backend.RedisNodes; i++ {
+		// Only Redis runs under the clock shim: the JVM and PostgreSQL
+		// read the clock in ways the shim does not cover.
+		t.Servers = append(t.Servers, Server{Name: fmt.Sprintf("redis-%d", i), Kind: cluster.KindRedis, ClockShift: true})
+	}
+	if spec.Backend.ZooKeeper {
+		t.Servers = append(t.Servers, Server{Name: "zookeeper", Kind: cluster.KindZooKeeper})
+	}
+	if spec.Backend.Postgres {
+		t.Servers = append(t.Servers, Server{Name: "postgres", Kind: cluster.KindPostgres})
+	}
+	return t
+}
+
+// Process is a client worker process as a fault sees it.
+type Process interface {
+	Signal(sig syscall.Signal) error // to the process group
+	Kill()                           // SIGKILL, returns once reaped
+}
+
+// System is the running system a fault acts on.
+type System interface {
+	// Client returns the process now in a client slot.
+	Client(slot int) (Process, error)
+	// ReplaceClient starts a new client process (with a new client id) in
+	// a slot whose process was killed, and returns the new id.
+	ReplaceClient(ctx context.Context, slot int) (int, error)
+	// Server returns a lock server by name.
+	Server(name string) (*cluster.Node, error)
+	// TTL is the run's lease time; clock jumps are sized from it.
+	TTL() time.Duration
+}
+
+// Kind is one kind of fault.
+type Kind interface {
+	Name() string
+	// Applies returns nil when the fault can reach spec's lock on topo, or
+	// the reason it cannot.
+	Applies(spec impls.Spec, topo Topology) error
+	// Targets lists what the fault can strike in topo, in a fixed order so
+	// a seed draws the same one every time.
+	Targets(topo Topology) []string
+	// Inject starts the fault on target; Heal ends it. Each returns a note
+	// for the history (what exactly was done), possibly empty.
+	Inject(ctx context.Context, sys System, target string) (string, error)
+	Heal(ctx context.Context, sys System, target string) (string, error)
+}
+
+var kinds = map[string]Kind{}
+
+func register(k Kind) {
+	if _, dup := kinds[k.Name()]; dup {
+		panic("nemesis: duplicate kind " + k.Name())
+	}
+	kinds[k.Name()] = k
+}
+
+// Lookup finds a fault kind; the error lists the valid names.
+func Lookup(name string) (Kind, error) {
+	k, ok := kinds[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown fault kind %q; valid kinds: %s", name, strings.Join(Names(), ", "))
+	}
+	return k, nil
+}
+
+// Names returns every fault kind's name, sorted.
+func Names() []string {
+	var names []string
+	for n := range kinds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Applicable splits the named kinds (every kind when names is empty) into
+// those that apply to spec on topo and, for the others, the reason they do
+// not. An unknown name is an error.
+func Applicable(spec impls.Spec, topo Topology, names []string) ([]Kind, map[string]string, error) {
+	if len(names) == 0 {
+		names = Names()
+	}
+	var ok []Kind
+	skipped := map[string]string{}
+	for _, n := range names {
+		k, err := Lookup(n)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := k.Applies(spec, topo); err != nil {
+			skipped[n] = err.Error()
+			continue
+		}
+		if len(k.Targets(topo)) == 0 {
+			skipped[n] = "nothing in this topology to strike"
+			continue
+		}
+		ok = append(ok, k)
+	}
+	sort.Slice(ok, func(i, j int) bool { return ok[i].Name() < ok[j].Name() })
+	return ok, skipped, nil
+}

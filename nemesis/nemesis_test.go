@@ -1,0 +1,211 @@
+package nemesis
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/impls"
+	_ "github.com/locklab/locklab/impls/all"
+)
+
+func plan(t *testing.T, impl string, seed int64, d time.Duration) Plan {
+	t.Helper()
+	spec, err := impls.Lookup(impl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo := TopologyFor(spec, 4)
+	ks, _, err := Applicable(spec, topo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Plan{Seed: seed, Impl: impl, TTL: time.Second, Clients: 4, Duration: d, Topology: topo, Kinds: ks}
+}
+
+func TestGenerateIsDeterministic(t *testing.T) {
+	tests := []struct {
+		impl string
+		seed int64
+		d    time.Duration
+	}{
+		{"redis-setnx-px", 1, 2 * time.Minute},
+		{"redis-setnx-px", 42, 30 * time.Second},
+		{"zookeeper", 7, 2 * time.Minute},
+		{"pg-advisory", 7, 2 * time.Minute},
+		{"redlock", 99, time.Minute},
+		{"none", 3, time.Minute},
+	}
+	for _, tc := range tests {
+		t.Run(tc.impl, func(t *testing.T) {
+			p := plan(t, tc.impl, tc.seed, tc.d)
+			a, b := Generate(p), Generate(p)
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("same seed, different schedules:\n%+v\n%+v", a, b)
+			}
+			if len(a.Faults) == 0 {
+				t.Fatalf("no faults in %v", tc.d)
+			}
+			if err := a.Validate(); err != nil {
+				t.Fatalf("generated schedule is invalid: %v", err)
+			}
+			bound := checker.Bound(p.TTL)
+			for i := 1; i < len(a.Faults); i++ {
+				if gap := time.Duration(a.Faults[i].At) - a.Faults[i-1].Heal(); gap < bound {
+					t.Errorf("fault %d starts %v after the last heal, less than the liveness bound %v", i, gap, bound)
+				}
+			}
+			if last := a.Faults[len(a.Faults)-1].Heal(); last+bound > tc.d {
+				t.Errorf("last heal at %v leaves less than %v before the end %v", last, bound, tc.d)
+			}
+			p.Seed++
+			if c := Generate(p); reflect.DeepEqual(a.Faults, c.Faults) {
+				t.Errorf("seeds %d and %d drew the same schedule", tc.seed, p.Seed)
+			}
+		})
+	}
+}
+
+func TestApplicable(t *testing.T) {
+	tests := []struct {
+		impl    string
+		want    []string
+		skipped map[string]string // kind -> part of the reason
+	}{
+		{"local-mutex", nil, map[string]string{ClientKill: "share one process", ServerPause: "no lock server"}},
+		{"none", []string{ClientKill, ClientPause}, map[string]string{ServerKill: "no lock server"}},
+		{"redis-setnx-px", Names(), nil},
+		{"zookeeper", []string{ClientKill, ClientPause, ServerKill, ServerPause, ServerRestartEmpty},
+			map[string]string{ServerClockJump: "only Redis"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.impl, func(t *testing.T) {
+			spec, _ := impls.Lookup(tc.impl)
+			ks, skipped, err := Applicable(spec, TopologyFor(spec, 4), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, k := range ks {
+				got = append(got, k.Name())
+			}
+			slices.Sort(tc.want)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("kinds %v, want %v", got, tc.want)
+			}
+			for k, why := range tc.skipped {
+				if !strings.Contains(skipped[k], why) {
+					t.Errorf("%s skipped for %q, want a reason containing %q", k, skipped[k], why)
+				}
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ok := Schedule{Impl: "redis-setnx-px", TTL: Duration(time.Second), Clients: 4, Duration: Duration(20 * time.Second),
+		Faults: []Step{{At: Duration(time.Second), Kind: ClientPause, Target: "client-1", Duration: Duration(time.Second)}}}
+	edit := func(f func(*Schedule)) Schedule {
+		s := ok
+		s.Faults = slices.Clone(ok.Faults)
+		f(&s)
+		return s
+	}
+	tests := []struct {
+		name string
+		s    Schedule
+		want string // "" means valid
+	}{
+		{"valid", ok, ""},
+		{"unknown impl", edit(func(s *Schedule) { s.Impl = "nope" }), "nope"},
+		{"unknown kind", edit(func(s *Schedule) { s.Faults[0].Kind = "meteor" }), "unknown fault kind"},
+		{"bad target", edit(func(s *Schedule) { s.Faults[0].Target = "client-9" }), "cannot strike"},
+		{"not applicable", edit(func(s *Schedule) { s.Impl = "none"; s.Faults[0].Kind = ServerPause }), "does not apply"},
+		{"overlap", edit(func(s *Schedule) { s.Faults = append(s.Faults, s.Faults[0]) }), "do not overlap"},
+		{"past the end", edit(func(s *Schedule) { s.Duration = Duration(time.Second) }), "after the run ends"},
+		{"fencing without tokens", edit(func(s *Schedule) { s.Impl = "none"; s.Fencing = true }), "fencing"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.s.Validate()
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("Validate() = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := ok.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil || !reflect.DeepEqual(back, ok) {
+		t.Fatalf("round trip: %v\n%+v\n%+v", err, back, ok)
+	}
+}
+
+// TestShrink runs the shrinker on synthetic predicates: the schedule
+// "fails" when it holds certain faults (and, for one, only when the run is
+// long enough).
+func TestShrink(t *testing.T) {
+	p := plan(t, "redis-setnx-px", 5, 3*time.Minute)
+	orig := Generate(p)
+	if len(orig.Faults) < 8 {
+		t.Fatalf("want a long schedule, got %d faults", len(orig.Faults))
+	}
+	bound := checker.Bound(p.TTL)
+	has := func(s Schedule, st Step) bool {
+		for _, f := range s.Faults {
+			if f.Kind == st.Kind && f.Target == st.Target && f.Duration == st.Duration {
+				return true
+			}
+		}
+		return false
+	}
+	a, b := orig.Faults[2], orig.Faults[len(orig.Faults)-2]
+	tests := []struct {
+		name  string
+		fails func(Schedule) bool
+		want  []Step // the minimal faults, in order
+	}{
+		{"fails by itself", func(Schedule) bool { return true }, nil},
+		{"one fault", func(s Schedule) bool { return has(s, a) }, []Step{a}},
+		{"two faults together", func(s Schedule) bool { return has(s, a) && has(s, b) }, []Step{a, b}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, st, err := Shrink(context.Background(), orig, bound, time.Minute, func(_ context.Context, s Schedule) (bool, error) {
+				if err := s.Validate(); err != nil {
+					t.Fatalf("candidate is invalid: %v", err)
+				}
+				return tc.fails(s), nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Faults) != len(tc.want) {
+				t.Fatalf("shrunk to %d faults (%+v), want %d", len(got.Faults), got.Faults, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if g := got.Faults[i]; g.Kind != w.Kind || g.Target != w.Target || g.Duration != w.Duration {
+					t.Errorf("fault %d = %+v, want %+v", i, g, w)
+				}
+			}
+			if got.Duration >= orig.Duration {
+				t.Errorf("run not shortened: %v", time.Duration(got.Duration))
+			}
+			if st.OutOfTime {
+				t.Error("ran out of time on a synthetic predicate")
+			}
+		})
+	}
+	// A budget already spent returns the original.
+	got, st, err := Shrink(context.Background(), orig, bound, 0, func(context.Context, Schedule) (bool, error) { return true, nil })
+	if err != nil || !reflect.DeepEqual(got, orig) || !st.OutOfTime {
+		t.Fatalf("zero budget: %v, out of time %v, changed %v", err, st.OutOfTime, !reflect.DeepEqual(got, orig))
+	}
+}

@@ -1,0 +1,157 @@
+package nemesis
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/locklab/locklab/impls"
+)
+
+// Duration is a time.Duration written as "1.5s" in schedule files, so a
+// reader can edit one by hand.
+type Duration time.Duration
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string like \"1.5s\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Step is one fault of a schedule: at At after the workload starts, Kind
+// strikes Target, and heals Duration later.
+type Step struct {
+	At       Duration `json:"at"`
+	Kind     string   `json:"kind"`
+	Target   string   `json:"target"`
+	Duration Duration `json:"duration"`
+}
+
+// Heal is when the step heals, from the start of the workload.
+func (s Step) Heal() time.Duration { return time.Duration(s.At + s.Duration) }
+
+// Schedule is a run of the contention workload with its faults: what the
+// generator draws, what the shrinker cuts down, and what a schedule file
+// holds for `bench check -schedule`. It fixes which faults strike what and
+// when, not the interleaving the scheduler and the network choose, so a
+// replay is likely, not certain, to fail the same way.
+type Schedule struct {
+	Seed     int64    `json:"seed"`
+	Impl     string   `json:"impl"`
+	Fencing  bool     `json:"fencing"`
+	TTL      Duration `json:"ttl"`
+	Clients  int      `json:"clients"`
+	Duration Duration `json:"duration"` // the workload's length
+	Faults   []Step   `json:"faults"`
+	// Verdict is what the run that wrote this file was judged; a replay
+	// is compared with it. Empty in a generated schedule.
+	Verdict string `json:"verdict,omitempty"`
+}
+
+// Validate checks a schedule against the lock it names: known kinds that
+// apply, targets that exist, faults in order without overlap and inside the
+// run.
+func (s Schedule) Validate() error {
+	spec, err := impls.Lookup(s.Impl)
+	if err != nil {
+		return err
+	}
+	if s.TTL <= 0 || s.Duration <= 0 {
+		return errors.New("ttl and duration must be positive")
+	}
+	if s.Clients < 1 {
+		return errors.New("clients must be at least 1")
+	}
+	if s.Fencing && !spec.Caps.Fencing {
+		return fmt.Errorf("%s issues no fencing tokens, so fencing cannot apply", spec.Name)
+	}
+	topo := TopologyFor(spec, s.Clients)
+	var prevHeal time.Duration
+	for i, st := range s.Faults {
+		k, err := Lookup(st.Kind)
+		if err != nil {
+			return fmt.Errorf("fault %d: %w", i, err)
+		}
+		if err := k.Applies(spec, topo); err != nil {
+			return fmt.Errorf("fault %d: %s does not apply to %s: %w", i, st.Kind, spec.Name, err)
+		}
+		if !kindTargets(k, topo, st.Target) {
+			return fmt.Errorf("fault %d: %s cannot strike %q; targets: %v", i, st.Kind, st.Target, k.Targets(topo))
+		}
+		if st.At < 0 || st.Duration < 0 {
+			return fmt.Errorf("fault %d: negative time", i)
+		}
+		if time.Duration(st.At) < prevHeal {
+			return fmt.Errorf("fault %d starts at %v, before the one before it heals (%v): faults do not overlap", i, time.Duration(st.At), prevHeal)
+		}
+		prevHeal = st.Heal()
+	}
+	if prevHeal > time.Duration(s.Duration) {
+		return fmt.Errorf("the last fault heals at %v, after the run ends (%v)", prevHeal, time.Duration(s.Duration))
+	}
+	return nil
+}
+
+// Load reads and validates a schedule file.
+func Load(path string) (Schedule, error) {
+	var s Schedule
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return s, fmt.Errorf("read schedule: %w", err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("schedule %s: %w", path, err)
+	}
+	if err := s.Validate(); err != nil {
+		return s, fmt.Errorf("schedule %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Write writes the schedule as indented JSON.
+func (s Schedule) Write(path string) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// Lead is how long the workload runs before the first fault of a compacted
+// schedule: time for every client to take the lock at least once.
+const Lead = time.Second
+
+// Compact moves every fault as early as the liveness rule allows: the
+// first at Lead, each next one bound after the one before heals (so the
+// checker can still see progress after every heal), and ends the run bound
+// after the last heal. With no faults the run lasts Lead + bound.
+func (s Schedule) Compact(bound time.Duration) Schedule {
+	out := s
+	out.Faults = nil
+	at := Lead
+	for _, st := range s.Faults {
+		st.At = Duration(at)
+		out.Faults = append(out.Faults, st)
+		at = st.Heal() + bound
+	}
+	out.Duration = Duration(at)
+	if len(out.Faults) == 0 {
+		out.Duration = Duration(Lead + bound)
+	}
+	return out
+}
