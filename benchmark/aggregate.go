@@ -16,7 +16,7 @@ func (b *bench) report(servers []Server) *Report {
 		Servers: servers,
 		Settings: RunSetting{
 			DurationMS: ms(o.Duration), Clients: o.Clients, Sweep: o.Sweep, TTLMS: ms(o.TTL),
-			Trials: o.Trials, Quick: o.Quick, Workloads: o.Workloads, CostUnits: costUnit,
+			Trials: o.Trials, SweepTrials: b.sweepTrials(), Quick: o.Quick, Workloads: o.Workloads, CostUnits: costUnit,
 		},
 	}
 	var backends []string
@@ -36,8 +36,9 @@ func (b *bench) report(servers []Server) *Report {
 	for _, a := range b.accs {
 		s := a.spec
 		r := Result{Name: s.Name, Peer: s.Peer, Broken: s.Broken, Backend: backendOf(s), Caps: s.Caps.String()}
-		if rt, byName := roundTripsOf(s); rt.N > 0 {
-			r.RoundTrips, r.RoundTripsNote, r.RoundTripsByName = rt.N, rt.Note, byName
+		r.RoundTrips = a.roundTrips
+		if sv, ok := o.Survival[s.Name]; ok {
+			r.Survives = &sv
 		}
 		if p, ok := closestPeer(s, specs); ok {
 			r.ClosestPeer = p.Name
@@ -47,8 +48,8 @@ func (b *bench) report(servers []Server) *Report {
 				PairsPerSec: NewStat(a.unc.rate), AcquireP50: NewStat(a.unc.p50),
 				AcquireP99: NewStat(a.unc.p99), AcquireP999: NewStat(a.unc.p999), Errors: a.uncErrors,
 			}
-			if lim, ok := limitOne[r.Backend]; ok && r.RoundTrips > 0 && lim > 0 {
-				u.BoundPairsPerSec = ptr(lim / float64(r.RoundTrips))
+			if lim, ok := limitOne[r.Backend]; ok && r.RoundTrips != nil && r.RoundTrips.PerPair > 0 && lim > 0 {
+				u.BoundPairsPerSec = ptr(lim / r.RoundTrips.PerPair)
 				u.FractionOfBound = ptr(u.PairsPerSec.Median / *u.BoundPairsPerSec)
 			}
 			r.Uncontended = u
@@ -79,8 +80,8 @@ func (b *bench) report(servers []Server) *Report {
 		}
 		if len(a.ind) > 0 {
 			ir := &IndependentR{Clients: o.Clients, PairsPerSec: NewStat(a.ind), Errors: a.indErrors}
-			if lim, ok := limitMany[r.Backend]; ok && r.RoundTrips > 0 && lim > 0 {
-				ir.BoundPairsPerSec = ptr(lim / float64(r.RoundTrips))
+			if lim, ok := limitMany[r.Backend]; ok && r.RoundTrips != nil && r.RoundTrips.PerPair > 0 && lim > 0 {
+				ir.BoundPairsPerSec = ptr(lim / r.RoundTrips.PerPair)
 				ir.FractionOfBound = ptr(ir.PairsPerSec.Median / *ir.BoundPairsPerSec)
 			}
 			r.Independent = ir
@@ -112,6 +113,7 @@ func (b *bench) report(servers []Server) *Report {
 			r.Independent.PeerRatio = ratio(r.Independent.PairsPerSec, p.Independent.PairsPerSec)
 		}
 	}
+	rep.Targets = rep.targets()
 	return rep
 }
 

@@ -17,9 +17,14 @@ import (
 	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/cluster"
 	_ "github.com/locklab/locklab/impls/all"
+	"github.com/locklab/locklab/scenarios"
 )
 
 func TestMain(m *testing.M) {
+	// The recovery workload runs the holder-crash scenario, whose clients
+	// are this test binary re-executed as workers: without this dispatch a
+	// worker would run the tests again instead of being a client.
+	scenarios.MaybeRunWorker()
 	code := m.Run()
 	cluster.StopAll()
 	os.Exit(code)
@@ -40,7 +45,8 @@ func TestShortRunWritesCompleteReport(t *testing.T) {
 	opts.Sweep = []int{1, 2, 4}
 	opts.Clients = 4
 	opts.TTL = time.Second
-	opts.Trials = 3
+	opts.Trials = 6 // the fewest with a finite 95% interval of the median
+	opts.SweepTrials = 2
 	opts.Workloads = benchmark.Workloads // recovery included
 	opts.RecoverySections = 40
 	opts.Command = "go test ./benchmark"
@@ -83,8 +89,16 @@ func TestShortRunWritesCompleteReport(t *testing.T) {
 			t.Errorf("%s: a workload is missing: %+v", r.Name, r)
 			continue
 		}
-		if len(r.Uncontended.PairsPerSec.Trials) != 3 || r.Uncontended.PairsPerSec.Median <= 0 || r.Contended.PairsPerSec.Median <= 0 {
-			t.Errorf("%s: want 3 trials of positive pairs/s, got %+v", r.Name, r.Uncontended.PairsPerSec)
+		if len(r.Uncontended.PairsPerSec.Trials) != 6 || r.Uncontended.PairsPerSec.Median <= 0 || r.Contended.PairsPerSec.Median <= 0 {
+			t.Errorf("%s: want 6 trials of positive pairs/s, got %+v", r.Name, r.Uncontended.PairsPerSec)
+		}
+		for name, st := range map[string]benchmark.Stat{"uncontended": r.Uncontended.PairsPerSec, "contended": r.Contended.PairsPerSec} {
+			if st.CILo == nil || st.CIHi == nil || *st.CILo > st.Median || *st.CIHi < st.Median || st.CIConfidence < benchmark.Confidence {
+				t.Errorf("%s %s pairs/s: no %v interval around the median: %+v", r.Name, name, benchmark.Confidence, st)
+			}
+		}
+		if sp := r.Sweep[0].PairsPerSec; len(sp.Trials) != 2 {
+			t.Errorf("%s: sweep ran in %d trials, want 2", r.Name, len(sp.Trials))
 		}
 		if r.Contended.Overlaps.Max != 0 {
 			t.Errorf("%s: a correct lock showed %v overlapping grants", r.Name, r.Contended.Overlaps.Max)
@@ -92,6 +106,19 @@ func TestShortRunWritesCompleteReport(t *testing.T) {
 		if r.Recovery.Seconds == nil && r.Recovery.Note == "" {
 			t.Errorf("%s: recovery has neither a figure nor a reason", r.Name)
 		}
+	}
+	// The recovery workload really ran: the holder-crash scenario's workers
+	// (this binary, re-executed) took the lock, one was SIGKILLed, and
+	// another took over, within the scenario's bound.
+	if rc := got.Impls[1].Recovery; rc.Seconds == nil || *rc.Seconds <= 0 || math.IsInf(*rc.Seconds, 0) ||
+		rc.Verdict != "safe" || strings.Contains(rc.Note, "timed out") || strings.HasPrefix(rc.Note, "n/a") {
+		t.Errorf("redis-setnx-px: no recovery measured: %+v", rc)
+	}
+	if rt := got.Impls[1].RoundTrips; rt == nil || !rt.Agrees() {
+		t.Errorf("redis-setnx-px: round trips not counted or not as declared: %+v", rt)
+	}
+	if got.Impls[0].RoundTrips != nil {
+		t.Errorf("local-mutex has no server, yet round trips were counted: %+v", got.Impls[0].RoundTrips)
 	}
 	redis := got.Impls[1]
 	if redis.Name != "redis-setnx-px" || redis.Uncontended.FractionOfBound == nil || redis.Contended.CostPerAcquisition == nil {
@@ -220,6 +247,131 @@ func TestUnknownNamesListValidOnes(t *testing.T) {
 			err := errors.Join(err1, err2)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v, want an error listing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// Round trips per uncontended pair are counted by the servers themselves;
+// the declaration in roundtrips.go is what a reader is told, so the two
+// must agree for every server-backed lock (a new lock must be declared).
+func TestDeclaredRoundTripsMatchServerCounters(t *testing.T) {
+	var specs []string
+	for _, s := range benchmark.Measurable() {
+		if s.Backend.RedisNodes > 0 || s.Backend.ZooKeeper || s.Backend.Postgres {
+			specs = append(specs, s.Name)
+		}
+	}
+	impls, err := benchmark.ParseImpls(strings.Join(specs, ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := benchmark.Defaults(true)
+	opts.Impls = impls
+	opts.Workloads = []string{benchmark.Uncontended}
+	opts.Duration = 20 * time.Millisecond
+	opts.Trials = 1
+	rep, err := benchmark.Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Impls) != len(specs) {
+		t.Fatalf("measured %d locks, want %d", len(rep.Impls), len(specs))
+	}
+	for _, r := range rep.Impls {
+		t.Run(r.Name, func(t *testing.T) {
+			m := r.RoundTrips
+			switch {
+			case m == nil:
+				t.Fatal("no round-trip count")
+			case m.Declared == 0:
+				t.Fatalf("counted %.2f round trips per pair (%s) but nothing is declared: declare it in benchmark/roundtrips.go", m.PerPair, m.Counter)
+			case !m.Agrees():
+				t.Errorf("declared %d round trips per pair (%s), the servers counted %.2f (%s)", m.Declared, m.Note, m.PerPair, m.Counter)
+			}
+			t.Logf("%.2f round trips per pair (%s)", m.PerPair, m.Counter)
+		})
+	}
+}
+
+// The comparison reports a change only beyond the noise: the U test on the
+// two runs' trials, at benchstat's alpha.
+func TestCompareReportsFlagsOnlyChangesBeyondNoise(t *testing.T) {
+	run := func(unc, con []float64) *benchmark.Report {
+		return &benchmark.Report{Impls: []benchmark.Result{{
+			Name:        "redis-setnx-px",
+			Uncontended: &benchmark.UncontendedR{PairsPerSec: benchmark.NewStat(unc)},
+			Contended:   &benchmark.ContendedR{PairsPerSec: benchmark.NewStat(con)},
+		}}}
+	}
+	base := []float64{100, 102, 98, 101, 99, 100}
+	tests := []struct {
+		name      string
+		unc, con  []float64
+		wantSig   map[string]bool
+		wantFound int
+	}{
+		{"same", base, base, map[string]bool{"uncontended pairs/s": false, "contended pairs/s": false}, 2},
+		{"faster", []float64{150, 152, 149, 151, 148, 150}, base, map[string]bool{"uncontended pairs/s": true, "contended pairs/s": false}, 2},
+		{"overlapping", []float64{97, 103, 99, 101, 100, 102}, base, map[string]bool{"uncontended pairs/s": false, "contended pairs/s": false}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			changes := benchmark.CompareReports(run(base, base), run(tt.unc, tt.con))
+			if len(changes) != tt.wantFound {
+				t.Fatalf("compared %d figures, want %d", len(changes), tt.wantFound)
+			}
+			for _, c := range changes {
+				if want := tt.wantSig[c.Figure]; c.Significant() != want {
+					t.Errorf("%s: significant=%v (p=%v), want %v", c.Figure, c.Significant(), c.Cmp.P, want)
+				}
+			}
+		})
+	}
+}
+
+// The decision chart's y axis: fault scenarios safe without fencing, out of
+// those applied, with the no-fault contention scenario left out; a missing
+// matrix is no chart, a broken one an error.
+func TestLoadSurvival(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.json", `[
+		{"impl":"a","scenario":"contention","fencing":false,"verdict":"safe"},
+		{"impl":"a","scenario":"holder-crash","fencing":false,"verdict":"safe"},
+		{"impl":"a","scenario":"pause-past-ttl","fencing":false,"verdict":"unsafe"},
+		{"impl":"a","scenario":"pause-past-ttl","fencing":true,"verdict":"safe"},
+		{"impl":"b","scenario":"holder-crash","fencing":false,"verdict":"stuck"}]`)
+	tests := []struct {
+		name    string
+		path    string
+		want    map[string]benchmark.Survival
+		wantErr bool
+	}{
+		{"good", good, map[string]benchmark.Survival{"a": {Safe: 1, Applied: 2}, "b": {Safe: 0, Applied: 1}}, false},
+		{"missing", filepath.Join(dir, "nope.json"), nil, false},
+		{"not json", write("bad.json", "{"), nil, true},
+		{"no impl", write("noimpl.json", `[{"scenario":"x"}]`), nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := benchmark.LoadSurvival(tt.path)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err %v, want error %v", err, tt.wantErr)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+			for k, v := range tt.want {
+				if got[k] != v {
+					t.Errorf("%s: got %+v, want %+v", k, got[k], v)
+				}
 			}
 		})
 	}

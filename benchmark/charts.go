@@ -22,6 +22,9 @@ const (
 	ChartSweep   = "sweep.svg"
 	ChartHandoff = "handoff.svg"
 	ChartWait    = "wait.svg"
+	// ChartDecision places each lock by contended speed against the fault
+	// scenarios it survives: the price of safety at a glance.
+	ChartDecision = "decision.svg"
 )
 
 // Charts renders every chart the report's workloads allow, by file name.
@@ -60,6 +63,10 @@ func (rep *Report) RenderCharts() (map[string][]byte, error) {
 	p, err = rep.distributionChart(fmt.Sprintf("Acquire wait with %d clients on one key", rep.Settings.Clients),
 		"wait, ms (log scale)", func(r *Result) []time.Duration { return r.waitSamples })
 	if err := add(ChartWait, p, 1.4*vg.Inch+rows*0.32*vg.Inch, err); err != nil {
+		return nil, err
+	}
+	p, err = rep.decisionChart()
+	if err := add(ChartDecision, p, 6*vg.Inch, err); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -277,6 +284,83 @@ func (rep *Report) distributionChart(title, xlabel string, samples func(*Result)
 		bp.FillColor = color.RGBA{R: 0x9e, G: 0xc5, B: 0xe8, A: 0xff}
 		bp.GlyphStyle.Radius = vg.Points(1.2)
 		p.Add(bp)
+	}
+	return p, nil
+}
+
+// decisionChart: x is contended pairs/s (log), y the fault scenarios the
+// lock came through safe. Up and to the right is better; peers are drawn
+// apart so that our locks can be read against them.
+func (rep *Report) decisionChart() (*plot.Plot, error) {
+	type point struct {
+		x, y  float64
+		label string
+	}
+	var ours, peers []point
+	for i := range rep.Impls {
+		r := &rep.Impls[i]
+		if r.Contended == nil || r.Survives == nil || r.Contended.PairsPerSec.Median <= 0 {
+			continue
+		}
+		pt := point{x: r.Contended.PairsPerSec.Median, y: float64(r.Survives.Safe),
+			label: fmt.Sprintf("%s %d/%d", r.Name, r.Survives.Safe, r.Survives.Applied)}
+		if r.Peer {
+			peers = append(peers, pt)
+		} else {
+			ours = append(ours, pt)
+		}
+	}
+	if len(ours)+len(peers) == 0 {
+		return nil, nil
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Speed against safety: contended pairs/s (%d clients, one key) and fault scenarios survived", rep.Settings.Clients)
+	p.X.Label.Text = "contended pairs/s, median (log scale)"
+	p.Y.Label.Text = "fault scenarios survived without fencing (safe / applied)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = -0.5, 0.5
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	p.Legend.Left = true
+	for si, set := range []struct {
+		name string
+		pts  []point
+	}{{"ours", ours}, {"peer libraries", peers}} {
+		if len(set.pts) == 0 {
+			continue
+		}
+		var xys plotter.XYs
+		var labels []string
+		for _, pt := range set.pts {
+			xys = append(xys, plotter.XY{X: pt.x, Y: pt.y})
+			labels = append(labels, pt.label)
+			p.Y.Max = math.Max(p.Y.Max, pt.y+0.8)
+		}
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle.Color = plotutil.Color(si)
+		sc.GlyphStyle.Shape = plotutil.Shape(si)
+		sc.GlyphStyle.Radius = vg.Points(4)
+		ls, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+		if err != nil {
+			return nil, err
+		}
+		for i := range ls.TextStyle {
+			ls.TextStyle[i].Font.Size = vg.Points(7)
+			ls.TextStyle[i].Color = plotutil.Color(si)
+			// Our labels above the point, peers' below, so that a lock and
+			// its peer at the same height do not print over each other.
+			ls.TextStyle[i].YAlign = draw.YBottom
+			if si == 1 {
+				ls.TextStyle[i].YAlign = draw.YTop
+			}
+		}
+		ls.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(3 - 6*float64(si))}
+		p.Add(sc, ls)
+		p.Legend.Add(set.name, sc)
 	}
 	return p, nil
 }

@@ -57,7 +57,15 @@ func (b *bench) serverCounter(ctx context.Context, backend string) (float64, err
 		}
 		return total, nil
 	case BackendPostgres:
-		return pgTransactions(ctx, b.topo.PostgresDSN)
+		n, own, err := pgTransactions(ctx, b.topo.PostgresDSN)
+		if err != nil {
+			return 0, err
+		}
+		// Each reading's own statements are flushed when its connection
+		// exits, into the next reading: take every earlier reader's out.
+		n -= b.pgReaderXacts
+		b.pgReaderXacts += own
+		return n, nil
 	}
 	return 0, fmt.Errorf("no server counter for backend %q", backend)
 }
@@ -130,17 +138,20 @@ func fourLetterWord(ctx context.Context, addr, word string) (map[string]string, 
 }
 
 // pgTransactions reads the database's committed plus rolled-back
-// transactions. The lock clients are closed before the second reading: a
-// backend flushes its counts when it exits, and otherwise up to seconds later.
-func pgTransactions(ctx context.Context, dsn string) (float64, error) {
+// transactions, and how many of its own statements (each a transaction of
+// this database, counted once this connection exits) the reading took. The
+// lock clients are closed before the second reading: a backend flushes its
+// counts when it exits, and otherwise up to seconds later.
+func pgTransactions(ctx context.Context, dsn string) (n, own float64, err error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		return 0, fmt.Errorf("connect to PostgreSQL: %w", err)
+		return 0, 0, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
 	defer conn.Close(context.Background())
 	// Wait (a little) for the closed clients' backends to exit and flush.
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
 		var others int
+		own++
 		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 			WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND datname = current_database()`).Scan(&others)
 		if err != nil || others == 0 {
@@ -148,10 +159,10 @@ func pgTransactions(ctx context.Context, dsn string) (float64, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	var n float64
+	own++
 	err = conn.QueryRow(ctx, `SELECT (xact_commit + xact_rollback)::float8 FROM pg_stat_database WHERE datname = current_database()`).Scan(&n)
 	if err != nil {
-		return 0, fmt.Errorf("read pg_stat_database: %w", err)
+		return 0, 0, fmt.Errorf("read pg_stat_database: %w", err)
 	}
-	return n, nil
+	return n, own, nil
 }

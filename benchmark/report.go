@@ -15,20 +15,22 @@ type Report struct {
 	Settings RunSetting `json:"settings"`
 	Limits   []Limit    `json:"limits"`
 	Impls    []Result   `json:"implementations"`
+	Targets  []Target   `json:"targets,omitempty"`
 	Charts   []string   `json:"charts"`
 	Elapsed  float64    `json:"elapsed_seconds"`
 }
 
 // RunSetting records the options the run used.
 type RunSetting struct {
-	DurationMS float64           `json:"duration_ms"`
-	Clients    int               `json:"clients"`
-	Sweep      []int             `json:"sweep"`
-	TTLMS      float64           `json:"ttl_ms"`
-	Trials     int               `json:"trials"`
-	Quick      bool              `json:"quick"`
-	Workloads  []string          `json:"workloads"`
-	CostUnits  map[string]string `json:"cost_units"`
+	DurationMS  float64           `json:"duration_ms"`
+	Clients     int               `json:"clients"`
+	Sweep       []int             `json:"sweep"`
+	TTLMS       float64           `json:"ttl_ms"`
+	Trials      int               `json:"trials"`
+	SweepTrials int               `json:"sweep_trials"`
+	Quick       bool              `json:"quick"`
+	Workloads   []string          `json:"workloads"`
+	CostUnits   map[string]string `json:"cost_units"`
 }
 
 // Limit is one backend's round-trip rate: the physical bound.
@@ -47,12 +49,14 @@ type Result struct {
 	Broken  string `json:"broken,omitempty"`
 	Backend string `json:"backend"`
 	Caps    string `json:"capabilities"`
-	// RoundTrips per uncontended pair, declared (not measured); ByName says
-	// whether this lock was declared by name or got its backend's default.
-	RoundTrips       int    `json:"round_trips,omitempty"`
-	RoundTripsNote   string `json:"round_trips_note,omitempty"`
-	RoundTripsByName bool   `json:"round_trips_declared_by_name"`
-	ClosestPeer      string `json:"closest_peer,omitempty"`
+	// RoundTrips per uncontended pair, counted by the servers, beside the
+	// declaration (absent for in-process locks and runs without the
+	// uncontended workload).
+	RoundTrips  *MeasuredRoundTrips `json:"round_trips,omitempty"`
+	ClosestPeer string              `json:"closest_peer,omitempty"`
+	// Survives: fault scenarios this lock came through safe in the verdict
+	// matrix, without fencing.
+	Survives *Survival `json:"faults_survived,omitempty"`
 
 	Uncontended *UncontendedR `json:"uncontended,omitempty"`
 	Contended   *ContendedR   `json:"contended,omitempty"`
@@ -73,7 +77,7 @@ type UncontendedR struct {
 	AcquireP999 Stat `json:"acquire_p999_ms"`
 	Errors      int  `json:"errors"`
 	// BoundPairsPerSec is the one-client round-trip rate divided by the
-	// declared round trips; FractionOfBound the median pairs/s over it.
+	// counted round trips; FractionOfBound the median pairs/s over it.
 	BoundPairsPerSec *float64 `json:"bound_pairs_per_sec,omitempty"`
 	FractionOfBound  *float64 `json:"fraction_of_bound,omitempty"`
 	// PeerRatio is this lock's median pairs/s over its closest peer's.

@@ -9,16 +9,17 @@ import (
 
 // RoundTrips is the number of sequential round trips one uncontended
 // acquire-release pair costs, as declared here from reading each lock's
-// code (not measured). Requests a lock sends to several nodes in parallel
-// count once. The report divides the backend's one-client round-trip rate
-// by this number to get the bound the lock is compared with.
+// code. The run counts them from the servers' own counters (see
+// countRoundTrips) and the bound uses the count; the declaration is what a
+// reader expects, and TestDeclaredRoundTripsMatchServerCounters fails when
+// the two disagree. Requests a lock sends to several nodes in parallel
+// count once.
 type RoundTrips struct {
 	N    int
 	Note string
 }
 
-// declaredRoundTrips covers the locks known when this was written. A lock
-// missing here gets its backend's default below, and the report says so.
+// declaredRoundTrips: every server-backed lock must be declared here.
 var declaredRoundTrips = map[string]RoundTrips{
 	"redis-setnx-px":         {2, "acquire script (SET NX PX + INCR), release script (GET + DEL)"},
 	"redis-del-release":      {2, "acquire script, DEL"},
@@ -28,7 +29,7 @@ var declaredRoundTrips = map[string]RoundTrips{
 	"redis-reentrant":        {2, "acquire script, release script (pub/sub only when waiting)"},
 	"redis-reentrant-fenced": {2, "acquire script, release script (pub/sub only when waiting)"},
 	"redlock":                {2, "SET NX PX on every node in parallel, release script on every node in parallel"},
-	"zookeeper":              {3, "create ephemeral sequential, getChildren, delete"},
+	"zookeeper":              {4, "create ephemeral sequential, getChildren, exists (the node's czxid: the fencing token), delete"},
 	"pg-advisory":            {2, "pg_advisory_lock, pg_advisory_unlock"},
 	"pg-optimistic":          {2, "INSERT ... ON CONFLICT DO UPDATE, conditioned release"},
 	"pg-unique-insert":       {2, "INSERT, DELETE"},
@@ -38,20 +39,11 @@ var declaredRoundTrips = map[string]RoundTrips{
 	"peer-zk-lock":           {3, "create protected ephemeral sequential, getChildren, delete"},
 }
 
-// backendDefault is used for locks not declared above.
-var backendDefault = map[string]RoundTrips{
-	BackendRedis:     {2, "default for Redis: one request to acquire, one to release"},
-	BackendZooKeeper: {3, "default for ZooKeeper: create, getChildren, delete"},
-	BackendPostgres:  {2, "default for PostgreSQL: one statement to acquire, one to release"},
-}
-
-// roundTripsOf returns the declared round trips and whether they were
-// declared for this lock by name (false: the backend's default).
-func roundTripsOf(s impls.Spec) (RoundTrips, bool) {
-	if rt, ok := declaredRoundTrips[s.Name]; ok {
-		return rt, true
-	}
-	return backendDefault[backendOf(s)], false
+// DeclaredRoundTrips returns a lock's declared round trips per uncontended
+// pair; ok is false for a lock not declared (or not server-backed).
+func DeclaredRoundTrips(name string) (RoundTrips, bool) {
+	rt, ok := declaredRoundTrips[name]
+	return rt, ok
 }
 
 // backendOf names the servers a lock uses.

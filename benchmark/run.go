@@ -27,6 +27,10 @@ type bench struct {
 	// pending: a step is under way, to be counted when the next begins.
 	pending bool
 
+	// pgReaderXacts counts the statements of every PostgreSQL counter
+	// reading so far: they land in the counter too (see serverCounter).
+	pgReaderXacts float64
+
 	limits map[string]*limitAcc
 	accs   []*implAcc
 }
@@ -46,6 +50,7 @@ type implAcc struct {
 	ind                  []float64
 	indErrors            int
 	recovery             *RecoveryR
+	roundTrips           *MeasuredRoundTrips
 }
 
 // HolderCrash is the scenario the recovery figure comes from.
@@ -125,10 +130,17 @@ func (b *bench) newBar(backends []string) *progressbar.ProgressBar {
 	if b.opts.has(Independent) {
 		perImpl++
 	}
-	if b.opts.has(Sweep) {
-		perImpl += len(b.sweepPoints())
-	}
 	total := b.opts.Trials * (len(backends) + len(b.accs)*perImpl)
+	if b.opts.has(Sweep) {
+		total += b.sweepTrials() * len(b.accs) * len(b.sweepPoints())
+	}
+	if b.opts.has(Uncontended) {
+		for _, a := range b.accs {
+			if backendOf(a.spec) != BackendInProcess {
+				total++ // the round-trip count
+			}
+		}
+	}
 	if b.opts.has(Recovery) {
 		total += len(b.accs)
 	}
@@ -158,6 +170,15 @@ func (b *bench) step(trial int, name, workload string) {
 	}
 	b.pending = true
 	b.bar.Describe(desc)
+}
+
+// sweepTrials is how many trials run the sweep: SweepTrials, at most all
+// of them (0 means all).
+func (b *bench) sweepTrials() int {
+	if b.opts.SweepTrials <= 0 || b.opts.SweepTrials > b.opts.Trials {
+		return b.opts.Trials
+	}
+	return b.opts.SweepTrials
 }
 
 // sweepPoints are the sweep's client counts that need a run of their own:
@@ -208,6 +229,14 @@ func (b *bench) measureLimit(ctx context.Context, trial int, be string) error {
 
 func (b *bench) measureImpl(ctx context.Context, trial int, a *implAcc) error {
 	s := a.spec
+	if b.opts.has(Uncontended) && trial == 1 && backendOf(s) != BackendInProcess {
+		b.step(trial, s.Name, "round trips")
+		rt, err := b.countRoundTrips(ctx, s)
+		if err != nil {
+			return fmt.Errorf("count round trips: %w", err)
+		}
+		a.roundTrips = rt
+	}
 	if b.opts.has(Uncontended) {
 		b.step(trial, s.Name, Uncontended)
 		key := b.key()
@@ -226,7 +255,7 @@ func (b *bench) measureImpl(ctx context.Context, trial int, a *implAcc) error {
 			return fmt.Errorf("%s: %w", Contended, err)
 		}
 	}
-	if b.opts.has(Sweep) {
+	if b.opts.has(Sweep) && trial <= b.sweepTrials() {
 		for _, n := range b.sweepPoints() {
 			b.step(trial, s.Name, fmt.Sprintf("sweep %d", n))
 			key := b.key()

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,9 +26,18 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ttl := fs.Duration("ttl", 0, "lease TTL / session timeout (default 2s)")
 	trials := fs.Int("trials", 0, "trials per figure; the report shows their median and spread (default 3)")
 	out := fs.String("out", "results", "directory for bench.md, bench.json and the charts")
+	verdicts := fs.String("verdicts", "", "the verdict matrix placing each lock on the decision chart (default: OUT/correctness.json; a missing file leaves the chart out)")
+	compare := fs.String("compare", "", "compare OLD.json with -with (default OUT/bench.json) and print what changed beyond the noise; runs nothing")
+	with := fs.String("with", "", "with -compare: the newer bench.json")
 	external := serverFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
+	}
+	if *compare != "" {
+		return compareCmd(*compare, *with, *out, stdout)
+	}
+	if *with != "" {
+		return fmt.Errorf("%w: -with needs -compare", errUsage)
 	}
 	opts := benchmark.Defaults(*quick)
 	specs, err := benchmark.ParseImpls(*implList)
@@ -54,6 +65,15 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := opts.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	verdictPath := *verdicts
+	if verdictPath == "" {
+		verdictPath = filepath.Join(*out, "correctness.json")
+	} else if _, err := os.Stat(verdictPath); err != nil {
+		return fmt.Errorf("%w: -verdicts: %v", errUsage, err)
+	}
+	if opts.Survival, err = benchmark.LoadSurvival(verdictPath); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	opts.External = external()
 	opts.Command = strings.TrimSpace("go run ./cmd/bench bench " + strings.Join(args, " "))
 	opts.Progress = stderr
@@ -73,4 +93,22 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "measured %d implementations in %v\n", len(rep.Impls), time.Since(start).Round(time.Second))
 	return nil
+}
+
+// compareCmd compares two bench.json files as benchstat would and prints
+// the figures that changed beyond the noise. A difference is a finding, not
+// a failure: it exits 0; an unreadable file is an error.
+func compareCmd(oldPath, newPath, out string, stdout io.Writer) error {
+	if newPath == "" {
+		newPath = filepath.Join(out, "bench.json")
+	}
+	old, err := benchmark.ReadReport(oldPath)
+	if err != nil {
+		return fmt.Errorf("%w: -compare: %v", errUsage, err)
+	}
+	cur, err := benchmark.ReadReport(newPath)
+	if err != nil {
+		return fmt.Errorf("%w: -with: %v", errUsage, err)
+	}
+	return benchmark.WriteComparison(stdout, oldPath, old, newPath, cur)
 }

@@ -1,0 +1,64 @@
+package benchmark
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// Survival is how many of the fault scenarios that apply to a lock it came
+// through safe, without fencing, in the verdict matrix
+// (results/correctness.json, written by `bench matrix`).
+type Survival struct {
+	Safe    int `json:"safe"`
+	Applied int `json:"applied"`
+}
+
+// matrixCell is the part of a correctness.json row the benchmark reads.
+type matrixCell struct {
+	Impl     string `json:"impl"`
+	Scenario string `json:"scenario"`
+	Fencing  bool   `json:"fencing"`
+	Verdict  string `json:"verdict"`
+}
+
+// noFault is the matrix's one scenario without a fault: surviving it says
+// nothing about faults.
+const noFault = "contention"
+
+// LoadSurvival reads the verdict matrix. A missing file is not an error
+// (nil, nil: the decision chart is left out); an unreadable one is.
+func LoadSurvival(path string) (map[string]Survival, error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the verdict matrix: %w", err)
+	}
+	var cells []matrixCell
+	if err := json.Unmarshal(raw, &cells); err != nil {
+		return nil, fmt.Errorf("decode the verdict matrix %s: %w", path, err)
+	}
+	out := map[string]Survival{}
+	seen := map[[2]string]bool{}
+	for _, c := range cells {
+		if c.Impl == "" || c.Scenario == "" {
+			return nil, fmt.Errorf("decode the verdict matrix %s: a row without impl or scenario", path)
+		}
+		k := [2]string{c.Impl, c.Scenario}
+		if c.Fencing || c.Scenario == noFault || seen[k] {
+			continue
+		}
+		seen[k] = true
+		s := out[c.Impl]
+		s.Applied++
+		if c.Verdict == "safe" {
+			s.Safe++
+		}
+		out[c.Impl] = s
+	}
+	return out, nil
+}
