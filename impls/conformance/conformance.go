@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,9 +36,82 @@ type Options struct {
 	// zk.Lock cannot cancel a wait). The check then waits for the lock with
 	// a bounded Acquire instead of expecting it free at once.
 	AbandonedWaitTakesItsTurn bool
+	// KnownDefects records, for a peer or a deliberately broken variant,
+	// the adversarial defects (Defect* names) it shows, each with why; the
+	// suite then asserts they still show. Our correct locks have none.
+	KnownDefects map[string]string
 }
 
 var keySeq atomic.Int64
+
+// env is one implementation under test with its servers.
+type env struct {
+	spec impls.Spec
+	topo *cluster.Topology
+	o    Options
+	seq  int
+
+	srv *server // the suite's own clients of the same servers
+
+	silencedOnce sync.Once
+	silenced     silenced
+}
+
+func (e *env) config() impls.Config {
+	e.seq++
+	return impls.Config{
+		Redis: e.topo.RedisAddrs, ZooKeeper: e.topo.ZooKeeperAddr, Postgres: e.topo.PostgresDSN,
+		TTL: e.o.TTL, ClientID: fmt.Sprintf("conformance-%d", e.seq),
+	}
+}
+
+func (e *env) newLocker(t *testing.T) impls.Locker {
+	t.Helper()
+	return e.build(t, e.config())
+}
+
+func (e *env) build(t *testing.T, cfg impls.Config) impls.Locker {
+	t.Helper()
+	l, err := e.spec.New(cfg)
+	if err != nil {
+		t.Fatalf("new %s: %v", e.spec.Name, err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// linkedLocker is a client whose every connection passes through links of
+// its own, so a probe can count what it sends or silence it.
+func (e *env) linkedLocker(t *testing.T) (impls.Locker, links) {
+	t.Helper()
+	cfg := e.config()
+	var ls links
+	relink := func(addrs []string) []string {
+		out := make([]string, len(addrs))
+		for i, a := range addrs {
+			l := newLink(t, a)
+			ls = append(ls, l)
+			out[i] = l.addr()
+		}
+		return out
+	}
+	cfg.Redis = relink(cfg.Redis)
+	cfg.ZooKeeper = relink(cfg.ZooKeeper)
+	if cfg.Postgres != "" {
+		l := newLink(t, pgAddr(cfg.Postgres))
+		ls = append(ls, l)
+		cfg.Postgres = relinkDSN(cfg.Postgres, l.addr())
+	}
+	l := e.build(t, cfg)
+	// Cleanups run last-in first-out: cut the links before Close, so that a
+	// client that says goodbye to a silenced server is not kept waiting.
+	t.Cleanup(func() {
+		for _, l := range ls {
+			l.close()
+		}
+	})
+	return l, ls
+}
 
 func freshKey(t *testing.T) string {
 	return fmt.Sprintf("conf-%d-%d", time.Now().UnixNano(), keySeq.Add(1))
@@ -50,20 +124,8 @@ func Run(t *testing.T, spec impls.Spec, topo *cluster.Topology, o Options) {
 	if o.TTL <= 0 {
 		o.TTL = time.Second
 	}
-	seq := 0
-	newLocker := func(t *testing.T) impls.Locker {
-		t.Helper()
-		seq++
-		l, err := spec.New(impls.Config{
-			Redis: topo.RedisAddrs, ZooKeeper: topo.ZooKeeperAddr, Postgres: topo.PostgresDSN,
-			TTL: o.TTL, ClientID: fmt.Sprintf("conformance-%d", seq),
-		})
-		if err != nil {
-			t.Fatalf("new %s: %v", spec.Name, err)
-		}
-		t.Cleanup(func() { l.Close() })
-		return l
-	}
+	e := &env{spec: spec, topo: topo, o: o, srv: newServer(t, topo)}
+	newLocker := e.newLocker
 	ctx := context.Background()
 
 	t.Run("TryAcquireReturnsHeldAtOnce", func(t *testing.T) {
@@ -118,47 +180,11 @@ func Run(t *testing.T, spec impls.Spec, topo *cluster.Topology, o Options) {
 		mustRelease(t, l3)
 	})
 
-	if spec.Caps.Fencing {
-		t.Run("FencingTokensIncrease", func(t *testing.T) {
-			key := freshKey(t)
-			lockers := []impls.Locker{newLocker(t), newLocker(t)}
-			var last uint64
-			for i := 0; i < 20; i++ {
-				lease := mustAcquire(t, lockers[i%2], key)
-				tok, ok := lease.Token()
-				if !ok {
-					t.Fatal("a fencing lock returned no token")
-				}
-				if tok <= last {
-					t.Fatalf("grant %d got token %d, not greater than the previous %d", i, tok, last)
-				}
-				last = tok
-				mustRelease(t, lease)
-			}
-		})
-	}
-
-	if spec.Caps.Reentrant {
-		t.Run("Reentrant", func(t *testing.T) {
-			key := freshKey(t)
-			a, b := newLocker(t), newLocker(t)
-			l1 := mustAcquire(t, a, key)
-			l2, err := a.TryAcquire(ctx, key)
-			if err != nil {
-				t.Fatalf("re-entering a held lock: %v", err)
-			}
-			mustRelease(t, l2)
-			if _, err := b.TryAcquire(ctx, key); !errors.Is(err, impls.ErrHeld) {
-				t.Fatalf("after one of two releases another client got: %v, want ErrHeld", err)
-			}
-			mustRelease(t, l1)
-			l3, err := b.TryAcquire(ctx, key)
-			if err != nil {
-				t.Fatalf("after both releases: %v", err)
-			}
-			mustRelease(t, l3)
-		})
-	}
+	// Every capability is probed on every lock and compared with what it
+	// declares; nothing below is skipped because of a declaration alone.
+	runCapabilities(t, e)
+	runAdversarial(t, e)
+	runServerSide(t, e)
 
 	if spec.Caps.Expiry && !spec.Caps.Renewal {
 		t.Run("LeaseExpiresAndRefreshCannotReviveIt", func(t *testing.T) {

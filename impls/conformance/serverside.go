@@ -1,0 +1,316 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
+)
+
+// server is the suite's own view of a lock's backend: plain clients, apart
+// from the lock's, that read back what the lock wrote and plant the state a
+// lock never creates itself but production has (a key written by hand, a
+// node left by another library, a row from an older deployment).
+type server struct {
+	redis []*redis.Client // one per lock node
+	zk    *zk.Conn
+	pgDSN string
+}
+
+func newServer(t *testing.T, topo *cluster.Topology) *server {
+	t.Helper()
+	s := &server{pgDSN: topo.PostgresDSN}
+	for _, addr := range topo.RedisAddrs {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		t.Cleanup(func() { rdb.Close() })
+		s.redis = append(s.redis, rdb)
+	}
+	if len(topo.ZooKeeperAddr) > 0 {
+		conn, events, err := zk.Connect(topo.ZooKeeperAddr, 10*time.Second, zk.WithLogInfo(false))
+		if err != nil {
+			t.Fatalf("connect to ZooKeeper %v: %v", topo.ZooKeeperAddr, err)
+		}
+		t.Cleanup(conn.Close)
+		waitSession(t, events)
+		s.zk = conn
+	}
+	return s
+}
+
+func waitSession(t *testing.T, events <-chan zk.Event) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				go func() {
+					for range events {
+					}
+				}()
+				return
+			}
+		case <-timeout:
+			t.Fatal("no ZooKeeper session within 10s")
+		}
+	}
+}
+
+// redisKey is one key a lock left on one Redis node, as the server sees it.
+type redisKey struct {
+	node int
+	name string
+	typ  string        // "string", "hash", ...
+	ttl  time.Duration // -1: no expiry
+}
+
+func (k redisKey) String() string {
+	ttl := "no expiry"
+	if k.ttl >= 0 {
+		ttl = "ttl " + k.ttl.Round(time.Millisecond).String()
+	}
+	return fmt.Sprintf("node %d: %q %s, %s", k.node, k.name, k.typ, ttl)
+}
+
+// redisKeys lists every key on every lock node whose name contains key.
+// Fresh keys are plain letters, digits and dashes, so they need no glob
+// escaping.
+func (s *server) redisKeys(t *testing.T, key string) []redisKey {
+	t.Helper()
+	ctx := context.Background()
+	var out []redisKey
+	for i, rdb := range s.redis {
+		names, err := scanAll(ctx, rdb, "*"+key+"*")
+		if err != nil {
+			t.Fatalf("scan node %d: %v", i, err)
+		}
+		for _, name := range names {
+			typ, err := rdb.Type(ctx, name).Result()
+			if err != nil {
+				t.Fatalf("TYPE %q: %v", name, err)
+			}
+			ttl, err := rdb.PTTL(ctx, name).Result()
+			if err != nil {
+				t.Fatalf("PTTL %q: %v", name, err)
+			}
+			if typ == "none" {
+				continue // expired between the scan and the TYPE
+			}
+			out = append(out, redisKey{node: i, name: name, typ: typ, ttl: ttl})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].node != out[j].node {
+			return out[i].node < out[j].node
+		}
+		return out[i].name < out[j].name
+	})
+	return out
+}
+
+func scanAll(ctx context.Context, rdb *redis.Client, match string) ([]string, error) {
+	var out []string
+	var cursor uint64
+	for {
+		keys, next, err := rdb.Scan(ctx, cursor, match, 1000).Result()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, keys...)
+		if cursor = next; cursor == 0 {
+			return out, nil
+		}
+	}
+}
+
+// redisFootprint is what a lock keeps on Redis for one key: the keys that
+// exist only while it is held (the lock itself) and those that outlive a
+// release (fencing counters).
+type redisFootprint struct {
+	key     string
+	lock    []redisKey
+	counter []redisKey
+}
+
+// rename maps a footprint key's name to the same key of another lock key.
+func (f redisFootprint) rename(k redisKey, key string) string {
+	return strings.ReplaceAll(k.name, f.key, key)
+}
+
+// footprint acquires key once with l and reads back what that left on the
+// servers while held and after release.
+func (s *server) redisFootprint(t *testing.T, l impls.Locker, key string) redisFootprint {
+	t.Helper()
+	lease := mustAcquire(t, l, key)
+	held := s.redisKeys(t, key)
+	mustRelease(t, lease)
+	after := s.redisKeys(t, key)
+	f := redisFootprint{key: key}
+	stays := map[string]bool{}
+	for _, k := range after {
+		stays[fmt.Sprint(k.node, k.name)] = true
+		f.counter = append(f.counter, k)
+	}
+	for _, k := range held {
+		if !stays[fmt.Sprint(k.node, k.name)] {
+			f.lock = append(f.lock, k)
+		}
+	}
+	if len(f.lock) == 0 {
+		t.Fatalf("a held lock left no key on Redis that its release removed; keys while held: %v", held)
+	}
+	return f
+}
+
+// zkNodes lists every znode whose path contains key (escaped or not), with
+// its flags, walking the whole tree but /zookeeper.
+func (s *server) zkNodes(t *testing.T, key string) []zkNode {
+	t.Helper()
+	var out []zkNode
+	var walk func(p string)
+	walk = func(p string) {
+		children, _, err := s.zk.Children(p)
+		if errors.Is(err, zk.ErrNoNode) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("children of %s: %v", p, err)
+		}
+		for _, c := range children {
+			cp := path.Join(p, c)
+			if cp == "/zookeeper" {
+				continue
+			}
+			if strings.Contains(cp, key) {
+				_, stat, err := s.zk.Get(cp)
+				if errors.Is(err, zk.ErrNoNode) {
+					continue
+				}
+				if err != nil {
+					t.Fatalf("get %s: %v", cp, err)
+				}
+				out = append(out, zkNode{path: cp, ephemeral: stat.EphemeralOwner != 0, czxid: stat.Czxid})
+			}
+			walk(cp)
+		}
+	}
+	walk("/")
+	return out
+}
+
+type zkNode struct {
+	path      string
+	ephemeral bool
+	czxid     int64
+}
+
+// zkLockDir is the directory under which a lock keeps its contenders for
+// key: the parent of the ephemeral nodes a held lock has.
+func (s *server) zkLockDir(t *testing.T, l impls.Locker, key string) string {
+	t.Helper()
+	lease := mustAcquire(t, l, key)
+	defer mustRelease(t, lease)
+	for _, n := range s.zkNodes(t, key) {
+		if n.ephemeral {
+			return path.Dir(n.path)
+		}
+	}
+	t.Fatalf("a held lock on %q has no ephemeral node: %v", key, s.zkNodes(t, key))
+	return ""
+}
+
+// pg runs one statement on a connection of the suite's own.
+func (s *server) pg(t *testing.T, sql string, args ...any) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, s.pgDSN)
+	if err != nil {
+		t.Fatalf("connect to PostgreSQL: %v", err)
+	}
+	defer conn.Close(ctx)
+	tag, err := conn.Exec(ctx, sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return tag.RowsAffected()
+}
+
+// pgTables lists the lab's lock tables that have a row for key.
+func (s *server) pgTables(t *testing.T, key string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, s.pgDSN)
+	if err != nil {
+		t.Fatalf("connect to PostgreSQL: %v", err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.columns
+		WHERE table_schema = 'public' AND column_name = 'key' AND table_name LIKE 'locklab_%'`)
+	if err != nil {
+		t.Fatalf("list lock tables: %v", err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("list lock tables: %v", err)
+	}
+	var out []string
+	for _, tb := range tables {
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{tb}.Sanitize()+" WHERE key = $1", key).Scan(&n); err != nil {
+			t.Fatalf("rows of %s: %v", tb, err)
+		}
+		if n > 0 {
+			out = append(out, tb)
+		}
+	}
+	return out
+}
+
+// steal takes the lock on key away from its holder behind the holder's back,
+// the way an operator or another buggy client would: the lock's keys are
+// deleted, its znodes removed, its rows deleted, its advisory session ended.
+func (s *server) steal(t *testing.T, key string, f *redisFootprint, zkDir string) {
+	t.Helper()
+	ctx := context.Background()
+	if f != nil {
+		for _, k := range f.lock {
+			if err := s.redis[k.node].Del(ctx, f.rename(k, key)).Err(); err != nil {
+				t.Fatalf("DEL %q: %v", f.rename(k, key), err)
+			}
+		}
+	}
+	if zkDir != "" {
+		children, _, err := s.zk.Children(zkDir)
+		if err != nil {
+			t.Fatalf("children of %s: %v", zkDir, err)
+		}
+		for _, c := range children {
+			if err := s.zk.Delete(zkDir+"/"+c, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				t.Fatalf("delete %s/%s: %v", zkDir, c, err)
+			}
+		}
+	}
+	if s.pgDSN != "" {
+		for _, tb := range s.pgTables(t, key) {
+			s.pg(t, "DELETE FROM "+pgx.Identifier{tb}.Sanitize()+" WHERE key = $1", key)
+		}
+		// An advisory lock is a session's: ending that session is the only
+		// way to take it from outside.
+		s.pg(t, `SELECT pg_terminate_backend(pid) FROM pg_locks
+			WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+			AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, key)
+	}
+}
