@@ -120,7 +120,7 @@ func CompareReports(old, cur *Report) []FigureChange {
 			}
 			th := &benchmath.DefaultThresholds
 			cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(oldS.Trials, th), benchmath.NewSample(newS.Trials, th))
-			out = append(out, FigureChange{Impl: n.Name, Figure: f.name, Old: *oldS, New: *newS, Cmp: cmp})
+			out = append(out, FigureChange{Impl: n.Name, Figure: f.name, Old: NewStat(oldS.Trials), New: NewStat(newS.Trials), Cmp: cmp})
 		}
 	}
 	return out
