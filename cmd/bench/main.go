@@ -55,6 +55,11 @@ commands:
   list                      every implementation and every scenario, one per line
   check -impl NAME -scenario NAME [-fencing] [-seed N] [-clients N] [-sections N] [-ttl D] [-out DIR]
                             start fresh servers, run one scenario, print the verdict last
+  check -schedule FILE [-out DIR]
+                            replay a schedule file written by explore; print the verdict last
+  explore -impl NAME [-duration 2m] [-seed N] [-ttl 1s] [-kinds a,b] [-fencing] [-shrink-time 5m] [-out DIR]
+                            contend for one key while a seeded nemesis injects random faults; on a
+                            counterexample shrink it to a minimal replayable schedule file
   matrix [-impl a,b] [-scenario x,y] [-runs N] [-ttl D] [-out results]
                             run every implementation under every scenario that applies, with and
                             without fencing; write results/correctness.md, correctness.json, counterexamples/
@@ -86,6 +91,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return lessonsCmd(ctx, args[1:], stdout, stderr)
 	case "mutants":
 		return mutantsCmd(ctx, args[1:], stdout, stderr)
+	case "explore":
+		return exploreCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -158,9 +165,16 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL / session timeout")
 	out := fs.String("out", "", "directory for counterexample timelines (default: $TMPDIR/locklab)")
 	keep := fs.Bool("history", false, "keep the recorded history (JSON lines) even when the run is safe")
+	schedule := fs.String("schedule", "", "replay a schedule file written by `bench explore` (alone, or with -out)")
 	external := serverFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
+	}
+	if *schedule != "" {
+		if *implName != "" || *scenarioName != "" {
+			return fmt.Errorf("%w: -schedule names its implementation and faults itself; drop -impl and -scenario", errUsage)
+		}
+		return checkSchedule(ctx, *schedule, *out, stdout, stderr)
 	}
 	if *implName == "" || *scenarioName == "" {
 		return fmt.Errorf("%w: check needs -impl and -scenario; implementations: %s; scenarios: %s",

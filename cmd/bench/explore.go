@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// seedNote says plainly what a seed fixes in explore, in the output as in
+// the README.
+const seedNote = "the seed fixes the schedule of faults (which kind strikes what, when, for how long), not the interleavings the scheduler and the network choose: a replay is likely, not certain, to fail the same way"
+
+func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
+	implName := fs.String("impl", "", "implementation (see `bench list`)")
+	fencing := fs.Bool("fencing", false, "the resource refuses writes with stale fencing tokens")
+	seed := fs.Int64("seed", 0, "seed of the fault schedule (default: from the clock, printed)")
+	duration := fs.Duration("duration", 2*time.Minute, "how long the workload runs")
+	ttl := fs.Duration("ttl", time.Second, "lease TTL / session timeout")
+	clients := fs.Int("clients", 4, "client worker processes")
+	kinds := fs.String("kinds", "", "comma-separated fault kinds (default: every kind that applies); kinds: "+strings.Join(nemesis.Names(), ", "))
+	replays := fs.Int("replays", 3, "replays of each shrinking candidate (it still fails if any replay fails)")
+	shrinkTime := fs.Duration("shrink-time", 5*time.Minute, "time limit for shrinking a counterexample")
+	out := fs.String("out", filepath.Join(os.TempDir(), "locklab", "explore"), "directory for the minimal schedule, its history and timeline")
+	dry := fs.Bool("print-schedule", false, "print the schedule the seed draws and exit without running it")
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if *implName == "" {
+		return fmt.Errorf("%w: explore needs -impl; implementations: %s", errUsage, strings.Join(impls.Names(), ", "))
+	}
+	spec, err := impls.Lookup(*implName)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *duration <= 0 || *ttl <= 0 || *clients < 2 || *replays < 1 || *shrinkTime < 0 {
+		return fmt.Errorf("%w: -duration and -ttl must be positive, -clients at least 2, -replays at least 1", errUsage)
+	}
+	if *seed == 0 {
+		*seed = time.Now().UnixNano()
+	}
+	o := scenarios.ExploreOptions{Impl: spec, Fencing: *fencing, Seed: *seed, TTL: *ttl, Clients: *clients,
+		Duration: *duration, Kinds: cluster.SplitList(*kinds), Replays: *replays, ShrinkBudget: *shrinkTime, OutDir: *out,
+		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }}
+	// Draw the schedule first: bad input (an unknown kind, a lock nothing
+	// applies to) fails here, before any server starts.
+	sched, skipped, err := scenarios.PlanExplore(o)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	fmt.Fprintf(stdout, "impl: %s\nfencing: %v\nseed: %d\nnote: %s\n", spec.Name, *fencing, *seed, seedNote)
+	for _, k := range sortedReasons(skipped) {
+		fmt.Fprintf(stdout, "skipped kind %s: %s\n", k, skipped[k])
+	}
+	fmt.Fprintf(stdout, "schedule: %d faults over %v\n", len(sched.Faults), *duration)
+	if *dry {
+		for _, st := range sched.Faults {
+			fmt.Fprintf(stdout, "  at %-8v %-20s %-10s for %v\n", time.Duration(st.At), st.Kind, st.Target, time.Duration(st.Duration))
+		}
+		return nil
+	}
+	x, err := scenarios.Explore(ctx, o)
+	if err != nil {
+		return err
+	}
+	d := x.Run.Decision
+	fmt.Fprintf(stdout, "faults injected: %s\n", orNone(strings.Join(scenarios.Tally(x.Run.Injected), ", ")))
+	fmt.Fprintf(stdout, "critical sections checked: %d (%d with unknown outcome)\n", d.Sections, d.Unknown)
+	printLiveness(stdout, d.Liveness)
+	fmt.Fprintf(stdout, "minutes explored: %.1f\n", time.Duration(sched.Duration).Minutes())
+	if d.Detail != "" {
+		fmt.Fprintf(stdout, "detail: %s\n", d.Detail)
+	}
+	if x.Minimal != nil {
+		fmt.Fprintf(stdout, "minimal schedule: %d faults over %v (from %d; %d candidates, %d kept, %v shrinking%s)\n",
+			len(x.Minimal.Faults), time.Duration(x.Minimal.Duration), len(sched.Faults), x.Shrink.Candidates, x.Shrink.Accepted,
+			x.Shrink.Elapsed.Round(time.Second), outOfTime(x.Shrink.OutOfTime))
+		for _, st := range x.Minimal.Faults {
+			fmt.Fprintf(stdout, "  at %-8v %-20s %-10s for %v\n", time.Duration(st.At), st.Kind, st.Target, time.Duration(st.Duration))
+		}
+		fmt.Fprintf(stdout, "schedule file: %s\nhistory: %s\n", x.ScheduleFile, x.HistoryFile)
+		if x.HTMLFile != "" {
+			fmt.Fprintf(stdout, "counterexample: %s\n", x.HTMLFile)
+		}
+		fmt.Fprintf(stdout, "replay: go run ./cmd/bench check -schedule %s\n", x.ScheduleFile)
+	}
+	fmt.Fprintf(stdout, "elapsed: %v\nverdict: %s\n", x.Run.Elapsed.Round(time.Millisecond), d.Verdict)
+	return nil
+}
+
+// checkSchedule replays a schedule file (bench check -schedule FILE).
+func checkSchedule(ctx context.Context, path, out string, stdout, stderr io.Writer) error {
+	s, err := nemesis.Load(path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	fmt.Fprintf(stdout, "impl: %s\nfencing: %v\nseed: %d\nschedule: %s (%d faults over %v)\nnote: %s\n",
+		s.Impl, s.Fencing, s.Seed, path, len(s.Faults), time.Duration(s.Duration), seedNote)
+	r, err := scenarios.RunSchedule(ctx, s, func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) })
+	if err != nil {
+		return err
+	}
+	d := r.Decision
+	fmt.Fprintf(stdout, "faults injected: %s\n", orNone(strings.Join(scenarios.Tally(r.Injected), ", ")))
+	fmt.Fprintf(stdout, "critical sections checked: %d (%d with unknown outcome)\n", d.Sections, d.Unknown)
+	printLiveness(stdout, d.Liveness)
+	if d.Detail != "" {
+		fmt.Fprintf(stdout, "detail: %s\n", d.Detail)
+	}
+	if s.Verdict != "" {
+		fmt.Fprintf(stdout, "recorded verdict: %s\n", s.Verdict)
+	}
+	if scenarios.Failed(d.Verdict) {
+		if out == "" {
+			out = filepath.Join(os.TempDir(), "locklab", "explore")
+		}
+		name := strings.TrimSuffix(filepath.Base(path), ".schedule.json")
+		_, hist, html, err := scenarios.WriteCounterexample(filepath.Join(out, name+"-replay"), s, r)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "history: %s\n", hist)
+		if html != "" {
+			fmt.Fprintf(stdout, "counterexample: %s\n", html)
+		}
+	}
+	fmt.Fprintf(stdout, "elapsed: %v\nverdict: %s\n", r.Elapsed.Round(time.Millisecond), d.Verdict)
+	return nil
+}
+
+func printLiveness(w io.Writer, l checker.Liveness) {
+	var worst time.Duration
+	for _, h := range l.Heals {
+		if h.Recovery > worst {
+			worst = h.Recovery
+		}
+	}
+	fmt.Fprintf(w, "grants after the first fault: %d; heals: %d; slowest grant after a heal: %v\n",
+		l.GrantsAfterFault, len(l.Heals), worst.Round(time.Millisecond))
+}
+
+func sortedReasons(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func outOfTime(b bool) string {
+	if b {
+		return "; out of time: a smaller schedule may exist"
+	}
+	return ""
+}

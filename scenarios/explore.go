@@ -1,0 +1,372 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
+	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/resource"
+)
+
+// ScheduleRun is one run of a schedule: the contention workload over
+// worker processes with the schedule's faults, judged by the checker.
+type ScheduleRun struct {
+	Schedule nemesis.Schedule
+	Decision checker.Decision
+	Events   []lin.Event
+	// Injected counts the faults injected, by kind.
+	Injected map[string]int
+	Elapsed  time.Duration
+}
+
+// RunSchedule starts fresh servers, runs s.Clients worker processes
+// contending for one key for s.Duration while it injects s's faults at
+// their times (each healed before the next), then stops everything and
+// hands the merged history to checker.Decide. No worker or server outlives
+// it, whatever happens.
+func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...any)) (*ScheduleRun, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	spec, err := impls.Lookup(s.Impl)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Backend.InProcess {
+		return nil, fmt.Errorf("explore runs each client as a process of its own, and %s's %v", spec.Name, errExploreInProcess)
+	}
+	ttl := time.Duration(s.TTL)
+	needs := cluster.Needs{
+		RedisNodes: spec.Backend.RedisNodes, ZooKeeper: spec.Backend.ZooKeeper,
+		Postgres: spec.Backend.Postgres, Resource: true,
+	}
+	for _, st := range s.Faults {
+		if st.Kind == nemesis.ServerClockJump {
+			needs.ClockShift = true
+		}
+	}
+	start := time.Now()
+	topo, err := cluster.Start(ctx, needs, cluster.External{})
+	if err != nil {
+		return nil, err
+	}
+	defer topo.Close()
+	workDir, err := os.MkdirTemp("", "locklab-explore-")
+	if err != nil {
+		return nil, fmt.Errorf("make run dir: %w", err)
+	}
+	defer os.RemoveAll(workDir)
+	env := &Env{
+		Options: Options{Impl: spec, Fencing: s.Fencing, Seed: s.Seed, Clients: s.Clients, TTL: ttl},
+		Topo:    topo, Rec: lin.NewRecorder(nil),
+		Key: "locklab-" + strconv.FormatInt(s.Seed, 36), workDir: workDir,
+	}
+	env.defaults()
+	counter := resource.New(topo.ResourceAddr, env.Key)
+	err = counter.Reset(ctx)
+	counter.Close()
+	if err != nil {
+		return nil, err
+	}
+	sys := &exploreSystem{env: env, next: s.Clients}
+	defer sys.stopAll()
+	for id := 0; id < s.Clients; id++ {
+		w, err := env.StartWorker(ctx, id, topo.RedisAddrs, nil)
+		if err != nil {
+			return nil, err
+		}
+		sys.slots = append(sys.slots, w)
+		sys.all = append(sys.all, w)
+	}
+	run := &ScheduleRun{Schedule: s, Injected: map[string]int{}}
+	t0 := time.Now()
+	sleepUntil := func(at time.Duration) error {
+		select {
+		case <-time.After(time.Until(t0.Add(at))):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for i, st := range s.Faults {
+		if err := sleepUntil(time.Duration(st.At)); err != nil {
+			return nil, err
+		}
+		k, err := nemesis.Lookup(st.Kind)
+		if err != nil {
+			return nil, err
+		}
+		begin := lin.Now()
+		note, err := k.Inject(ctx, sys, st.Target)
+		if err != nil {
+			return nil, fmt.Errorf("fault %d (%s %s): inject: %w", i, st.Kind, st.Target, err)
+		}
+		logf("fault %d/%d: %s %s for %v", i+1, len(s.Faults), st.Kind, st.Target, time.Duration(st.Duration))
+		// The heal comes st.Duration after the fault was in place, even if
+		// injecting it took a while (a SIGSTOP waits for every thread).
+		select {
+		case <-time.After(time.Duration(st.Duration)):
+		case <-ctx.Done():
+			k.Heal(context.Background(), sys, st.Target)
+			return nil, ctx.Err()
+		}
+		healNote, err := k.Heal(ctx, sys, st.Target)
+		if err != nil {
+			return nil, fmt.Errorf("fault %d (%s %s): heal: %w", i, st.Kind, st.Target, err)
+		}
+		env.Rec.Record(lin.Event{Kind: lin.Fault, Time: begin, End: lin.Now(),
+			Text: fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, st.Target, time.Duration(st.Duration), note, healNote)})
+		run.Injected[st.Kind]++
+	}
+	if err := sleepUntil(time.Duration(s.Duration)); err != nil {
+		return nil, err
+	}
+	end := lin.Now()
+	sys.stopAll()
+	if err := env.collect(sys.all); err != nil {
+		return nil, err
+	}
+	run.Events = env.Rec.Events()
+	run.Decision = checker.Decide(checker.Input{Events: run.Events, TTL: ttl, End: end,
+		Minimum: checker.DefaultMinimum, Timeout: env.CheckTimeout})
+	run.Elapsed = time.Since(start)
+	return run, nil
+}
+
+var errExploreInProcess = errors.New("clients share one process, so no client fault applies and no worker can run it")
+
+// exploreSystem is the running system the nemesis acts on.
+type exploreSystem struct {
+	env   *Env
+	mu    sync.Mutex
+	slots []*Worker // the process now in each client slot
+	all   []*Worker // every worker started, killed ones too (their histories count)
+	next  int       // the next client id
+}
+
+func (x *exploreSystem) Client(slot int) (nemesis.Process, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if slot < 0 || slot >= len(x.slots) {
+		return nil, fmt.Errorf("no client slot %d", slot)
+	}
+	return x.slots[slot].proc, nil
+}
+
+func (x *exploreSystem) ReplaceClient(ctx context.Context, slot int) (int, error) {
+	x.mu.Lock()
+	id := x.next
+	x.next++
+	x.mu.Unlock()
+	// A new id: the killed process's sections stay in the history under
+	// its own, with the one it died in left unknown.
+	w, err := x.env.StartWorker(ctx, id, x.env.Topo.RedisAddrs, nil)
+	if err != nil {
+		return 0, err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.slots[slot] = w
+	x.all = append(x.all, w)
+	return id, nil
+}
+
+func (x *exploreSystem) Server(name string) (*cluster.Node, error) {
+	n := x.env.Topo.Node(name)
+	if n == nil {
+		return nil, fmt.Errorf("no server %q in this run", name)
+	}
+	return n, nil
+}
+
+func (x *exploreSystem) TTL() time.Duration { return x.env.TTL }
+
+// stopAll stops every worker still running (each finishes its section).
+func (x *exploreSystem) stopAll() {
+	x.mu.Lock()
+	all := append([]*Worker(nil), x.all...)
+	x.mu.Unlock()
+	r := &faultRun{env: x.env, workers: all}
+	r.stopWorkers()
+}
+
+// ExploreOptions configure `bench explore`.
+type ExploreOptions struct {
+	Impl     impls.Spec
+	Fencing  bool
+	Seed     int64
+	TTL      time.Duration
+	Clients  int
+	Duration time.Duration
+	// Kinds restricts the fault kinds (default: every kind that applies).
+	Kinds []string
+	// Replays is how many times the shrinker replays each candidate; it
+	// still fails if any replay fails.
+	Replays int
+	// ShrinkBudget bounds the time spent shrinking.
+	ShrinkBudget time.Duration
+	OutDir       string // where a counterexample is written
+	Logf         func(string, ...any)
+}
+
+// Exploration is what `bench explore` found.
+type Exploration struct {
+	Schedule nemesis.Schedule  // the generated schedule
+	Skipped  map[string]string // kinds that do not apply, and why
+	Run      *ScheduleRun      // the exploring run
+	// On a counterexample (unsafe or stuck): the minimal schedule that
+	// still failed, its failing replay, what shrinking did, and the files
+	// written.
+	Minimal      *nemesis.Schedule
+	MinimalRun   *ScheduleRun
+	Shrink       nemesis.ShrinkStats
+	ScheduleFile string
+	HistoryFile  string
+	HTMLFile     string
+}
+
+// Failed reports whether a verdict is a counterexample worth shrinking.
+func Failed(v checker.Verdict) bool { return v == checker.Unsafe || v == checker.Stuck }
+
+// PlanExplore draws the schedule an exploration would run, with the kinds
+// it skipped and why; it starts nothing.
+func PlanExplore(o ExploreOptions) (nemesis.Schedule, map[string]string, error) {
+	if o.Clients <= 0 {
+		o.Clients = 4
+	}
+	topo := nemesis.TopologyFor(o.Impl, o.Clients)
+	ks, skipped, err := nemesis.Applicable(o.Impl, topo, o.Kinds)
+	if err != nil {
+		return nemesis.Schedule{}, nil, err
+	}
+	if o.Impl.Backend.InProcess {
+		return nemesis.Schedule{}, skipped, fmt.Errorf("%s cannot be explored: its %v", o.Impl.Name, errExploreInProcess)
+	}
+	if o.Fencing && !o.Impl.Caps.Fencing {
+		return nemesis.Schedule{}, skipped, fmt.Errorf("%s issues no fencing tokens, so -fencing cannot apply", o.Impl.Name)
+	}
+	if len(ks) == 0 {
+		return nemesis.Schedule{}, skipped, fmt.Errorf("no fault kind applies to %s", o.Impl.Name)
+	}
+	s := nemesis.Generate(nemesis.Plan{Seed: o.Seed, Impl: o.Impl.Name, Fencing: o.Fencing, TTL: o.TTL,
+		Clients: o.Clients, Duration: o.Duration, Topology: topo, Kinds: ks})
+	return s, skipped, nil
+}
+
+// Explore draws a schedule from the seed, runs it, and on a counterexample
+// shrinks it to a minimal schedule that still fails, written with the
+// history and timeline of its failing replay.
+func Explore(ctx context.Context, o ExploreOptions) (*Exploration, error) {
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.Replays <= 0 {
+		o.Replays = 3
+	}
+	s, skipped, err := PlanExplore(o)
+	if err != nil {
+		return nil, err
+	}
+	x := &Exploration{Schedule: s, Skipped: skipped}
+	o.Logf("exploring %s for %v with %d faults (seed %d)", s.Impl, time.Duration(s.Duration), len(s.Faults), s.Seed)
+	if x.Run, err = RunSchedule(ctx, s, o.Logf); err != nil {
+		return nil, err
+	}
+	class := x.Run.Decision.Verdict
+	if !Failed(class) {
+		return x, nil
+	}
+	o.Logf("%s: %s; shrinking (at most %v, %d replays per candidate)", class, x.Run.Decision.Detail, o.ShrinkBudget, o.Replays)
+	failing := x.Run
+	bound := checker.Bound(o.TTL)
+	minimal, st, err := nemesis.Shrink(ctx, s, bound, o.ShrinkBudget, func(ctx context.Context, c nemesis.Schedule) (bool, error) {
+		for i := 0; i < o.Replays; i++ {
+			r, err := RunSchedule(ctx, c, nil)
+			if err != nil {
+				return false, err
+			}
+			o.Logf("candidate of %d faults, %v: replay %d %s", len(c.Faults), time.Duration(c.Duration).Round(time.Second), i+1, r.Decision.Verdict)
+			if r.Decision.Verdict == class {
+				failing = r
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("shrink: %w", err)
+	}
+	minimal.Verdict = string(class)
+	x.Minimal, x.Shrink = &minimal, st
+	// The run that failed last is the minimal schedule's (or, if no
+	// candidate failed, the original's).
+	x.MinimalRun = failing
+	if err := x.write(o.OutDir); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// write saves the minimal schedule, the history of its failing replay and,
+// when unsafe, porcupine's timeline (whose faults row is the schedule's).
+func (x *Exploration) write(dir string) error {
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "locklab", "explore")
+	}
+	name := x.Minimal.Impl
+	if x.Minimal.Fencing {
+		name += "-fenced"
+	}
+	base := filepath.Join(dir, fmt.Sprintf("%s-seed%d", name, x.Minimal.Seed))
+	var err error
+	if x.ScheduleFile, x.HistoryFile, x.HTMLFile, err = WriteCounterexample(base, *x.Minimal, x.MinimalRun); err != nil {
+		return err
+	}
+	return nil
+}
+
+// WriteCounterexample writes base.schedule.json, base.history.jsonl and,
+// for an unsafe run, base.html; it returns their paths.
+func WriteCounterexample(base string, s nemesis.Schedule, r *ScheduleRun) (sched, hist, html string, err error) {
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+		return "", "", "", err
+	}
+	sched = base + ".schedule.json"
+	if err := s.Write(sched); err != nil {
+		return "", "", "", err
+	}
+	hist = base + ".history.jsonl"
+	if err := lin.WriteEvents(hist, r.Events); err != nil {
+		return "", "", "", err
+	}
+	if r.Decision.Verdict == checker.Unsafe {
+		if html, err = r.Decision.Result.WriteHTML(base + ".html"); err != nil {
+			return "", "", "", err
+		}
+	}
+	return sched, hist, html, nil
+}
+
+// Tally lists injected faults as "kind N" pairs, sorted by kind.
+func Tally(m map[string]int) []string {
+	var out []string
+	for k, n := range m {
+		out = append(out, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Strings(out)
+	return out
+}
