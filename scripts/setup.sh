@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# Installs the servers the lab starts: Redis, ZooKeeper (and Java for it),
-# and PostgreSQL. On Debian/Ubuntu
-# it installs what is missing with apt-get; elsewhere it prints what to
-# install and stops. It does nothing when everything is already there.
+# Installs what the lab needs: the servers it starts itself (Redis, ZooKeeper
+# and Java for it, PostgreSQL), the tools for its network namespaces
+# (iproute2, iptables), and, for container mode, a Docker engine,
+# docker-compose and debootstrap. On Debian/Ubuntu it installs what is missing
+# with apt-get; elsewhere it prints what to install and stops. Then, for
+# container mode, it makes sure a Docker engine answers (starting dockerd when
+# it is root on Debian and none does) and that the lab's Debian base image
+# exists (pulled, or built with debootstrap where nothing can be pulled).
+# It does nothing, quietly, when everything is already there.
 set -euo pipefail
+
+# The image every Dockerfile in docker/ starts FROM (see docker/README.md).
+base_image="${LOCKLAB_BASE_IMAGE:-locklab/debian:bookworm}"
+suite=bookworm
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
@@ -12,24 +21,82 @@ command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 if ! command -v postgres >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
 	need+=(postgresql)
 fi
-
-
-if [ ${#need[@]} -eq 0 ]; then
-	exit 0
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v iptables >/dev/null 2>&1 || need+=(iptables)
+# Container mode: the engine (docker.io brings dockerd, runc and containerd),
+# compose for docker-compose.yml, debootstrap for the base image.
+command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
+if ! command -v docker-compose >/dev/null 2>&1 && ! docker compose version >/dev/null 2>&1; then
+	need+=(docker-compose)
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
-	echo "locklab needs these packages (Debian names): ${need[*]}" >&2
-	echo "install them with your package manager, then run the command again" >&2
-	exit 1
-fi
+command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+
 sudo=""
 if [ "$(id -u)" != 0 ]; then
 	sudo="sudo"
 fi
-echo "locklab setup: installing ${need[*]}" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-# The packages' own services are not used: the lab starts its own servers.
-for svc in redis-server zookeeper postgresql; do
-	$sudo service "$svc" stop >/dev/null 2>&1 || true
-done
+
+if [ ${#need[@]} -gt 0 ]; then
+	if ! command -v apt-get >/dev/null 2>&1; then
+		echo "locklab needs these packages (Debian names): ${need[*]}" >&2
+		echo "install them with your package manager, then run the command again" >&2
+		exit 1
+	fi
+	echo "locklab setup: installing ${need[*]}" >&2
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+	# The packages' own services are not used: the lab starts its own servers.
+	for svc in redis-server zookeeper postgresql; do
+		$sudo service "$svc" stop >/dev/null 2>&1 || true
+	done
+fi
+
+# A Docker engine for container mode. Debian's docker.io installs dockerd but
+# nothing starts it where there is no init system, so start it ourselves when
+# we are root on Debian; elsewhere say what is missing and go on (local mode
+# needs no engine; container mode then fails with one clear error).
+if ! docker info >/dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] && command -v dockerd >/dev/null 2>&1; then
+		log=/var/log/locklab-dockerd.log
+		echo "locklab setup: no Docker engine answers; starting dockerd (log: $log)" >&2
+		nohup dockerd >>"$log" 2>&1 </dev/null &
+		for _ in $(seq 1 60); do
+			docker info >/dev/null 2>&1 && break
+			sleep 1
+		done
+		if ! docker info >/dev/null 2>&1; then
+			echo "locklab setup: dockerd did not answer within 60s; see $log" >&2
+			exit 1
+		fi
+		echo "locklab setup: dockerd is running (pid $(pgrep -o -x dockerd))" >&2
+	else
+		echo "locklab setup: no Docker engine answers; container mode (LOCKLAB_SERVERS=containers) will not work until one does" >&2
+		exit 0
+	fi
+fi
+
+# The base image: pull it where a registry serves it, else build it from
+# Debian's mirror with debootstrap and import it.
+if ! docker image inspect "$base_image" >/dev/null 2>&1; then
+	if docker pull -q "debian:$suite" >/dev/null 2>&1; then
+		docker tag "debian:$suite" "$base_image"
+		echo "locklab setup: pulled debian:$suite as $base_image" >&2
+	else
+		if ! command -v debootstrap >/dev/null 2>&1; then
+			echo "locklab setup: cannot pull debian:$suite and debootstrap is missing: cannot build $base_image" >&2
+			exit 1
+		fi
+		root="$(mktemp -d /tmp/locklab-debootstrap-XXXXXX)"
+		trap 'rm -rf "$root"' EXIT
+		echo "locklab setup: no registry answers; building $base_image with debootstrap (a few minutes)" >&2
+		$sudo debootstrap --variant=minbase "$suite" "$root" >"$root.log" 2>&1 || {
+			echo "locklab setup: debootstrap failed; see $root.log" >&2
+			exit 1
+		}
+		rm -f "$root.log"
+		# Smaller image: no apt lists or package caches from the bootstrap.
+		$sudo rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/archives/*.deb
+		$sudo tar -C "$root" -c . | docker import -c 'CMD ["/bin/bash"]' - "$base_image" >/dev/null
+		echo "locklab setup: built $base_image" >&2
+	fi
+fi
