@@ -42,6 +42,16 @@ const (
 	DefectEphemeralDirAccepted = "ephemeral-lock-dir"
 )
 
+// CounterResetLimitation is the recorded limitation of every lock whose
+// fencing counter is ordinary data on the lock server (a Redis key, a table
+// row): deleted, flushed or restored from an old backup, it starts again
+// from what is left, and the next tokens go back. No client of that server
+// alone can tell; the server-restart scenario's fenced verdict is the same
+// hazard. ZooKeeper's czxid cannot be reset.
+var CounterResetLimitation = map[string]string{
+	DefectTokensGoBack: "the fencing counter is ordinary data on the lock server; reset, its tokens go back",
+}
+
 // judge compares what a check saw (defect, "" when none) with the lock's
 // recorded defects: an unrecorded defect fails the test, and so does a
 // recorded one that no longer shows, so the record stays true.
@@ -158,9 +168,11 @@ func adversarialRedis(t *testing.T, e *env) {
 		for _, k := range f.lock {
 			plant(t, key, k, k.typ)
 		}
-		defect := refusal(t, e, key, false)
+		// A value the lock cannot read (redis-getset's timestamp) may be a
+		// backend error; anything but a grant is safe.
+		defect := refusal(t, e, key, true)
 		if defect == "" {
-			defect = waitsOut(t, e, key, false)
+			defect = waitsOut(t, e, key, true)
 		}
 		e.judge(t, DefectImmortalKeyGranted, defect)
 		intact(t, key, f.lock[0].typ)

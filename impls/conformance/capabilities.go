@@ -130,6 +130,9 @@ func probeExpiry(t *testing.T, e *env) (bool, string) {
 
 func probeLostNotify(t *testing.T, e *env) (bool, string) {
 	r := e.silencedHolder(t)
+	if !r.lost && r.freed {
+		return false, fmt.Sprintf("a silenced holder's Lost was still open a TTL after another client got its lock (%v after the silence)", r.freedIn+e.o.TTL)
+	}
 	if !r.lost {
 		return false, fmt.Sprintf("a silenced holder's Lost was still open %v later", e.recoveryBound())
 	}

@@ -6,31 +6,32 @@ import (
 	"github.com/locklab/locklab/impls/mutant"
 )
 
-// The scripts below are redis-setnx-px broken on purpose, each live only
+// The scripts below are redis-setnx-px broken on purpose (each answers as
+// acquireScript does: {1, token} or {0, pttl}), each live only
 // under its mutant (package mutant): the matrix must catch every one.
 
 // mutantNoExpiryScript grants with SET NX and no PX: the key never expires.
 var mutantNoExpiryScript = redis.NewScript(`
 if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
-  return redis.call('INCR', KEYS[2])
+  return {1, redis.call('INCR', KEYS[2])}
 end
-return -redis.call('PTTL', KEYS[1])
+return {0, redis.call('PTTL', KEYS[1])}
 `)
 
 // mutantWithoutNXScript grants with SET PX and no NX: it overwrites a live
 // holder's key.
 var mutantWithoutNXScript = redis.NewScript(`
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return redis.call('INCR', KEYS[2])
+return {1, redis.call('INCR', KEYS[2])}
 `)
 
 // mutantFenceReusedScript grants as the correct script does but hands out
 // token 1 every time instead of drawing the next one.
 var mutantFenceReusedScript = redis.NewScript(`
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return 1
+  return {1, 1}
 end
-return -redis.call('PTTL', KEYS[1])
+return {0, redis.call('PTTL', KEYS[1])}
 `)
 
 // mutantDelScript releases with a plain DEL, whoever holds the key.

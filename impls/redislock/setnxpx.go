@@ -31,13 +31,27 @@ func init() {
 }
 
 // acquireScript grants the lock with SET NX PX and, in the same atomic step,
-// draws the next fencing token. It returns the token, or -pttl (the time the
-// current holder has left) when the lock is held.
+// draws the next fencing token. It returns {1, token} on a grant and
+// {0, pttl} when the lock is held. The two answers differ in their first
+// element, never in a number's sign: a key with no expiry (SET by hand, or
+// left by a client that died between SETNX and EXPIRE) has PTTL -1, and an
+// earlier version that returned -PTTL handed every client a "grant" with
+// token 1 (the adversarial suite's LockKeyWithoutExpiry). A counter that is
+// not a positive integer (garbled by hand) gives no token: the key is given
+// back and the script fails, rather than holding a lock nobody was granted.
 var acquireScript = redis.NewScript(`
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return redis.call('INCR', KEYS[2])
+  local fence = redis.pcall('INCR', KEYS[2])
+  if type(fence) ~= 'number' or fence < 1 then
+    redis.call('DEL', KEYS[1])
+    if type(fence) == 'table' and fence.err then
+      return redis.error_reply('fencing counter ' .. KEYS[2] .. ': ' .. fence.err)
+    end
+    return redis.error_reply('fencing counter ' .. KEYS[2] .. ' is not positive: ' .. tostring(fence))
+  end
+  return {1, fence}
 end
-return -redis.call('PTTL', KEYS[1])
+return {0, redis.call('PTTL', KEYS[1])}
 `)
 
 // ReleaseScript deletes KEYS[1] only if it still holds our token ARGV[1]:
@@ -87,14 +101,14 @@ func (l *SetNXPX) try(ctx context.Context, key string) (impls.Lease, time.Durati
 	if err != nil {
 		return nil, 0, impls.Fail(setnxPXName, "acquire", impls.ErrBackend, err)
 	}
-	n, err := setnxAcquireScript().Run(ctx, l.rdb, []string{lockKey(key), fenceKey(key)}, token, l.ttl.Milliseconds()).Int64()
+	granted, n, err := runAcquire(ctx, setnxAcquireScript(), l.rdb, key, token, l.ttl)
 	if err != nil {
 		err = impls.Classify(ctx, setnxPXName, "acquire", err, true)
 		return nil, 0, err
 	}
-	if n <= 0 {
-		// -PTTL: how long the holder has left; -(-1) would mean no expiry.
-		return nil, time.Duration(-n) * time.Millisecond, impls.Fail(setnxPXName, "acquire", impls.ErrHeld, nil)
+	if !granted {
+		// n is the holder's PTTL: how long it has left (-1: no expiry).
+		return nil, time.Duration(n) * time.Millisecond, impls.Fail(setnxPXName, "acquire", impls.ErrHeld, nil)
 	}
 	return &setnxLease{l: l, key: key, token: token, fence: uint64(n)}, 0, nil
 }

@@ -2,6 +2,7 @@ package redislock
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -84,6 +85,23 @@ func ownerCheckedRelease(ctx context.Context, s *tokenLease) (int64, error) {
 	return n, nil
 }
 
+// runAcquire runs an acquire script of acquireScript's shape on key and
+// returns whether it granted, and then the fencing token, or else the
+// holder's PTTL.
+func runAcquire(ctx context.Context, s *redis.Script, rdb *redis.Client, key, token string, ttl time.Duration) (bool, int64, error) {
+	res, err := s.Run(ctx, rdb, []string{lockKey(key), fenceKey(key)}, token, ttl.Milliseconds()).Int64Slice()
+	if err != nil {
+		return false, 0, err
+	}
+	if len(res) != 2 || res[0] < 0 || res[0] > 1 {
+		return false, 0, fmt.Errorf("acquire script returned %v, want {1, token} or {0, pttl}", res)
+	}
+	if res[0] == 1 && res[1] < 1 {
+		return false, 0, fmt.Errorf("acquire script granted with token %d", res[1])
+	}
+	return res[0] == 1, res[1], nil
+}
+
 // fencedLock is redis-setnx-px's acquire (SET NX PX and a fencing INCR in
 // one script) with a release of the variant's choosing.
 type fencedLock struct {
@@ -111,13 +129,13 @@ func (l *fencedLock) try(ctx context.Context, key string) (impls.Lease, time.Dur
 	if err != nil {
 		return nil, 0, impls.Fail(l.name, "acquire", impls.ErrBackend, err)
 	}
-	n, err := acquireScript.Run(ctx, l.rdb, []string{lockKey(key), fenceKey(key)}, token, l.ttl.Milliseconds()).Int64()
+	granted, n, err := runAcquire(ctx, acquireScript, l.rdb, key, token, l.ttl)
 	if err != nil {
 		return nil, 0, impls.Classify(ctx, l.name, "acquire", err, true)
 	}
-	if n <= 0 {
-		// -PTTL: how long the holder has left.
-		return nil, time.Duration(-n) * time.Millisecond, impls.Fail(l.name, "acquire", impls.ErrHeld, nil)
+	if !granted {
+		// n is the holder's PTTL: how long it has left (-1: no expiry).
+		return nil, time.Duration(n) * time.Millisecond, impls.Fail(l.name, "acquire", impls.ErrHeld, nil)
 	}
 	return &tokenLease{
 		name: l.name, rdb: l.rdb, ttl: l.ttl, key: key, token: token,
