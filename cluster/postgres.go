@@ -126,6 +126,18 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("initdb: %w\n%s", err, out)
 		}
+		if opts.Host != nil {
+			// initdb trusts loopback only; on a host, clients and the lab
+			// come from the hosts' subnet.
+			f, err := os.OpenFile(filepath.Join(data, "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return fmt.Errorf("trust the hosts' subnet: %w", err)
+			}
+			defer f.Close()
+			if _, err := fmt.Fprintf(f, "host all all %s trust\n", hosts.Subnet); err != nil {
+				return fmt.Errorf("trust the hosts' subnet: %w", err)
+			}
+		}
 		return nil
 	}
 	n.launch = func(ctx context.Context, n *Node) (*Process, error) {

@@ -124,10 +124,13 @@ func (t *Topology) host(ctx context.Context, name string) (*hosts.Host, error) {
 // Start starts what needs asks for, using ext's addresses where given.
 // On error every server already started is stopped.
 func Start(ctx context.Context, needs Needs, ext External) (t *Topology, err error) {
-	t = &Topology{}
+	// Every error return sets t to nil, so the deferred cleanup keeps its own
+	// handle on what was started.
+	started := &Topology{}
+	t = started
 	defer func() {
 		if err != nil {
-			t.Close()
+			started.Close()
 			t = nil
 		}
 	}()
