@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/impls"
 )
 
@@ -34,6 +35,9 @@ type Topology struct {
 	// Servers are the lock's own servers, never the protected resource
 	// (the judge is not faulted).
 	Servers []Server
+	// NoHosts says why the lab cannot put servers and clients on hosts of
+	// their own here (empty when it can); network faults need hosts.
+	NoHosts string
 }
 
 // Server is one lock server the run will start.
@@ -48,6 +52,9 @@ type Server struct {
 // same names the runner finds them by) and the client slots.
 func TopologyFor(spec impls.Spec, clients int) Topology {
 	t := Topology{Clients: clients, InProcess: spec.Backend.InProcess}
+	if err := hosts.Available(); err != nil {
+		t.NoHosts = err.Error()
+	}
 	for i := 1; i <= spec.Backend.RedisNodes; i++ {
 		// Only Redis runs under the clock shim: the JVM and PostgreSQL
 		// read the clock in ways the shim does not cover.
@@ -79,6 +86,12 @@ type System interface {
 	Server(name string) (*cluster.Node, error)
 	// TTL is the run's lease time; clock jumps are sized from it.
 	TTL() time.Duration
+	// ClientHost and ServerHost return the host a client slot's process or
+	// a lock server runs on (network faults only: the run has hosts then).
+	ClientHost(slot int) (*hosts.Host, error)
+	ServerHost(name string) (*hosts.Host, error)
+	// LockServers names the lock's servers (not the resource).
+	LockServers() []string
 }
 
 // Kind is one kind of fault.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/nemesis"
@@ -58,6 +59,9 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 		if st.Kind == nemesis.ServerClockJump {
 			needs.ClockShift = true
 		}
+		// Only a schedule with network faults puts servers and clients
+		// on hosts of their own: namespaces cost time to make.
+		needs.Hosts = needs.Hosts || nemesis.IsNetwork(st.Kind)
 	}
 	start := time.Now()
 	topo, err := cluster.Start(ctx, needs, cluster.External{})
@@ -76,7 +80,7 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 		Key: "locklab-" + strconv.FormatInt(s.Seed, 36), workDir: workDir,
 	}
 	env.defaults()
-	counter := resource.New(topo.ResourceAddr, env.Key)
+	counter := resource.NewVia(topo.ResourceAddr, env.Key, topo.Dialer())
 	err = counter.Reset(ctx)
 	counter.Close()
 	if err != nil {
@@ -85,7 +89,7 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 	sys := &exploreSystem{env: env, next: s.Clients}
 	defer sys.stopAll()
 	for id := 0; id < s.Clients; id++ {
-		w, err := env.StartWorker(ctx, id, topo.RedisAddrs, nil)
+		w, err := env.StartWorker(ctx, id, topo.RedisAddrs, exploreWork(env))
 		if err != nil {
 			return nil, err
 		}
@@ -147,6 +151,16 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 	return run, nil
 }
 
+// exploreWork makes each critical section last a tenth to a third of the
+// TTL, so that a holder spends most of its time inside one: a fault drawn
+// at a random moment then often lands on a holder mid-section, where a
+// lock's flaws show. With sections of a few milliseconds (the scenarios'
+// default) a minute of random client pauses and server restarts against
+// redis-setnx-px found nothing, though the scripted scenarios break it.
+func exploreWork(env *Env) func(*WorkerSpec) {
+	return func(ws *WorkerSpec) { ws.WorkMin, ws.WorkMax = env.TTL/10, env.TTL/3 }
+}
+
 var errExploreInProcess = errors.New("clients share one process, so no client fault applies and no worker can run it")
 
 // exploreSystem is the running system the nemesis acts on.
@@ -174,7 +188,7 @@ func (x *exploreSystem) ReplaceClient(ctx context.Context, slot int) (int, error
 	x.mu.Unlock()
 	// A new id: the killed process's sections stay in the history under
 	// its own, with the one it died in left unknown.
-	w, err := x.env.StartWorker(ctx, id, x.env.Topo.RedisAddrs, nil)
+	w, err := x.env.StartWorker(ctx, id, x.env.Topo.RedisAddrs, exploreWork(x.env))
 	if err != nil {
 		return 0, err
 	}
@@ -194,6 +208,38 @@ func (x *exploreSystem) Server(name string) (*cluster.Node, error) {
 }
 
 func (x *exploreSystem) TTL() time.Duration { return x.env.TTL }
+
+func (x *exploreSystem) ClientHost(slot int) (*hosts.Host, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if slot < 0 || slot >= len(x.slots) {
+		return nil, fmt.Errorf("no client slot %d", slot)
+	}
+	return x.host(fmt.Sprintf("client-%d", x.slots[slot].ID))
+}
+
+func (x *exploreSystem) ServerHost(name string) (*hosts.Host, error) { return x.host(name) }
+
+func (x *exploreSystem) host(name string) (*hosts.Host, error) {
+	if x.env.Topo.Net == nil {
+		return nil, errors.New("this run has no hosts of its own, so no network fault can strike it")
+	}
+	h := x.env.Topo.Net.Host(name)
+	if h == nil {
+		return nil, fmt.Errorf("no host %q in this run", name)
+	}
+	return h, nil
+}
+
+func (x *exploreSystem) LockServers() []string {
+	var out []string
+	for _, n := range x.env.Topo.Nodes() {
+		if n != x.env.Topo.Resource {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
 
 // stopAll stops every worker still running (each finishes its section).
 func (x *exploreSystem) stopAll() {
