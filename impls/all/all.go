@@ -5,6 +5,7 @@ import (
 	_ "github.com/locklab/locklab/impls/control"
 	_ "github.com/locklab/locklab/impls/peers"
 	_ "github.com/locklab/locklab/impls/pglock"
+	_ "github.com/locklab/locklab/impls/redisfair"
 	_ "github.com/locklab/locklab/impls/redislock"
 	_ "github.com/locklab/locklab/impls/redisson"
 	_ "github.com/locklab/locklab/impls/redlock"

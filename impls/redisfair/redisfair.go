@@ -1,0 +1,421 @@
+// Package redisfair is a first-come-first-served lock on one Redis server.
+//
+// Waiters queue on the server (a sorted set in arrival order), and each
+// waiter proves it is alive by a heartbeat that moves its deadline in a
+// second sorted set: a waiter killed or frozen in the queue drops out when
+// its deadline passes, never later than half a TTL. A release does not
+// free the lock for whoever asks next: in the same script it grants it to
+// the oldest live waiter, draws that grant's fencing token, and wakes the
+// waiter with one push onto the waiter's own list, on which it sleeps with
+// BLPOP. The woken waiter claims the grant (one script, pipelined with its
+// next BLPOP) within a claim window; a waiter that died or froze after its
+// last heartbeat never claims, its grant lapses after the window, and the
+// next waiter takes the lock. So a dead waiter costs the queue at most a
+// third of a TTL, where Redisson's fair lock waits its threadWaitTime (5 s
+// by default) per dead waiter.
+//
+// The claim is one round trip of the waiter's own, on purpose: a claim
+// pipelined behind the waiter's BLPOP would run on the server even while
+// the waiter's process is frozen (Redis executes what is already in its
+// input buffer), and a frozen waiter would then hold the lock for a whole
+// TTL. Only a live process can send its claim.
+package redisfair
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/redislock"
+)
+
+const name = "redis-fair"
+
+// replyMargin is how long before the caller's deadline a wait ends, so its
+// reply arrives in time.
+const replyMargin = 25 * time.Millisecond
+
+func init() {
+	impls.Register(impls.Spec{
+		Name: name,
+		Summary: "FIFO queue on the server with waiter heartbeats; release hands the lock to the oldest live waiter " +
+			"in Lua and wakes it with one push (BLPOP); fencing token from an INCR in the granting script",
+		Caps:    impls.Capabilities{Fencing: true, Expiry: true, NoPolling: true},
+		Backend: impls.Backend{RedisNodes: 1},
+		Source:  "impls/redisfair/redisfair.go",
+		New: func(cfg impls.Config) (impls.Locker, error) {
+			if len(cfg.Redis) == 0 {
+				return nil, fmt.Errorf("%s: no Redis address configured", name)
+			}
+			return New(cfg.Redis[0], cfg.TTL), nil
+		},
+	})
+}
+
+// keys are the server-side names of one lock. The hash tag keeps them all,
+// and the waiters' wake-up lists, in one Redis Cluster slot, so scripts may
+// touch a waiter's list by a name built from wakePrefix.
+type keys struct {
+	lock   string // hash: owner (token of the holder or of the waiter granted), fence
+	fence  string // counter of fencing tokens
+	queue  string // sorted set: waiter token by arrival number
+	alive  string // sorted set: waiter token by heartbeat deadline (server ms)
+	seq    string // counter of arrivals
+	prefix string // + waiter token: the waiter's wake-up list
+}
+
+func keysOf(key string) keys {
+	t := "fair:{" + key + "}"
+	return keys{lock: t, fence: t + ":fence", queue: t + ":queue", alive: t + ":alive", seq: t + ":seq", prefix: t + ":wake:"}
+}
+
+// run calls a script with the one layout every script here shares.
+// KEYS: lock, fence, queue, alive, seq, our wake-up list.
+// ARGV: our token, ttl ms, claim window ms, waiter deadline ms, wake prefix, mode.
+func (k keys) args(l *Locker, token, mode string) ([]string, []any) {
+	return []string{k.lock, k.fence, k.queue, k.alive, k.seq, k.prefix + token},
+		[]any{token, l.ttl.Milliseconds(), l.claim.Milliseconds(), l.deadline.Milliseconds(), k.prefix, mode}
+}
+
+// queueLua is the part every script shares: the server's clock, dropping
+// waiters whose heartbeat lapsed, and the hand-off to the oldest live one.
+// The hand-off writes the waiter's token as the owner for the claim window
+// only: until the waiter claims, the grant is a reservation that lapses by
+// itself if the waiter is dead or frozen.
+const queueLua = `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function prune(now)
+  for _, w in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)) do
+    redis.call('ZREM', KEYS[3], w)
+    redis.call('ZREM', KEYS[4], w)
+  end
+end
+local function handoff(now)
+  prune(now)
+  local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+  if not head then
+    return
+  end
+  local fence = redis.call('INCR', KEYS[2])
+  redis.call('HSET', KEYS[1], 'owner', head, 'fence', fence)
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  redis.call('ZREM', KEYS[3], head)
+  redis.call('ZREM', KEYS[4], head)
+  local wake = ARGV[5] .. head
+  redis.call('RPUSH', wake, fence)
+  redis.call('PEXPIRE', wake, ARGV[3])
+end
+`
+
+// acquireScript is one attempt, and a waiter's heartbeat. It grants when
+// the lock was handed to us (the claim: the reservation becomes a lease of
+// a full TTL), or when it is free and nobody live waits before us. A free
+// lock with an older waiter asleep (its holder expired, or a reservation
+// lapsed) is handed to that waiter. Otherwise, in the waiting modes, we
+// join the queue if we are not in it and move our deadline on.
+//
+// It returns {1, fence} for a grant and {0, pttl} otherwise: a refusal can
+// never be read as a grant, since a grant's flag is 1 and a fence is >= 1.
+// Mode "cycle" also pushes the fence onto our own wake-up list on a grant,
+// because a BLPOP on it follows in the same pipeline and must not block.
+var acquireScript = redis.NewScript(queueLua + `
+local now = now_ms()
+prune(now)
+local owner = redis.call('HGET', KEYS[1], 'owner')
+local fence = nil
+if owner == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  fence = tonumber(redis.call('HGET', KEYS[1], 'fence'))
+  redis.call('DEL', KEYS[6])
+elseif not owner then
+  local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+  if not head or head == ARGV[1] then
+    fence = redis.call('INCR', KEYS[2])
+    redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence)
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    redis.call('ZREM', KEYS[3], ARGV[1])
+    redis.call('ZREM', KEYS[4], ARGV[1])
+    redis.call('DEL', KEYS[6])
+  else
+    handoff(now)
+  end
+end
+if fence then
+  if ARGV[6] == 'cycle' then
+    redis.call('RPUSH', KEYS[6], fence)
+    redis.call('PEXPIRE', KEYS[6], ARGV[2])
+  end
+  return {1, fence}
+end
+if ARGV[6] ~= 'try' then
+  if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
+    redis.call('ZADD', KEYS[3], redis.call('INCR', KEYS[5]), ARGV[1])
+  end
+  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[4]), ARGV[1])
+end
+return {0, redis.call('PTTL', KEYS[1])}
+`)
+
+// releaseScript deletes the lock only if we own it, and hands it on to the
+// oldest live waiter in the same step. 1: released, 0: not ours.
+var releaseScript = redis.NewScript(queueLua + `
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
+  return 0
+end
+redis.call('DEL', KEYS[1])
+handoff(now_ms())
+return 1
+`)
+
+// refreshScript extends the lease only while we own it: an expired lock
+// has no owner, so a refresh never revives it.
+var refreshScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+`)
+
+// leaveScript takes an abandoned wait out of the queue. If the lock was
+// handed to us meanwhile, it passes it on at once rather than let the
+// reservation lapse. 1: we had been granted and passed it on.
+var leaveScript = redis.NewScript(queueLua + `
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('DEL', KEYS[6])
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  handoff(now_ms())
+  return 1
+end
+return 0
+`)
+
+// Locker is one client of the fair lock.
+type Locker struct {
+	rdb *redis.Client // attempts, releases, refreshes
+	// wait carries the waits: a BLPOP holds its connection for up to a
+	// heartbeat, longer than rdb's read timeout allows.
+	wait *redis.Client
+	ttl  time.Duration
+	// heartbeat is the longest a waiter sleeps between attempts; deadline
+	// is how long after its last attempt a silent waiter drops out (a
+	// heartbeat missed); claim is how long a woken waiter has to claim its
+	// grant. All derive from the TTL, so a dead waiter in the queue delays
+	// the next one by about the claim window, TTL/3, plus a round trip.
+	heartbeat, deadline, claim time.Duration
+	opTimeout                  time.Duration // bound of the clean-up of an abandoned wait
+}
+
+// New builds a client of the lock on the Redis server at addr.
+func New(addr string, ttl time.Duration) *Locker {
+	l := &Locker{
+		rdb: redislock.NewClient(addr, ttl), ttl: ttl,
+		heartbeat: ttl / 4, deadline: ttl / 2, claim: ttl / 3,
+	}
+	l.opTimeout = max(ttl/4, 100*time.Millisecond)
+	// The waits' connections must outlast a heartbeat's BLPOP and still
+	// see a stalled server as an error soon after it.
+	l.wait = redis.NewClient(&redis.Options{
+		Addr: addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second,
+		ReadTimeout: l.heartbeat + l.opTimeout, WriteTimeout: l.opTimeout,
+		PoolSize: 2, ContextTimeoutEnabled: true,
+	})
+	return l
+}
+
+// Close closes both clients. Leases still held are not released.
+func (l *Locker) Close() error {
+	return errors.Join(l.rdb.Close(), l.wait.Close())
+}
+
+// reply decodes an acquire script's {flag, value}.
+func reply(v any) (granted bool, value int64, err error) {
+	a, ok := v.([]any)
+	if !ok || len(a) != 2 {
+		return false, 0, fmt.Errorf("unexpected reply %v", v)
+	}
+	flag, ok1 := a[0].(int64)
+	value, ok2 := a[1].(int64)
+	if !ok1 || !ok2 || (flag != 0 && flag != 1) || (flag == 1 && value < 1) {
+		return false, 0, fmt.Errorf("unexpected reply %v", v)
+	}
+	return flag == 1, value, nil
+}
+
+// TryAcquire grants only when the lock is free and nobody live is queued.
+func (l *Locker) TryAcquire(ctx context.Context, key string) (impls.Lease, error) {
+	token, err := redislock.NewToken()
+	if err != nil {
+		return nil, impls.Fail(name, "acquire", impls.ErrBackend, err)
+	}
+	k := keysOf(key)
+	ks, argv := k.args(l, token, "try")
+	v, err := acquireScript.Run(ctx, l.rdb, ks, argv...).Result()
+	if err != nil {
+		return nil, impls.Classify(ctx, name, "acquire", err, true)
+	}
+	granted, fence, err := reply(v)
+	if err != nil {
+		return nil, impls.Fail(name, "acquire", impls.ErrBackend, err)
+	}
+	if !granted {
+		return nil, impls.Fail(name, "acquire", impls.ErrHeld, nil)
+	}
+	return &lease{l: l, key: key, k: k, token: token, fence: uint64(fence)}, nil
+}
+
+// Acquire joins the queue and sleeps on the wake-up list until the lock is
+// handed over (or expires with nobody live before us). Every wake-up, by a
+// push or by the heartbeat's timeout, is one pipeline on the wait client:
+// the attempt, then the next BLPOP, which returns at once on a grant since
+// the attempt pushed its own fence.
+func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
+	token, err := redislock.NewToken()
+	if err != nil {
+		return nil, impls.Fail(name, "acquire", impls.ErrBackend, err)
+	}
+	k := keysOf(key)
+	fail := func(err error) (impls.Lease, error) {
+		l.leave(ctx, k, token)
+		return nil, err
+	}
+	ks, argv := k.args(l, token, "first")
+	v, err := acquireScript.Run(ctx, l.rdb, ks, argv...).Result()
+	if err != nil {
+		return fail(impls.Classify(ctx, name, "acquire", err, true))
+	}
+	granted, value, err := reply(v)
+	if err != nil {
+		return fail(impls.Fail(name, "acquire", impls.ErrBackend, err))
+	}
+	ks, argv = k.args(l, token, "cycle")
+	wake := k.prefix + token
+	first := true
+	for !granted {
+		// Sleep a heartbeat, or until the holder's lease runs out if that
+		// is sooner (nobody releases an expired lock: the oldest waiter
+		// must look), but never past our own context.
+		sleep := l.heartbeat
+		if value > 0 {
+			sleep = min(sleep, time.Duration(value)*time.Millisecond+time.Millisecond)
+		}
+		if dl, ok := ctx.Deadline(); ok {
+			// The reply must be back before the deadline, or go-redis
+			// drops the connection mid-read.
+			left := time.Until(dl) - replyMargin
+			if left <= 0 {
+				<-ctx.Done()
+				return fail(impls.Fail(name, "acquire", impls.ContextErr(ctx), nil))
+			}
+			sleep = min(sleep, left)
+		}
+		pipe := l.wait.Pipeline()
+		var attempt *redis.Cmd
+		if !first {
+			attempt = acquireScript.EvalSha(ctx, pipe, ks, argv...)
+		}
+		pipe.Do(ctx, "blpop", wake, strconv.FormatFloat(sleep.Seconds(), 'f', 3, 64))
+		_, err := pipe.Exec(ctx)
+		first = false
+		if attempt != nil {
+			if aerr := attempt.Err(); aerr != nil && strings.HasPrefix(aerr.Error(), "NOSCRIPT") {
+				// The server restarted and forgot the script: load it and
+				// go round again (the BLPOP behind it slept in vain).
+				if lerr := acquireScript.Load(ctx, l.wait).Err(); lerr != nil {
+					return fail(impls.Classify(ctx, name, "acquire", lerr, false))
+				}
+				value = 0
+				continue
+			}
+			if aerr := attempt.Err(); aerr != nil {
+				return fail(impls.Classify(ctx, name, "acquire", aerr, true))
+			}
+			granted, value, err = reply(attempt.Val())
+			if err != nil {
+				return fail(impls.Fail(name, "acquire", impls.ErrBackend, err))
+			}
+			if granted {
+				break
+			}
+		}
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return fail(impls.Classify(ctx, name, "acquire", err, true))
+		}
+		if cerr := impls.ContextErr(ctx); cerr != nil {
+			return fail(impls.Fail(name, "acquire", cerr, nil))
+		}
+	}
+	return &lease{l: l, key: key, k: k, token: token, fence: uint64(value)}, nil
+}
+
+// leave cleans up an abandoned wait, on a context of its own since the
+// caller's may be what ended the wait. If it fails, the server cleans up
+// anyway: our deadline lapses and an unclaimed grant expires.
+func (l *Locker) leave(ctx context.Context, k keys, token string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.opTimeout)
+	defer cancel()
+	ks, argv := k.args(l, token, "leave")
+	leaveScript.Run(ctx, l.rdb, ks, argv...)
+}
+
+type lease struct {
+	l     *Locker
+	key   string
+	k     keys
+	token string
+	fence uint64
+
+	mu       sync.Mutex
+	released bool
+}
+
+func (s *lease) Key() string           { return s.key }
+func (s *lease) Token() (uint64, bool) { return s.fence, true }
+func (s *lease) String() string        { return s.key + "#" + strconv.FormatUint(s.fence, 10) }
+
+// never is the Lost channel: the lock has no renewal, so it cannot learn
+// of a loss.
+var never = make(chan struct{})
+
+func (s *lease) Lost() <-chan struct{} { return never }
+
+func (s *lease) Refresh(ctx context.Context) error {
+	ks, argv := s.k.args(s.l, s.token, "refresh")
+	n, err := refreshScript.Run(ctx, s.l.rdb, ks, argv...).Int64()
+	if err != nil {
+		return impls.Classify(ctx, name, "refresh", err, true)
+	}
+	if n == 0 {
+		return impls.Fail(name, "refresh", impls.ErrNotHeld, nil)
+	}
+	return nil
+}
+
+func (s *lease) Release(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return impls.Fail(name, "release", impls.ErrNotHeld, nil)
+	}
+	ks, argv := s.k.args(s.l, s.token, "release")
+	n, err := releaseScript.Run(ctx, s.l.rdb, ks, argv...).Int64()
+	if err != nil {
+		return impls.Classify(ctx, name, "release", err, true)
+	}
+	s.released = true
+	if n == 0 {
+		return impls.Fail(name, "release", impls.ErrNotHeld, nil)
+	}
+	return nil
+}
