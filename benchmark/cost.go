@@ -29,8 +29,9 @@ var costUnit = map[string]string{
 // connection (and what the counters are read with): set-up, not locking.
 var connectionCommands = map[string]bool{"hello": true, "info": true, "select": true, "auth": true, "ping": true}
 
-// serverCounter reads a backend's cumulative request count.
-func (b *bench) serverCounter(ctx context.Context, backend string) (float64, error) {
+// serverCounter reads a backend's cumulative request count; settle is set
+// for a reading taken after the lock clients closed (see pgTransactions).
+func (b *bench) serverCounter(ctx context.Context, backend string, settle bool) (float64, error) {
 	switch backend {
 	case BackendRedis:
 		var total float64
@@ -57,15 +58,7 @@ func (b *bench) serverCounter(ctx context.Context, backend string) (float64, err
 		}
 		return total, nil
 	case BackendPostgres:
-		n, own, err := pgTransactions(ctx, b.topo.PostgresDSN)
-		if err != nil {
-			return 0, err
-		}
-		// Each reading's own statements are flushed when its connection
-		// exits, into the next reading: take every earlier reader's out.
-		n -= b.pgReaderXacts
-		b.pgReaderXacts += own
-		return n, nil
+		return pgTransactions(ctx, b.topo.PostgresDSN, settle)
 	}
 	return 0, fmt.Errorf("no server counter for backend %q", backend)
 }
@@ -137,32 +130,37 @@ func fourLetterWord(ctx context.Context, addr, word string) (map[string]string, 
 	return out, nil
 }
 
-// pgTransactions reads the database's committed plus rolled-back
-// transactions, and how many of its own statements (each a transaction of
-// this database, counted once this connection exits) the reading took. The
-// lock clients are closed before the second reading: a backend flushes its
-// counts when it exits, and otherwise up to seconds later.
-func pgTransactions(ctx context.Context, dsn string) (n, own float64, err error) {
-	conn, err := pgx.Connect(ctx, dsn)
+// pgTransactions reads the committed plus rolled-back transactions of the
+// locks' database. It reads them from a connection to another database
+// (template1), so that its own statements are not counted. With settle, it
+// first waits (a little) for the lock clients' backends to exit: the lock
+// clients are closed before the second reading, and a backend flushes its
+// counts when it exits, otherwise up to a second later.
+func pgTransactions(ctx context.Context, dsn string, settle bool) (float64, error) {
+	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return 0, 0, fmt.Errorf("connect to PostgreSQL: %w", err)
+		return 0, fmt.Errorf("parse the PostgreSQL DSN: %w", err)
+	}
+	lockDB := cfg.Database
+	cfg.Database = "template1"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return 0, fmt.Errorf("connect to PostgreSQL's template1 (to count %s's transactions from outside it): %w", lockDB, err)
 	}
 	defer conn.Close(context.Background())
-	// Wait (a little) for the closed clients' backends to exit and flush.
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(3 * time.Second); settle && time.Now().Before(deadline); {
 		var others int
-		own++
 		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND datname = current_database()`).Scan(&others)
+			WHERE backend_type = 'client backend' AND datname = $1`, lockDB).Scan(&others)
 		if err != nil || others == 0 {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	own++
-	err = conn.QueryRow(ctx, `SELECT (xact_commit + xact_rollback)::float8 FROM pg_stat_database WHERE datname = current_database()`).Scan(&n)
+	var n float64
+	err = conn.QueryRow(ctx, `SELECT (xact_commit + xact_rollback)::float8 FROM pg_stat_database WHERE datname = $1`, lockDB).Scan(&n)
 	if err != nil {
-		return 0, 0, fmt.Errorf("read pg_stat_database: %w", err)
+		return 0, fmt.Errorf("read pg_stat_database: %w", err)
 	}
-	return n, own, nil
+	return n, nil
 }

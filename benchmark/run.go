@@ -27,10 +27,6 @@ type bench struct {
 	// pending: a step is under way, to be counted when the next begins.
 	pending bool
 
-	// pgReaderXacts counts the statements of every PostgreSQL counter
-	// reading so far: they land in the counter too (see serverCounter).
-	pgReaderXacts float64
-
 	limits map[string]*limitAcc
 	accs   []*implAcc
 }
@@ -286,8 +282,8 @@ func (b *bench) measureContended(ctx context.Context, a *implAcc) error {
 	var before, after float64
 	l := load{spec: a.spec, clients: b.opts.Clients, keys: func(int) string { return key }, section: true, duration: b.opts.Duration}
 	if be != BackendInProcess {
-		l.before = func(ctx context.Context) (err error) { before, err = b.serverCounter(ctx, be); return err }
-		l.after = func(ctx context.Context) (err error) { after, err = b.serverCounter(ctx, be); return err }
+		l.before = func(ctx context.Context) (err error) { before, err = b.serverCounter(ctx, be, false); return err }
+		l.after = func(ctx context.Context) (err error) { after, err = b.serverCounter(ctx, be, true); return err }
 	}
 	r, err := b.measure(ctx, l)
 	if err != nil {
