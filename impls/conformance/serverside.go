@@ -314,3 +314,20 @@ func (s *server) steal(t *testing.T, key string, f *redisFootprint, zkDir string
 			AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, key)
 	}
 }
+
+// pgCount runs a count query on a connection of the suite's own.
+func (s *server) pgCount(t *testing.T, sql string, args ...any) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, s.pgDSN)
+	if err != nil {
+		t.Fatalf("connect to PostgreSQL: %v", err)
+	}
+	defer conn.Close(ctx)
+	var n int64
+	if err := conn.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}

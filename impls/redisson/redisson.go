@@ -62,6 +62,12 @@ func register(name string, fenced bool, summary string) {
 // token in the same atomic step. A refusal returns {0, pttl}: how long the
 // holder has left, which bounds a waiter's sleep should no message come.
 //
+// A garbled counter (not a number, or not positive) gives no token: count 1
+// means the key was free a moment ago, so the script deletes it again and
+// fails, rather than leave it held for a TTL or grant a token that is not
+// one (a negative INCR read as uint64 was a token near 2^64, which a fenced
+// resource would then hold against every later holder).
+//
 // KEYS: lock hash, fence counter. ARGV: ttl ms, owner id, "1" if fenced.
 var acquireScript = redis.NewScript(`
 if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
@@ -70,7 +76,12 @@ if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2])
   local token = 0
   if ARGV[3] == '1' then
     if count == 1 then
-      token = redis.call('incr', KEYS[2])
+      token = redis.pcall('incr', KEYS[2])
+      if type(token) ~= 'number' or token < 1 then
+        redis.call('del', KEYS[1])
+        return redis.error_reply('fencing counter ' .. KEYS[2] .. ' gives no positive token: ' ..
+          (type(token) == 'table' and tostring(token.err) or tostring(token)))
+      end
       redis.call('hset', KEYS[1], '` + fenceField + `', token)
     else
       token = tonumber(redis.call('hget', KEYS[1], '` + fenceField + `')) or 0

@@ -34,7 +34,11 @@ func TestConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			conformance.Run(t, spec, conformance.Topology(t, spec), conformance.Options{})
+			var o conformance.Options
+			if spec.Caps.Fencing {
+				o.KnownDefects = conformance.CounterResetLimitation
+			}
+			conformance.Run(t, spec, conformance.Topology(t, spec), o)
 		})
 	}
 }
