@@ -134,6 +134,10 @@ func Start(ctx context.Context, needs Needs, ext External) (t *Topology, err err
 			t = nil
 		}
 	}()
+	// Every start removes what a SIGKILLed run left on hosts, whether or not
+	// this run uses hosts (hosts.New does the same); without root there is
+	// nothing the lab could have made, so an error here is ignored.
+	_ = hosts.Sweep(ctx)
 	if needs.Hosts {
 		if ext.Any() {
 			return nil, errors.New("servers on hosts are the lab's own; external servers cannot be put on them")
