@@ -23,7 +23,7 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	p("interval is wider than ±%.0f%% (or that has too few trials for one: 6 are needed): quote it with care. ", 100*WideInterval)
 	p("Each measurement ran %s", fmtDur(st.DurationMS))
 	if slices.Contains(st.Workloads, Sweep) {
-		p(" (sweep points other than %d clients: %s)", st.Clients, fmtDur(st.DurationMS/2))
+		p(" (sweep points other than %d clients: %s)", st.Clients, fmtDur(st.DurationMS/sweepShare))
 	}
 	p("; trials interleave the implementations, so a noisy moment hurts all a little rather than one a lot. ")
 	p("Lease TTL / session timeout: %s. Latencies are in milliseconds.", fmtDur(st.TTLMS))
@@ -469,9 +469,9 @@ func fmtPctStat(s Stat) string { return fmtStatWith(s, fmtPct) }
 
 func fmtDur(msec float64) string {
 	if msec >= 1000 {
-		return strconv.FormatFloat(msec/1000, 'f', -1, 64) + " s"
+		return strconv.FormatFloat(msec/1000, 'g', 3, 64) + " s"
 	}
-	return strconv.FormatFloat(msec, 'f', -1, 64) + " ms"
+	return strconv.FormatFloat(msec, 'g', 3, 64) + " ms"
 }
 
 // fmtSpread prints the median and the min–max over the trials, for figures

@@ -40,7 +40,8 @@ type Options struct {
 	Impls     []impls.Spec // what to measure, in report order
 	Workloads []string     // subset of Workloads
 	// Duration is how long each measurement runs; sweep points other than
-	// Clients run for half of it, since only their shape matters.
+	// Clients run for a third of it (sweepShare), since only their shape
+	// matters.
 	Duration time.Duration
 	Clients  int   // clients of the contended and independent-keys workloads
 	Sweep    []int // client counts of the contended sweep
@@ -192,3 +193,7 @@ func (o *Options) logf(format string, args ...any) {
 		o.Logf(format, args...)
 	}
 }
+
+// sweepShare divides Duration for the sweep points: they show a shape, and
+// the full run has a budget of about ten minutes.
+const sweepShare = 3

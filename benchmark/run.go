@@ -255,7 +255,7 @@ func (b *bench) measureImpl(ctx context.Context, trial int, a *implAcc) error {
 		for _, n := range b.sweepPoints() {
 			b.step(trial, s.Name, fmt.Sprintf("sweep %d", n))
 			key := b.key()
-			r, err := b.measure(ctx, load{spec: s, clients: n, keys: func(int) string { return key }, section: true, duration: b.opts.Duration / 2})
+			r, err := b.measure(ctx, load{spec: s, clients: n, keys: func(int) string { return key }, section: true, duration: b.opts.Duration / sweepShare})
 			if err != nil {
 				return fmt.Errorf("%s %d clients: %w", Sweep, n, err)
 			}
