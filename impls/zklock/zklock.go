@@ -181,7 +181,16 @@ func (l *Locker) TryAcquire(ctx context.Context, key string) (impls.Lease, error
 
 // lockDir is the lock's parent node. Escaping keeps a key with a slash from
 // reaching into another lock's tree.
-func lockDir(key string) string { return Root + "/" + url.PathEscape(key) }
+func lockDir(key string) string {
+	seg := url.PathEscape(key)
+	// "." and ".." are steps to ZooKeeper, not names (it refuses the path):
+	// spell their dots escaped, which PathEscape never does, so no other
+	// key can map to the same directory.
+	if seg == "." || seg == ".." {
+		seg = strings.ReplaceAll(seg, ".", "%2E")
+	}
+	return Root + "/" + seg
+}
 
 func (l *Locker) acquire(ctx context.Context, key string, wait bool) (impls.Lease, error) {
 	op := "acquire"
