@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -25,7 +26,7 @@ type Plan struct {
 // least checker.Bound(TTL) (plus a random part) before the next fault, so
 // the checker's liveness rule (a grant within the bound after every heal)
 // judges the lock, not a fault that came too soon. A fault lasts from a
-// quarter of the TTL to three TTLs, so some outlive a lease and some do not.
+// tenth of the TTL to three TTLs, so some outlive a lease and some do not.
 func Generate(p Plan) Schedule {
 	s := Schedule{Seed: p.Seed, Impl: p.Impl, Fencing: p.Fencing, TTL: Duration(p.TTL),
 		Clients: p.Clients, Duration: Duration(p.Duration), Faults: []Step{}}
@@ -41,12 +42,19 @@ func Generate(p Plan) Schedule {
 		// Whole milliseconds keep schedule files readable.
 		return (lo + time.Duration(rng.Int64N(int64(hi-lo)))).Truncate(time.Millisecond)
 	}
+	// Log-uniform from a tenth of the TTL to three TTLs: as many faults
+	// shorter than a critical section (a server back before its holder
+	// writes) as longer than a lease.
+	lo, hi := math.Log(float64(p.TTL/10)), math.Log(float64(3*p.TTL))
+	length := func() time.Duration {
+		return time.Duration(math.Exp(lo + rng.Float64()*(hi-lo))).Truncate(time.Millisecond)
+	}
 	at := between(Lead, Lead+p.TTL)
 	for {
 		k := p.Kinds[rng.IntN(len(p.Kinds))]
 		targets := k.Targets(p.Topology)
 		target := targets[rng.IntN(len(targets))]
-		d := between(p.TTL/4, 3*p.TTL)
+		d := length()
 		if at+d+bound > p.Duration {
 			break
 		}

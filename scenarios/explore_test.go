@@ -1,0 +1,159 @@
+package scenarios_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// TestExplore explores the two controls and one real lock briefly, with
+// fixed seeds. `none` must be caught and its shrunk schedule must replay
+// to the same verdict; `local-mutex` cannot be explored (its clients share
+// one process) and says why; redis-setnx-px with fencing must stay safe
+// under client crashes and pauses (as the expectation table says), server
+// pauses and client|server partitions (a stale holder's write carries an
+// old token, and the resource refuses it). After each, no worker, server or
+// network namespace of this process may be left.
+func TestExplore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("explore runs real servers for a minute")
+	}
+	tests := []struct {
+		name     string
+		impl     string
+		fencing  bool
+		kinds    []string
+		duration time.Duration
+		// want is the verdict class; "" means explore must refuse, with
+		// refuse in its reason.
+		want   checker.Verdict
+		refuse string
+	}{
+		{name: "none is caught", impl: "none", duration: 10 * time.Second, want: checker.Unsafe},
+		{name: "local-mutex is skipped", impl: "local-mutex", duration: 10 * time.Second, refuse: "share one process"},
+		{name: "redis-setnx-px fenced under client faults, server pauses and partitions", impl: "redis-setnx-px", fencing: true,
+			kinds:    []string{nemesis.ClientKill, nemesis.ClientPause, nemesis.ServerPause, nemesis.NetPartitionClient},
+			duration: 30 * time.Second, want: checker.Safe},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, err := impls.Lookup(tc.impl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.ContainsFunc(tc.kinds, nemesis.IsNetwork) && hosts.Available() != nil {
+				t.Skipf("network faults need hosts: %v", hosts.Available())
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			out := t.TempDir()
+			o := scenarios.ExploreOptions{Impl: spec, Fencing: tc.fencing, Seed: 11, TTL: time.Second, Clients: 4,
+				Duration: tc.duration, Kinds: tc.kinds, Replays: 3, ShrinkBudget: time.Minute, OutDir: out, Logf: t.Logf}
+			defer assertNothingLeft(t)
+			x, err := scenarios.Explore(ctx, o)
+			if tc.refuse != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.refuse) {
+					t.Fatalf("explore %s: err %v, want a refusal naming %q", tc.impl, err, tc.refuse)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := x.Run.Decision
+			t.Logf("%s: %s (%s); %d sections; injected %v", tc.impl, d.Verdict, d.Detail, d.Sections, scenarios.Tally(x.Run.Injected))
+			if d.Verdict != tc.want {
+				t.Fatalf("verdict %s (%s), want %s", d.Verdict, d.Detail, tc.want)
+			}
+			injected := 0
+			for _, n := range x.Run.Injected {
+				injected += n
+			}
+			if injected != len(x.Schedule.Faults) || injected == 0 {
+				t.Errorf("injected %d faults, the schedule has %d", injected, len(x.Schedule.Faults))
+			}
+			if !scenarios.Failed(d.Verdict) {
+				if x.Minimal != nil {
+					t.Errorf("a %s run was shrunk", d.Verdict)
+				}
+				return
+			}
+			if x.Minimal == nil || x.Minimal.Verdict != string(tc.want) {
+				t.Fatalf("no minimal schedule recorded with verdict %s: %+v", tc.want, x.Minimal)
+			}
+			if len(x.Minimal.Faults) > len(x.Schedule.Faults) || x.Minimal.Duration > x.Schedule.Duration {
+				t.Errorf("the minimal schedule (%d faults, %v) is not smaller than the original (%d, %v)",
+					len(x.Minimal.Faults), time.Duration(x.Minimal.Duration), len(x.Schedule.Faults), time.Duration(x.Schedule.Duration))
+			}
+			for _, f := range []string{x.ScheduleFile, x.HistoryFile, x.HTMLFile} {
+				if _, err := os.Stat(f); err != nil {
+					t.Errorf("counterexample file: %v", err)
+				}
+			}
+			// The file, not the value in memory, is what a reader replays.
+			s, err := nemesis.Load(x.ScheduleFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !replaysTo(ctx, t, s, tc.want, 3) {
+				t.Fatalf("the minimal schedule did not replay to %s in 3 runs", tc.want)
+			}
+		})
+	}
+}
+
+// replaysTo reports whether any of n replays of s reaches verdict want.
+func replaysTo(ctx context.Context, t *testing.T, s nemesis.Schedule, want checker.Verdict, n int) bool {
+	for i := 0; i < n; i++ {
+		r, err := scenarios.RunSchedule(ctx, s, t.Logf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("replay %d: %s (%s)", i+1, r.Decision.Verdict, r.Decision.Detail)
+		if r.Decision.Verdict == want {
+			return true
+		}
+	}
+	return false
+}
+
+// assertNothingLeft fails the test if a process the lab started, or any
+// child of this test process, still runs.
+func assertNothingLeft(t *testing.T) {
+	t.Helper()
+	if pids := cluster.LivePIDs(); len(pids) > 0 {
+		t.Errorf("processes still tracked after the run: %v", pids)
+	}
+	me := strconv.Itoa(os.Getpid())
+	for _, ns := range hosts.Leftovers() {
+		// Other runs on this machine have namespaces of their own.
+		if strings.HasPrefix(ns, hosts.Prefix+me+"-") {
+			t.Errorf("network namespace left after the run: %s", ns)
+		}
+	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// The fields after the command's closing parenthesis: state, ppid.
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[1] == me && f[0] != "Z" {
+			t.Errorf("child process still running after the run: %s", strings.TrimSpace(s[:strings.LastIndexByte(s, ')')+1]))
+		}
+	}
+}
