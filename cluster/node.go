@@ -42,6 +42,10 @@ type Node struct {
 
 	clockFile string // set when the server runs with the clockshift library
 
+	// ctr is the node's container in container mode (containers.go), whose
+	// faults go through the Docker engine; nil for a local process.
+	ctr *dockerServer
+
 	mu   sync.Mutex
 	proc *Process
 }
@@ -60,6 +64,9 @@ func (n *Node) LogPath() string { return n.Dir + "/server.log" }
 
 // PID of the running server process (the group leader), 0 if not running.
 func (n *Node) PID() int {
+	if n.ctr != nil {
+		return n.ctr.pid()
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.proc == nil || n.proc.exited() {
@@ -120,6 +127,9 @@ func (n *Node) current() (*Process, error) {
 
 // Kill crashes the server with SIGKILL: no shutdown, no final fsync.
 func (n *Node) Kill() error {
+	if n.ctr != nil {
+		return n.ctr.kill(context.Background())
+	}
 	p, err := n.current()
 	if err != nil {
 		return err
@@ -130,6 +140,9 @@ func (n *Node) Kill() error {
 
 // Pause freezes the server with SIGSTOP; connections stay open, nothing is answered.
 func (n *Node) Pause() error {
+	if n.ctr != nil {
+		return n.ctr.pause(context.Background())
+	}
 	p, err := n.current()
 	if err != nil {
 		return err
@@ -139,6 +152,9 @@ func (n *Node) Pause() error {
 
 // Resume continues a paused server with SIGCONT.
 func (n *Node) Resume() error {
+	if n.ctr != nil {
+		return n.ctr.resume(context.Background())
+	}
 	p, err := n.current()
 	if err != nil {
 		return err
@@ -149,6 +165,9 @@ func (n *Node) Resume() error {
 // Restart kills the server if it runs, optionally wipes its data, and starts
 // it again on the same port, returning once it answers requests.
 func (n *Node) Restart(ctx context.Context, keepData bool) error {
+	if n.ctr != nil {
+		return n.ctr.restart(ctx, n, keepData)
+	}
 	if p, err := n.current(); err == nil {
 		p.kill()
 	}
@@ -162,14 +181,38 @@ func (n *Node) Restart(ctx context.Context, keepData bool) error {
 
 // Stop kills the server and removes its directory.
 func (n *Node) Stop() {
+	if n.ctr != nil {
+		n.ctr.stop()
+	}
 	if p, err := n.current(); err == nil {
 		p.kill()
 	}
 	_ = os.RemoveAll(n.Dir)
 }
 
+// Disconnect cuts a container-mode server off its network (clients and
+// peers no longer reach it; packets on open connections are lost) until
+// Reconnect. Local servers are cut by the hosts' network faults instead.
+func (n *Node) Disconnect(ctx context.Context) error {
+	if n.ctr == nil {
+		return fmt.Errorf("%s is not a container: Disconnect applies in container mode only", n.Name)
+	}
+	return n.ctr.disconnect(ctx)
+}
+
+// Reconnect undoes Disconnect.
+func (n *Node) Reconnect(ctx context.Context) error {
+	if n.ctr == nil {
+		return fmt.Errorf("%s is not a container: Reconnect applies in container mode only", n.Name)
+	}
+	return n.ctr.reconnect(ctx)
+}
+
 // LogTail returns the last lines of the server's log.
 func (n *Node) LogTail(lines int) string {
+	if n.ctr != nil {
+		return n.ctr.logTail(lines)
+	}
 	b, err := os.ReadFile(n.LogPath())
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)

@@ -76,6 +76,9 @@ func (n *Node) DSN() string {
 // StartPostgres runs initdb into a temp dir and starts postgres on a free
 // loopback port, waiting until SELECT 1 answers.
 func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
+	if ContainerMode() {
+		return startPostgresContainer(ctx, opts)
+	}
 	bin, err := postgresBinDir()
 	if err != nil {
 		return nil, err
@@ -157,22 +160,7 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 		asServerUser(cmd)
 		return n.spawnLogged(cmd)
 	}
-	n.ready = func(ctx context.Context, n *Node) error {
-		cfg, err := pgx.ParseConfig(n.DSN())
-		if err != nil {
-			return err
-		}
-		if dial := n.dialer(); dial != nil {
-			cfg.DialFunc = dial
-		}
-		conn, err := pgx.ConnectConfig(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		defer conn.Close(context.Background())
-		var one int
-		return conn.QueryRow(ctx, "SELECT 1").Scan(&one)
-	}
+	n.ready = postgresReady
 	n.wipe = func(n *Node) error { return os.RemoveAll(data) }
 	if err := chown(); err != nil {
 		n.Stop()
@@ -183,4 +171,22 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// postgresReady is the readiness probe: SELECT 1 answers.
+func postgresReady(ctx context.Context, n *Node) error {
+	cfg, err := pgx.ParseConfig(n.DSN())
+	if err != nil {
+		return err
+	}
+	if dial := n.dialer(); dial != nil {
+		cfg.DialFunc = dial
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	var one int
+	return conn.QueryRow(ctx, "SELECT 1").Scan(&one)
 }

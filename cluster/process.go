@@ -275,6 +275,8 @@ func StopAll() {
 	for _, p := range ps {
 		p.kill()
 	}
+	// Container mode: every container and network of this run.
+	removeContainers()
 	// The hosts go after their processes, so no server sees its network
 	// vanish while it still runs.
 	hosts.RemoveAll()

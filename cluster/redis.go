@@ -35,6 +35,9 @@ type RedisOptions struct {
 // StartRedis starts one redis-server on a free loopback port and waits until
 // it answers PING.
 func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
+	if ContainerMode() {
+		return startRedisContainer(ctx, opts)
+	}
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, missing("redis-server", "redis-server")
@@ -85,17 +88,20 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 		cmd.Env = append(os.Environ(), env...)
 		return n.spawnLogged(cmd)
 	}
-	n.ready = func(ctx context.Context, n *Node) error {
-		c := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1, DialerRetries: 1, Dialer: n.dialer()})
-		defer c.Close()
-		return c.Ping(ctx).Err()
-	}
+	n.ready = redisReady
 	n.wipe = func(n *Node) error { return os.RemoveAll(filepath.Join(n.Dir, "data")) }
 	if err := n.start(ctx); err != nil {
 		n.Stop()
 		return nil, err
 	}
 	return n, nil
+}
+
+// redisReady is the readiness probe: PING answers.
+func redisReady(ctx context.Context, n *Node) error {
+	c := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1, DialerRetries: 1, Dialer: n.dialer()})
+	defer c.Close()
+	return c.Ping(ctx).Err()
 }
 
 func splitHostPort(addr string) (string, string, error) {

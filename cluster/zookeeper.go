@@ -49,6 +49,9 @@ func zooKeeperClassPath() (string, error) {
 // StartZooKeeper starts a standalone ZooKeeper server and waits until a real
 // client session can read the root node.
 func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
+	if ContainerMode() {
+		return startZooKeeperContainer(ctx, opts)
+	}
 	java, err := exec.LookPath("java")
 	if err != nil {
 		return nil, missing("java", "default-jre-headless")
@@ -104,39 +107,42 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 			"-cp", cp, "org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)
 		return n.spawnLogged(cmd)
 	}
-	n.ready = func(ctx context.Context, n *Node) error {
-		deadline, _ := ctx.Deadline()
-		dial := n.dialer()
-		if dial == nil {
-			dial = (&net.Dialer{}).DialContext
-		}
-		conn, events, err := zk.Connect([]string{n.Addr}, 4*time.Second,
-			zk.WithLogger(log.New(io.Discard, "", 0)),
-			zk.WithDialer(func(network, addr string, timeout time.Duration) (net.Conn, error) {
-				dctx, cancel := context.WithTimeout(ctx, timeout)
-				defer cancel()
-				return dial(dctx, network, addr)
-			}))
-		if err != nil {
-			return err
-		}
-		defer conn.Close()
-		for {
-			select {
-			case ev := <-events:
-				if ev.State == zk.StateHasSession {
-					_, _, err := conn.Exists("/")
-					return err
-				}
-			case <-time.After(time.Until(deadline)):
-				return fmt.Errorf("no session within %v", time.Until(deadline))
-			}
-		}
-	}
+	n.ready = zooKeeperReady
 	n.wipe = func(n *Node) error { return os.RemoveAll(filepath.Join(n.Dir, "data")) }
 	if err := n.start(ctx); err != nil {
 		n.Stop()
 		return nil, err
 	}
 	return n, nil
+}
+
+// zooKeeperReady is the readiness probe: a real session reads the root node.
+func zooKeeperReady(ctx context.Context, n *Node) error {
+	deadline, _ := ctx.Deadline()
+	dial := n.dialer()
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	conn, events, err := zk.Connect([]string{n.Addr}, 4*time.Second,
+		zk.WithLogger(log.New(io.Discard, "", 0)),
+		zk.WithDialer(func(network, addr string, timeout time.Duration) (net.Conn, error) {
+			dctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			return dial(dctx, network, addr)
+		}))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				_, _, err := conn.Exists("/")
+				return err
+			}
+		case <-time.After(time.Until(deadline)):
+			return fmt.Errorf("no session within %v", time.Until(deadline))
+		}
+	}
 }

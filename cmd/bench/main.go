@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -71,12 +72,17 @@ commands:
   bench [-quick] [-impl a,b] [-workload w,x] [-out results]
                             measure every implementation and peer, write results/bench.{md,json} and charts
 
-servers: by default the lab starts its own; to use yours set LOCKLAB_REDIS_ADDRS,
-LOCKLAB_RESOURCE_ADDR, LOCKLAB_ZK_ADDRS, LOCKLAB_PG_DSN (or the matching flags).`
+servers: by default the lab starts its own as local processes; with LOCKLAB_SERVERS=containers
+(or -servers containers on check and bench) as Docker containers built from docker/; to use
+yours set LOCKLAB_REDIS_ADDRS, LOCKLAB_RESOURCE_ADDR, LOCKLAB_ZK_ADDRS, LOCKLAB_PG_DSN (or the
+matching flags).`
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: no command given\n%s", errUsage, usage)
+	}
+	if _, err := cluster.ParseServers(os.Getenv(cluster.ServersEnv)); err != nil {
+		return fmt.Errorf("%w: %s: %v", errUsage, cluster.ServersEnv, err)
 	}
 	switch args[0] {
 	case "list":
@@ -136,9 +142,32 @@ func serverFlags(fs *flag.FlagSet) func() cluster.External {
 	resourceAddr := fs.String("resource", ext.Resource, "Redis holding the protected counter (default: start one)")
 	zkAddrs := fs.String("zk", strings.Join(ext.ZooKeeper, ","), "comma-separated ZooKeeper servers (default: start one)")
 	pgDSN := fs.String("pg", ext.Postgres, "PostgreSQL DSN (default: start one)")
+	fs.Func("servers", "where the lab starts its servers: local (processes, the default) or containers (Docker engine); also LOCKLAB_SERVERS", func(s string) error {
+		mode, err := cluster.ParseServers(s)
+		if err != nil {
+			return err
+		}
+		// The environment, so every server start in this run (and nothing else) sees it.
+		return os.Setenv(cluster.ServersEnv, mode)
+	})
 	return func() cluster.External {
+		containersOutDir(fs)
 		return cluster.External{Redis: cluster.SplitList(*redisAddrs), Resource: *resourceAddr,
 			ZooKeeper: cluster.SplitList(*zkAddrs), Postgres: *pgDSN}
+	}
+}
+
+// containersOutDir keeps container-mode figures apart from local ones: an
+// -out left at its default "results" becomes results/containers.
+func containersOutDir(fs *flag.FlagSet) {
+	out := fs.Lookup("out")
+	if !cluster.ContainerMode() || out == nil || out.DefValue != "results" {
+		return
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "out" })
+	if !set {
+		_ = out.Value.Set(filepath.Join("results", "containers"))
 	}
 }
 

@@ -1,0 +1,773 @@
+package cluster
+
+// Container mode (LOCKLAB_SERVERS=containers): every server the lab needs runs
+// as a container of the machine's Docker engine, started through
+// testcontainers-go from the lab's own Dockerfiles (package docker). Faults go
+// through the engine: a kill is `docker kill -s KILL`, a pause the cgroup
+// freezer (`docker pause`), a restart a start of the same container (data
+// kept) or a new container from the image (data gone), and Disconnect cuts
+// the container off its network.
+//
+// testcontainers' reaper (Ryuk) is off: it is an image from a registry, and
+// these machines have none. The lab cleans up its own way instead: every
+// container and network carries the label locklab=1, the run's id and its
+// owner (pid and start time); they are removed when their node stops, by
+// StopAll (end of run, failure, Ctrl-C), and, should the lab be SIGKILLed, by
+// the next run in container mode, which removes every labelled leftover whose
+// owner is dead.
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/netip"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+	tcnetwork "github.com/testcontainers/testcontainers-go/network"
+
+	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/docker"
+)
+
+// ServersEnv chooses where the lab's servers run: "local" (the default,
+// processes on loopback) or "containers".
+const ServersEnv = "LOCKLAB_SERVERS"
+
+// Server modes, the values of ServersEnv and of cmd/bench's -servers flag.
+const (
+	ServersLocal      = "local"
+	ServersContainers = "containers"
+)
+
+// Labels every container and network of the lab carries.
+const (
+	labelLab   = "locklab"       // always "1": `docker ps --filter label=locklab` finds them
+	labelRun   = "locklab.run"   // the run's id
+	labelOwner = "locklab.owner" // "pid:starttime" of the lab process that made it
+)
+
+// ErrNoEngine is wrapped by the error container mode returns when no Docker
+// engine answers.
+var ErrNoEngine = errors.New("no Docker engine answers")
+
+// ParseServers checks a server mode; "" is local.
+func ParseServers(s string) (string, error) {
+	switch s {
+	case "", ServersLocal:
+		return ServersLocal, nil
+	case ServersContainers:
+		return ServersContainers, nil
+	}
+	return "", fmt.Errorf("unknown server mode %q: want %s or %s", s, ServersLocal, ServersContainers)
+}
+
+// ContainerMode reports whether LOCKLAB_SERVERS asks for containers.
+func ContainerMode() bool { return os.Getenv(ServersEnv) == ServersContainers }
+
+// engine is the lab's connection to the Docker engine, one per process.
+type engine struct {
+	cli   *testcontainers.DockerClient
+	run   string
+	owner string
+
+	mu         sync.Mutex
+	network    string // the run's network name, "" until the first container
+	containers map[*dockerServer]struct{}
+	images     map[string]string // server -> built tag
+}
+
+var (
+	engineMu  sync.Mutex
+	theEngine *engine
+)
+
+// connectEngine returns the process's engine, connecting (and removing the
+// leftovers of dead runs) the first time.
+func connectEngine(ctx context.Context) (*engine, error) {
+	engineMu.Lock()
+	defer engineMu.Unlock()
+	if theEngine != nil {
+		return theEngine, nil
+	}
+	// The reaper pulls testcontainers/ryuk from Docker Hub; the lab cleans up itself.
+	os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	// Its banner and per-container lines would bury the lab's own output;
+	// failures reach the lab as errors.
+	tclog.SetDefault(tclog.NewNoopLogger())
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("container mode: %w: %v (start one; on Debian as root `make setup` starts dockerd)", ErrNoEngine, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("container mode: %w: %v (start one; on Debian as root `make setup` starts dockerd)", ErrNoEngine, err)
+	}
+	e := &engine{cli: cli, run: newRunID(), owner: ownerOf(os.Getpid()), containers: map[*dockerServer]struct{}{}, images: map[string]string{}}
+	if err := e.removeLeftovers(ctx); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	theEngine = e
+	return e, nil
+}
+
+func newRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// ownerOf names a process by pid and start time (field 22 of /proc/pid/stat),
+// so a recycled pid does not pass for the lab that made a container.
+func ownerOf(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return ""
+	}
+	return strconv.Itoa(pid) + ":" + f[19]
+}
+
+// ownerDead reports whether the lab process that labelled a resource is gone.
+func ownerDead(labels map[string]string) bool {
+	owner, ok := labels[labelOwner]
+	if !ok {
+		return false // not made by a lab run (the compose file's): leave it
+	}
+	pid, err := strconv.Atoi(strings.SplitN(owner, ":", 2)[0])
+	if err != nil {
+		return true
+	}
+	return ownerOf(pid) != owner
+}
+
+func (e *engine) labels() map[string]string {
+	return map[string]string{labelLab: "1", labelRun: e.run, labelOwner: e.owner}
+}
+
+// removeLeftovers removes the containers, networks and volumes of lab runs
+// that died without cleaning up (a SIGKILL gives no chance to).
+func (e *engine) removeLeftovers(ctx context.Context) error {
+	f := client.Filters{}.Add("label", labelLab+"=1")
+	cs, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return fmt.Errorf("container mode: list leftover containers: %w", err)
+	}
+	var errs []error
+	for _, c := range cs.Items {
+		if ownerDead(c.Labels) {
+			if _, err := e.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+				errs = append(errs, fmt.Errorf("remove leftover container %s: %w", c.ID[:12], err))
+			}
+		}
+	}
+	ns, err := e.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return fmt.Errorf("container mode: list leftover networks: %w", err)
+	}
+	for _, n := range ns.Items {
+		if ownerDead(n.Labels) {
+			if _, err := e.cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil {
+				errs = append(errs, fmt.Errorf("remove leftover network %s: %w", n.Name, err))
+			}
+		}
+	}
+	vs, err := e.cli.VolumeList(ctx, client.VolumeListOptions{Filters: f})
+	if err != nil {
+		return fmt.Errorf("container mode: list leftover volumes: %w", err)
+	}
+	for _, v := range vs.Items {
+		if ownerDead(v.Labels) {
+			if _, err := e.cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true}); err != nil {
+				errs = append(errs, fmt.Errorf("remove leftover volume %s: %w", v.Name, err))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("container mode: %w", err)
+	}
+	return nil
+}
+
+// image returns the tag of server's image, building it when no image of
+// this content exists. The tag is a hash of the build context and the base
+// image's id, so a rerun skips the build and an edited Dockerfile rebuilds.
+func (e *engine) image(ctx context.Context, server string) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if tag, ok := e.images[server]; ok {
+		return tag, nil
+	}
+	base := os.Getenv("LOCKLAB_BASE_IMAGE")
+	if base == "" {
+		base = docker.BaseImage
+	}
+	baseID := ""
+	if bi, err := e.cli.ImageInspect(ctx, base); err == nil {
+		baseID = bi.ID
+	} else if base == docker.BaseImage {
+		return "", fmt.Errorf("container mode: base image %s is missing: run `make setup` (scripts/setup.sh pulls or builds it)", base)
+	}
+	archive, sum, err := buildContext(server, base+"@"+baseID)
+	if err != nil {
+		return "", err
+	}
+	repo, tag := "locklab/"+server, sum[:16]
+	ref := repo + ":" + tag
+	if _, err := e.cli.ImageInspect(ctx, ref); err == nil {
+		e.images[server] = ref
+		return ref, nil
+	}
+	p, err := testcontainers.NewDockerProvider()
+	if err != nil {
+		return "", fmt.Errorf("container mode: %w", err)
+	}
+	defer p.Close()
+	var log bytes.Buffer
+	req := &testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
+		ContextArchive: bytes.NewReader(archive),
+		Repo:           repo,
+		Tag:            tag,
+		BuildArgs:      map[string]*string{"BASE": &base},
+		BuildLogWriter: &log,
+		KeepImage:      true,
+	}}
+	if _, err := p.BuildImage(ctx, req); err != nil {
+		return "", fmt.Errorf("container mode: build image %s from docker/%s: %w\n%s", ref, server, err, lastLines(log.String(), 20))
+	}
+	e.images[server] = ref
+	return ref, nil
+}
+
+// buildContext packs docker/<server> as a tar build context and hashes it
+// together with salt.
+func buildContext(server, salt string) ([]byte, string, error) {
+	sub, err := fs.Sub(docker.Contexts, server)
+	if err != nil {
+		return nil, "", fmt.Errorf("container mode: no build context for %s: %w", server, err)
+	}
+	var names []string
+	if err := fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names = append(names, p)
+		}
+		return err
+	}); err != nil {
+		return nil, "", fmt.Errorf("container mode: read docker/%s: %w", server, err)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	io.WriteString(h, salt)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, name := range names {
+		b, err := fs.ReadFile(sub, name)
+		if err != nil {
+			return nil, "", fmt.Errorf("container mode: read docker/%s/%s: %w", server, name, err)
+		}
+		fmt.Fprintf(h, "\x00%s\x00%d\x00", name, len(b))
+		h.Write(b)
+		mode := int64(0o644)
+		if strings.HasSuffix(name, ".sh") {
+			mode = 0o755
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(b))}); err != nil {
+			return nil, "", err
+		}
+		if _, err := tw.Write(b); err != nil {
+			return nil, "", err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, "", err
+	}
+	return buf.Bytes(), hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func lastLines(s string, n int) string {
+	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(all) > n {
+		all = all[len(all)-n:]
+	}
+	return strings.Join(all, "\n")
+}
+
+// ensureNetwork creates the run's network the first time a container needs
+// it (servers reach each other there by container name: a replica its master).
+func (e *engine) ensureNetwork(ctx context.Context) (string, error) {
+	if e.network != "" {
+		return e.network, nil
+	}
+	nw, err := tcnetwork.New(ctx, tcnetwork.WithLabels(e.labels()))
+	if err != nil {
+		return "", fmt.Errorf("container mode: create network: %w", err)
+	}
+	e.network = nw.Name
+	return e.network, nil
+}
+
+// forget untracks a removed container; the network goes with the last one.
+func (e *engine) forget(ctx context.Context, s *dockerServer) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.containers, s)
+	if len(e.containers) == 0 && e.network != "" {
+		_, _ = e.cli.NetworkRemove(ctx, e.network, client.NetworkRemoveOptions{})
+		e.network = ""
+	}
+}
+
+// removeAll removes every container and network of this run: StopAll's part
+// for container mode. It asks the engine by label, so a container whose
+// start was interrupted half-way is found too.
+func (e *engine) removeAll(ctx context.Context) {
+	f := client.Filters{}.Add("label", labelRun+"="+e.run)
+	if cs, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f}); err == nil {
+		for _, c := range cs.Items {
+			_, _ = e.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		}
+	}
+	if ns, err := e.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f}); err == nil {
+		for _, n := range ns.Items {
+			_, _ = e.cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{})
+		}
+	}
+	e.mu.Lock()
+	e.containers = map[*dockerServer]struct{}{}
+	e.network = ""
+	e.mu.Unlock()
+}
+
+// removeContainers is StopAll's hook: a no-op unless container mode connected.
+func removeContainers() {
+	engineMu.Lock()
+	e := theEngine
+	engineMu.Unlock()
+	if e == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	e.removeAll(ctx)
+}
+
+// dockerServer is one server node running as a container.
+type dockerServer struct {
+	engine *engine
+	server string // image: docker/<server>
+	port   string // the server's port inside the container, e.g. "6379/tcp"
+	env    map[string]string
+	cmd    []string // overrides the image's CMD when set
+	name   string   // container name, unique per run; peers resolve it
+	host   int      // published port on 127.0.0.1, kept across restarts
+
+	mu sync.Mutex
+	id string // current container, "" when removed
+}
+
+// containerSpec says how to run one server as a container.
+type containerSpec struct {
+	kind   Kind
+	name   string // node name
+	server string // docker/<server>
+	port   int
+	env    map[string]string
+	cmd    []string
+	ready  func(ctx context.Context, n *Node) error
+}
+
+var containerSeq struct {
+	sync.Mutex
+	n int
+}
+
+// startContainer starts spec's server as a container and waits until it
+// answers requests.
+func startContainer(ctx context.Context, spec containerSpec) (*Node, error) {
+	e, err := connectEngine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	img, err := e.image(ctx, spec.server)
+	if err != nil {
+		return nil, err
+	}
+	hostPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := newNodeDir(spec.name)
+	if err != nil {
+		return nil, err
+	}
+	containerSeq.Lock()
+	containerSeq.n++
+	seq := containerSeq.n
+	containerSeq.Unlock()
+	s := &dockerServer{
+		engine: e, server: img, port: strconv.Itoa(spec.port) + "/tcp", env: spec.env, cmd: spec.cmd,
+		name: fmt.Sprintf("locklab-%s-%s-%d", e.run, spec.name, seq), host: hostPort,
+	}
+	n := &Node{Kind: spec.kind, Name: spec.name, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(hostPort)), Dir: dir, ready: spec.ready, ctr: s}
+	if err := s.create(ctx); err != nil {
+		n.Stop()
+		return nil, fmt.Errorf("%s: %w", n.Name, err)
+	}
+	if err := s.waitReady(ctx, n); err != nil {
+		err = fmt.Errorf("%s did not become ready: %w\n--- last lines of its log ---\n%s", n.Name, err, n.LogTail(20))
+		n.Stop()
+		return nil, err
+	}
+	return n, nil
+}
+
+// create makes and starts a new container from the image, publishing the
+// server's port on 127.0.0.1 only.
+func (s *dockerServer) create(ctx context.Context) error {
+	e := s.engine
+	e.mu.Lock()
+	nw, err := e.ensureNetwork(ctx)
+	if err == nil {
+		e.containers[s] = struct{}{}
+	}
+	e.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	req := testcontainers.ContainerRequest{
+		Image:          s.server,
+		Name:           s.name,
+		Env:            s.env,
+		Cmd:            s.cmd,
+		Labels:         e.labels(),
+		ExposedPorts:   []string{s.port},
+		Networks:       []string{nw},
+		NetworkAliases: map[string][]string{nw: {s.name}},
+		HostConfigModifier: func(hc *container.HostConfig) {
+			hc.PortBindings = portBindings(s.port, s.host)
+		},
+	}
+	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	if c != nil {
+		s.mu.Lock()
+		s.id = c.GetContainerID()
+		s.mu.Unlock()
+	}
+	if err != nil {
+		return fmt.Errorf("start container from %s: %w", s.server, err)
+	}
+	return nil
+}
+
+func (s *dockerServer) current() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.id == "" {
+		return "", fmt.Errorf("container %s was removed", s.name)
+	}
+	return s.id, nil
+}
+
+// running reports whether the container's main process runs (paused counts).
+func (s *dockerServer) running(ctx context.Context) (bool, error) {
+	id, err := s.current()
+	if err != nil {
+		return false, err
+	}
+	r, err := s.engine.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return false, fmt.Errorf("inspect %s: %w", s.name, err)
+	}
+	return r.Container.State != nil && r.Container.State.Running, nil
+}
+
+func (s *dockerServer) waitReady(ctx context.Context, n *Node) error {
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	var last error
+	for {
+		if ok, err := s.running(ctx); err != nil {
+			return err
+		} else if !ok {
+			return errors.New("container exited")
+		}
+		rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+		last = n.ready(rctx, n)
+		rcancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last probe: %v)", ctx.Err(), last)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// kill sends SIGKILL to the container's main process, as `docker kill`.
+func (s *dockerServer) kill(ctx context.Context) error {
+	id, err := s.current()
+	if err != nil {
+		return err
+	}
+	if _, err := s.engine.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+		return fmt.Errorf("kill %s: %w", s.name, err)
+	}
+	// Wait until the engine has seen it exit, so a restart finds it stopped.
+	for {
+		ok, err := s.running(ctx)
+		if err != nil || !ok {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func (s *dockerServer) pause(ctx context.Context) error {
+	id, err := s.current()
+	if err != nil {
+		return err
+	}
+	if _, err := s.engine.cli.ContainerPause(ctx, id, client.ContainerPauseOptions{}); err != nil {
+		return fmt.Errorf("pause %s: %w", s.name, err)
+	}
+	return nil
+}
+
+func (s *dockerServer) resume(ctx context.Context) error {
+	id, err := s.current()
+	if err != nil {
+		return err
+	}
+	if _, err := s.engine.cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{}); err != nil {
+		return fmt.Errorf("unpause %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// restart brings the server back on the same published port: the same
+// container (its file system, so its data, kept) or a new one from the image.
+func (s *dockerServer) restart(ctx context.Context, n *Node, keepData bool) error {
+	if ok, err := s.running(ctx); err == nil && ok {
+		if err := s.kill(ctx); err != nil {
+			return err
+		}
+	}
+	if keepData {
+		id, err := s.current()
+		if err != nil {
+			return err
+		}
+		if _, err := s.engine.cli.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
+			return fmt.Errorf("start %s again: %w", s.name, err)
+		}
+	} else {
+		s.remove(ctx)
+		if err := s.create(ctx); err != nil {
+			return err
+		}
+	}
+	if err := s.waitReady(ctx, n); err != nil {
+		return fmt.Errorf("%s did not become ready after a restart: %w\n--- last lines of its log ---\n%s", n.Name, err, n.LogTail(20))
+	}
+	return nil
+}
+
+// remove deletes the container (data and all) but keeps it counted in the
+// run, for a restart; stop also untracks it.
+func (s *dockerServer) remove(ctx context.Context) {
+	s.mu.Lock()
+	id := s.id
+	s.id = ""
+	s.mu.Unlock()
+	if id != "" {
+		_, _ = s.engine.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	}
+}
+
+func (s *dockerServer) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s.remove(ctx)
+	s.engine.forget(ctx, s)
+}
+
+// pid is the host pid of the container's main process, 0 if not running.
+func (s *dockerServer) pid() int {
+	id, err := s.current()
+	if err != nil {
+		return 0
+	}
+	r, err := s.engine.cli.ContainerInspect(context.Background(), id, client.ContainerInspectOptions{})
+	if err != nil || r.Container.State == nil {
+		return 0
+	}
+	return r.Container.State.Pid
+}
+
+// disconnect cuts the container off its network: its published port and its
+// peers no longer reach it, and packets on open connections go nowhere.
+func (s *dockerServer) disconnect(ctx context.Context) error {
+	id, err := s.current()
+	if err != nil {
+		return err
+	}
+	s.engine.mu.Lock()
+	nw := s.engine.network
+	s.engine.mu.Unlock()
+	if _, err := s.engine.cli.NetworkDisconnect(ctx, nw, client.NetworkDisconnectOptions{Container: id, Force: true}); err != nil {
+		return fmt.Errorf("disconnect %s from %s: %w", s.name, nw, err)
+	}
+	return nil
+}
+
+// reconnect attaches the container to its network again, under its name.
+func (s *dockerServer) reconnect(ctx context.Context) error {
+	id, err := s.current()
+	if err != nil {
+		return err
+	}
+	s.engine.mu.Lock()
+	nw := s.engine.network
+	s.engine.mu.Unlock()
+	_, err = s.engine.cli.NetworkConnect(ctx, nw, client.NetworkConnectOptions{Container: id, EndpointConfig: &network.EndpointSettings{Aliases: []string{s.name}}})
+	if err != nil {
+		return fmt.Errorf("reconnect %s to %s: %w", s.name, nw, err)
+	}
+	return nil
+}
+
+// logTail returns the last lines the server wrote.
+func (s *dockerServer) logTail(lines int) string {
+	id, err := s.current()
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rc, err := s.engine.cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: strconv.Itoa(lines)})
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(rc)
+	return stripLogFrames(b)
+}
+
+// stripLogFrames removes the 8-byte stream headers of a non-TTY container log.
+func stripLogFrames(b []byte) string {
+	var out strings.Builder
+	for len(b) >= 8 && (b[0] == 1 || b[0] == 2) {
+		size := int(b[4])<<24 | int(b[5])<<16 | int(b[6])<<8 | int(b[7])
+		b = b[8:]
+		if size > len(b) {
+			size = len(b)
+		}
+		out.Write(b[:size])
+		b = b[size:]
+	}
+	out.Write(b)
+	return strings.TrimRight(out.String(), "\n")
+}
+
+// portBindings publishes the container's port on 127.0.0.1:host only: the
+// lab never listens on another address.
+func portBindings(port string, host int) network.PortMap {
+	return network.PortMap{network.MustParsePort(port): {{HostIP: netip.AddrFrom4([4]byte{127, 0, 0, 1}), HostPort: strconv.Itoa(host)}}}
+}
+
+// startRedisContainer is StartRedis in container mode.
+func startRedisContainer(ctx context.Context, opts RedisOptions) (*Node, error) {
+	if opts.Name == "" {
+		opts.Name = "redis"
+	}
+	if err := containerCannot(opts.Name, opts.Host, opts.ClockShift); err != nil {
+		return nil, err
+	}
+	var cmd []string
+	if opts.AppendOnly || opts.ReplicaOf != nil {
+		cmd = []string{"redis-server", "--bind", "0.0.0.0", "--port", "6379", "--dir", "/tmp", "--daemonize", "no",
+			"--save", "", "--protected-mode", "no", "--maxclients", "10000"}
+		if opts.AppendOnly {
+			cmd = append(cmd, "--appendonly", "yes", "--appendfsync", "always")
+		} else {
+			cmd = append(cmd, "--appendonly", "no")
+		}
+		if opts.ReplicaOf != nil {
+			if opts.ReplicaOf.ctr == nil {
+				return nil, fmt.Errorf("%s: a replica in container mode needs a master in a container", opts.Name)
+			}
+			cmd = append(cmd, "--replicaof", opts.ReplicaOf.ctr.name, "6379")
+		}
+	}
+	return startContainer(ctx, containerSpec{kind: KindRedis, name: opts.Name, server: "redis", port: 6379, cmd: cmd, ready: redisReady})
+}
+
+// startZooKeeperContainer is StartZooKeeper in container mode.
+func startZooKeeperContainer(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
+	if opts.Name == "" {
+		opts.Name = "zookeeper"
+	}
+	if opts.TickTime <= 0 {
+		opts.TickTime = 100 * time.Millisecond
+	}
+	if err := containerCannot(opts.Name, opts.Host, false); err != nil {
+		return nil, err
+	}
+	env := map[string]string{"ZOO_TICK_MS": strconv.FormatInt(opts.TickTime.Milliseconds(), 10)}
+	return startContainer(ctx, containerSpec{kind: KindZooKeeper, name: opts.Name, server: "zookeeper", port: 2181, env: env, ready: zooKeeperReady})
+}
+
+// startPostgresContainer is StartPostgres in container mode.
+func startPostgresContainer(ctx context.Context, opts PostgresOptions) (*Node, error) {
+	if opts.Name == "" {
+		opts.Name = "postgres"
+	}
+	if err := containerCannot(opts.Name, opts.Host, false); err != nil {
+		return nil, err
+	}
+	return startContainer(ctx, containerSpec{kind: KindPostgres, name: opts.Name, server: "postgres", port: 5432, ready: postgresReady})
+}
+
+// containerCannot names what container mode does not do.
+func containerCannot(name string, h *hosts.Host, clockShift bool) error {
+	if h != nil {
+		return fmt.Errorf("%s: servers on the lab's hosts (network namespaces) are not applicable in container mode: a container is cut off its network with Node.Disconnect instead", name)
+	}
+	if clockShift {
+		return fmt.Errorf("%s: clock jumps are not applicable in container mode: the clockshift shim is built on and preloaded from the local machine; run this scenario with LOCKLAB_SERVERS=local", name)
+	}
+	return nil
+}
