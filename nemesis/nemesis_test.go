@@ -173,17 +173,19 @@ func TestShrink(t *testing.T) {
 	}
 	a, b := orig.Faults[2], orig.Faults[len(orig.Faults)-2]
 	tests := []struct {
-		name  string
-		fails func(Schedule) bool
-		want  []Step // the minimal faults, in order
+		name     string
+		fails    func(Schedule) bool
+		suspects []int
+		want     []Step // the minimal faults, in order
 	}{
-		{"fails by itself", func(Schedule) bool { return true }, nil},
-		{"one fault", func(s Schedule) bool { return has(s, a) }, []Step{a}},
-		{"two faults together", func(s Schedule) bool { return has(s, a) && has(s, b) }, []Step{a, b}},
+		{"fails by itself", func(Schedule) bool { return true }, nil, nil},
+		{"one fault", func(s Schedule) bool { return has(s, a) }, nil, []Step{a}},
+		{"one fault, suspected", func(s Schedule) bool { return has(s, a) }, []int{5, 2}, []Step{a}},
+		{"two faults together", func(s Schedule) bool { return has(s, a) && has(s, b) }, []int{2}, []Step{a, b}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, st, err := Shrink(context.Background(), orig, bound, time.Minute, func(_ context.Context, s Schedule) (bool, error) {
+			got, st, err := Shrink(context.Background(), orig, bound, time.Minute, tc.suspects, func(_ context.Context, s Schedule) (bool, error) {
 				if err := s.Validate(); err != nil {
 					t.Fatalf("candidate is invalid: %v", err)
 				}
@@ -209,7 +211,7 @@ func TestShrink(t *testing.T) {
 		})
 	}
 	// A budget already spent returns the original.
-	got, st, err := Shrink(context.Background(), orig, bound, 0, func(context.Context, Schedule) (bool, error) { return true, nil })
+	got, st, err := Shrink(context.Background(), orig, bound, 0, nil, func(context.Context, Schedule) (bool, error) { return true, nil })
 	if err != nil || !reflect.DeepEqual(got, orig) || !st.OutOfTime {
 		t.Fatalf("zero budget: %v, out of time %v, changed %v", err, st.OutOfTime, !reflect.DeepEqual(got, orig))
 	}

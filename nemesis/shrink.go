@@ -22,13 +22,14 @@ type ShrinkStats struct {
 
 // Shrink cuts a failing schedule down to a minimal one that still fails:
 // first with no faults at all (a lock that fails by itself needs none),
-// then the original compacted (every gap as short as the liveness rule
-// allows, the run ended a bound after the last heal), then by delta
-// debugging over its faults (keep one chunk, or drop one, halving the
-// chunks until single faults). Every candidate is compacted. It stops when
+// then each suspect alone (indices of faults the failing history points
+// at, most likely first), then by delta debugging over its faults (keep
+// one chunk, or drop one, halving the chunks until single faults). Every
+// candidate is compacted: every gap as short as the liveness rule allows,
+// the run ended a bound after the last heal. It stops when
 // budget runs out and returns the smallest failing schedule found so far;
 // s itself is assumed to fail.
-func Shrink(ctx context.Context, s Schedule, bound time.Duration, budget time.Duration, fails Fails) (Schedule, ShrinkStats, error) {
+func Shrink(ctx context.Context, s Schedule, bound time.Duration, budget time.Duration, suspects []int, fails Fails) (Schedule, ShrinkStats, error) {
 	start := time.Now()
 	var st ShrinkStats
 	best := s
@@ -58,8 +59,14 @@ func Shrink(ctx context.Context, s Schedule, bound time.Duration, budget time.Du
 		st.Elapsed = time.Since(start)
 		return best, st, err
 	}
-	if c := s.Compact(bound); c.Duration < s.Duration {
-		if _, err := try(c); err != nil {
+	// The faults the failing history points at, alone: when one of them
+	// fails by itself the search is over (no faults did not fail).
+	for _, i := range suspects {
+		if i < 0 || i >= len(s.Faults) {
+			continue
+		}
+		if ok, err := try(with(s, s.Faults[i:i+1]).Compact(bound)); err != nil || ok {
+			st.Elapsed = time.Since(start)
 			return best, st, err
 		}
 	}

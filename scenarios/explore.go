@@ -285,6 +285,64 @@ type Exploration struct {
 	HTMLFile     string
 }
 
+// Suspects returns the indices of the schedule's faults that a failing
+// run's history points at, most likely first, for the shrinker to try
+// alone: for stuck, the fault after whose heal no grant came; for unsafe,
+// the last fault that began before the first lost update (two sections
+// that wrote the same value), then the one before it.
+func Suspects(r *ScheduleRun) []int {
+	var faults []lin.Event
+	for _, e := range r.Events {
+		if e.Kind == lin.Fault {
+			faults = append(faults, e)
+		}
+	}
+	// The runner records one fault event per step, in order.
+	if len(faults) != len(r.Schedule.Faults) {
+		return nil
+	}
+	switch r.Decision.Verdict {
+	case checker.Stuck:
+		for i, f := range faults {
+			if f.Text == r.Decision.Liveness.Stuck {
+				return []int{i}
+			}
+		}
+	case checker.Unsafe:
+		type op struct{ call, ret int64 }
+		calls := map[[2]int64]int64{} // (client, op) -> call time
+		written := map[int64]op{}     // value written -> first section that wrote it
+		lost := int64(-1)
+		for _, e := range r.Events {
+			switch {
+			case e.Kind == lin.Call:
+				calls[[2]int64{int64(e.Client), e.Op}] = e.Time
+			case e.Kind == lin.Return && e.Status == lin.OK:
+				this := op{calls[[2]int64{int64(e.Client), e.Op}], e.Time}
+				if prev, dup := written[e.Value]; dup {
+					t := min(prev.call, this.call)
+					if lost < 0 || t < lost {
+						lost = t
+					}
+					continue
+				}
+				written[e.Value] = this
+			}
+		}
+		if lost < 0 {
+			return nil
+		}
+		var out []int
+		for i := len(faults) - 1; i >= 0 && len(out) < 2; i-- {
+			if faults[i].Time <= lost {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
 // Failed reports whether a verdict is a counterexample worth shrinking.
 func Failed(v checker.Verdict) bool { return v == checker.Unsafe || v == checker.Stuck }
 
@@ -339,7 +397,7 @@ func Explore(ctx context.Context, o ExploreOptions) (*Exploration, error) {
 	o.Logf("%s: %s; shrinking (at most %v, %d replays per candidate)", class, x.Run.Decision.Detail, o.ShrinkBudget, o.Replays)
 	failing := x.Run
 	bound := checker.Bound(o.TTL)
-	minimal, st, err := nemesis.Shrink(ctx, s, bound, o.ShrinkBudget, func(ctx context.Context, c nemesis.Schedule) (bool, error) {
+	minimal, st, err := nemesis.Shrink(ctx, s, bound, o.ShrinkBudget, Suspects(x.Run), func(ctx context.Context, c nemesis.Schedule) (bool, error) {
 		for i := 0; i < o.Replays; i++ {
 			r, err := RunSchedule(ctx, c, nil)
 			if err != nil {
