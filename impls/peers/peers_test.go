@@ -56,13 +56,6 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-func mustRelease(t *testing.T, lease impls.Lease) {
-	t.Helper()
-	if err := lease.Release(context.Background()); err != nil {
-		t.Fatalf("release %s: %v", lease.Key(), err)
-	}
-}
-
 // Every peer says which library it wraps, at the version go.mod pins.
 func TestSpecsNameThePinnedLibrary(t *testing.T) {
 	gomod, err := os.ReadFile("../../go.mod")
