@@ -54,6 +54,7 @@ var documented = map[string]shape{
 	"redis-getset":           {redis: []redisShape{{"{K}", "string", false, false}}}, // "the key has no Redis TTL"
 	"redis-reentrant":        {redis: []redisShape{{"redisson:{K}", "hash", true, false}}},
 	"redis-reentrant-fenced": {redis: []redisShape{{"redisson:{K}", "hash", true, false}, {"redisson:{K}:fence", "string", false, true}}},
+	"redis-fair":             {redis: []redisShape{{"fair:{K}", "hash", true, false}, {"fair:{K}:fence", "string", false, true}}},
 	"redlock":                {redis: []redisShape{{"K", "string", true, false}}},
 	"peer-redislock":         {redis: []redisShape{{"K", "string", true, false}}},
 	"peer-redsync":           {redis: []redisShape{{"K", "string", true, false}}},

@@ -100,13 +100,28 @@ local function prune(now)
     redis.call('ZREM', KEYS[4], w)
   end
 end
+-- The fencing counter is ordinary data: a garbled one is an error before
+-- anything is written, never a grant with a token that is no token.
+local function next_fence()
+  local fence = redis.call('INCR', KEYS[2])
+  if fence < 1 then
+    return redis.error_reply('fencing counter ' .. KEYS[2] .. ' is not positive: ' .. fence)
+  end
+  return fence
+end
+-- handoff grants the lock to the oldest live waiter, if any, and returns
+-- whether it did; the caller has checked that the lock is ours or free.
 local function handoff(now)
   prune(now)
   local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
   if not head then
-    return
+    return false
   end
-  local fence = redis.call('INCR', KEYS[2])
+  local fence = next_fence()
+  if type(fence) == 'table' then
+    return fence
+  end
+  redis.call('DEL', KEYS[1])
   redis.call('HSET', KEYS[1], 'owner', head, 'fence', fence)
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   redis.call('ZREM', KEYS[3], head)
@@ -114,6 +129,7 @@ local function handoff(now)
   local wake = ARGV[5] .. head
   redis.call('RPUSH', wake, fence)
   redis.call('PEXPIRE', wake, ARGV[3])
+  return true
 end
 `
 
@@ -137,17 +153,25 @@ if owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   fence = tonumber(redis.call('HGET', KEYS[1], 'fence'))
   redis.call('DEL', KEYS[6])
-elseif not owner then
+elseif redis.call('EXISTS', KEYS[1]) == 0 then
+  -- Free means no key at all: a hash without our fields (written by hand,
+  -- or by something else) is somebody's, and is left alone.
   local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
   if not head or head == ARGV[1] then
-    fence = redis.call('INCR', KEYS[2])
+    fence = next_fence()
+    if type(fence) == 'table' then
+      return fence
+    end
     redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence)
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
     redis.call('ZREM', KEYS[3], ARGV[1])
     redis.call('ZREM', KEYS[4], ARGV[1])
     redis.call('DEL', KEYS[6])
   else
-    handoff(now)
+    local err = handoff(now)
+    if type(err) == 'table' then
+      return err
+    end
   end
 end
 if fence then
@@ -172,8 +196,13 @@ var releaseScript = redis.NewScript(queueLua + `
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
   return 0
 end
-redis.call('DEL', KEYS[1])
-handoff(now_ms())
+local handed = handoff(now_ms())
+if type(handed) == 'table' then
+  return handed
+end
+if not handed then
+  redis.call('DEL', KEYS[1])
+end
 return 1
 `)
 
@@ -194,8 +223,13 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('DEL', KEYS[6])
 if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  handoff(now_ms())
+  local handed = handoff(now_ms())
+  if type(handed) == 'table' then
+    return handed
+  end
+  if not handed then
+    redis.call('DEL', KEYS[1])
+  end
   return 1
 end
 return 0
@@ -215,6 +249,10 @@ type Locker struct {
 	// the next one by about the claim window, TTL/3, plus a round trip.
 	heartbeat, deadline, claim time.Duration
 	opTimeout                  time.Duration // bound of the clean-up of an abandoned wait
+
+	mu     sync.Mutex
+	closed bool
+	waits  sync.WaitGroup // Acquires in progress, which Close lets leave the queue
 }
 
 // New builds a client of the lock on the Redis server at addr.
@@ -234,9 +272,18 @@ func New(addr string, ttl time.Duration) *Locker {
 	return l
 }
 
-// Close closes both clients. Leases still held are not released.
+// Close ends the Acquires in progress and closes both clients. Leases still
+// held are not released. A waiting Acquire leaves the queue on its way out
+// (closing the wait client ends its BLPOP; the other client, still open,
+// carries the leave), so a closed client never stands in line, nor is
+// handed a lock it will never claim.
 func (l *Locker) Close() error {
-	return errors.Join(l.rdb.Close(), l.wait.Close())
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	werr := l.wait.Close()
+	l.waits.Wait()
+	return errors.Join(l.rdb.Close(), werr)
 }
 
 // reply decodes an acquire script's {flag, value}.
@@ -281,6 +328,14 @@ func (l *Locker) TryAcquire(ctx context.Context, key string) (impls.Lease, error
 // the attempt, then the next BLPOP, which returns at once on a grant since
 // the attempt pushed its own fence.
 func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil, impls.Fail(name, "acquire", impls.ErrBackend, redis.ErrClosed)
+	}
+	l.waits.Add(1)
+	l.mu.Unlock()
+	defer l.waits.Done()
 	token, err := redislock.NewToken()
 	if err != nil {
 		return nil, impls.Fail(name, "acquire", impls.ErrBackend, err)
@@ -302,6 +357,10 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 	ks, argv = k.args(l, token, "cycle")
 	wake := k.prefix + token
 	first := true
+	// A cycle cut by the network (a read timeout after our process was
+	// frozen, say) is retried once: every attempt carries the same token,
+	// so the retry answers what the cut one did, grant or not.
+	retried := false
 	for !granted {
 		// Sleep a heartbeat, or until the holder's lease runs out if that
 		// is sooner (nobody releases an expired lock: the oldest waiter
@@ -327,36 +386,41 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 		}
 		pipe.Do(ctx, "blpop", wake, strconv.FormatFloat(sleep.Seconds(), 'f', 3, 64))
 		_, err := pipe.Exec(ctx)
-		first = false
-		if attempt != nil {
-			if aerr := attempt.Err(); aerr != nil && strings.HasPrefix(aerr.Error(), "NOSCRIPT") {
+		if err != nil && !errors.Is(err, redis.Nil) {
+			if attempt != nil && attempt.Err() != nil && strings.HasPrefix(attempt.Err().Error(), "NOSCRIPT") {
 				// The server restarted and forgot the script: load it and
 				// go round again (the BLPOP behind it slept in vain).
 				if lerr := acquireScript.Load(ctx, l.wait).Err(); lerr != nil {
 					return fail(impls.Classify(ctx, name, "acquire", lerr, false))
 				}
-				value = 0
+				first, value = false, 0
 				continue
 			}
-			if aerr := attempt.Err(); aerr != nil {
-				return fail(impls.Classify(ctx, name, "acquire", aerr, true))
+			if !retried && impls.ContextErr(ctx) == nil && !l.isClosed() {
+				retried, first, value = true, false, 0
+				continue
 			}
+			return fail(impls.Classify(ctx, name, "acquire", err, true))
+		}
+		retried = false
+		if attempt != nil {
 			granted, value, err = reply(attempt.Val())
 			if err != nil {
 				return fail(impls.Fail(name, "acquire", impls.ErrBackend, err))
 			}
-			if granted {
-				break
-			}
 		}
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return fail(impls.Classify(ctx, name, "acquire", err, true))
-		}
-		if cerr := impls.ContextErr(ctx); cerr != nil {
+		first = false
+		if cerr := impls.ContextErr(ctx); cerr != nil && !granted {
 			return fail(impls.Fail(name, "acquire", cerr, nil))
 		}
 	}
 	return &lease{l: l, key: key, k: k, token: token, fence: uint64(value)}, nil
+}
+
+func (l *Locker) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
 }
 
 // leave cleans up an abandoned wait, on a context of its own since the

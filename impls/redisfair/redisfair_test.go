@@ -60,7 +60,9 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conformance.Run(t, spec, conformance.Topology(t, spec), conformance.Options{})
+	// The fencing counter is a Redis key like redis-setnx-px's: reset, its
+	// tokens go back (the suite asserts this recorded limitation shows).
+	conformance.Run(t, spec, conformance.Topology(t, spec), conformance.Options{KnownDefects: conformance.CounterResetLimitation})
 }
 
 // env is one Redis server for the fairness tests, with an admin client
