@@ -60,7 +60,13 @@ func (l *link) serve() {
 // pipe copies src to dst; while the link is silent it reads and drops, so
 // neither side sees an error or a close, only silence.
 func (l *link) pipe(dst, src net.Conn, fromClient bool) {
-	defer dst.Close()
+	defer func() {
+		// A close is a packet too: while silent, the other side never
+		// learns of it (link.close ends both sockets at cleanup).
+		if !l.silent.Load() {
+			dst.Close()
+		}
+	}()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)

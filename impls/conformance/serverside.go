@@ -308,8 +308,9 @@ func (s *server) steal(t *testing.T, key string, f *redisFootprint, zkDir string
 			s.pg(t, "DELETE FROM "+pgx.Identifier{tb}.Sanitize()+" WHERE key = $1", key)
 		}
 		// An advisory lock is a session's: ending that session is the only
-		// way to take it from outside.
-		s.pg(t, `SELECT pg_terminate_backend(pid) FROM pg_locks
+		// way to take it from outside; the timeout makes the call wait until the
+		// session has ended and its locks are gone.
+		s.pg(t, `SELECT pg_terminate_backend(pid, 5000) FROM pg_locks
 			WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
 			AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, key)
 	}

@@ -109,7 +109,7 @@ func (l *Optimistic) try(ctx context.Context, key string) (impls.Lease, error) {
 	}
 	var version int64
 	err = l.exec(ctx, "acquire", func(ctx context.Context, c *pgx.Conn) error {
-		return c.QueryRow(ctx, optimisticAcquireSQL(), key, owner, l.s.ttl.Milliseconds()).Scan(&version)
+		return c.QueryRow(ctx, optimisticAcquireSQL(), rowKey(key), owner, l.s.ttl.Milliseconds()).Scan(&version)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, impls.Fail(optimisticName, "acquire", impls.ErrHeld, nil)
@@ -177,7 +177,7 @@ func (s *optimisticLease) Release(ctx context.Context) error {
 // the grant is no longer ours (expired, re-granted or released).
 func (s *optimisticLease) update(ctx context.Context, op, sql string, extra ...any) error {
 	var n int64
-	args := append([]any{s.key, s.owner, s.version}, extra...)
+	args := append([]any{rowKey(s.key), s.owner, s.version}, extra...)
 	err := s.l.exec(ctx, op, func(ctx context.Context, c *pgx.Conn) error {
 		tag, err := c.Exec(ctx, sql, args...)
 		n = tag.RowsAffected()

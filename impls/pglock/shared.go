@@ -3,9 +3,11 @@ package pglock
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +17,25 @@ import (
 
 	"github.com/locklab/locklab/impls"
 )
+
+// maxRowKey bounds a key stored as it is: a btree index entry holds at most
+// 2704 bytes (a third of a page), and a 4 KB key made the INSERT fail.
+const maxRowKey = 1024
+
+// hashedPrefix marks a stored key that is a digest of the real one.
+const hashedPrefix = "sha256:"
+
+// rowKey is the value a lock table stores for key: the key itself, or, for
+// a key too long for the primary key's index (or one that could be taken
+// for a digest), "sha256:" and its digest. Two different keys never get the
+// same row: stored keys start with the prefix exactly when they are digests.
+func rowKey(key string) string {
+	if len(key) <= maxRowKey && !strings.HasPrefix(key, hashedPrefix) {
+		return key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hashedPrefix + hex.EncodeToString(sum[:])
+}
 
 // uniqueViolation is SQLSTATE 23505: the row's key is taken.
 const uniqueViolation = "23505"

@@ -79,7 +79,7 @@ func (l *UniqueInsert) try(ctx context.Context, key string) (impls.Lease, error)
 		return nil, impls.Fail(uniqueName, "acquire", impls.ErrBackend, err)
 	}
 	err = l.exec(ctx, "acquire", func(ctx context.Context, c *pgx.Conn) error {
-		_, err := c.Exec(ctx, "INSERT INTO locklab_unique_lock (key, owner) VALUES ($1, $2)", key, owner)
+		_, err := c.Exec(ctx, "INSERT INTO locklab_unique_lock (key, owner) VALUES ($1, $2)", rowKey(key), owner)
 		return err
 	})
 	if isPgCode(err, uniqueViolation) {
@@ -132,7 +132,7 @@ func (s *uniqueLease) Refresh(ctx context.Context) error {
 	err := s.l.exec(ctx, "refresh", func(ctx context.Context, c *pgx.Conn) error {
 		return c.QueryRow(ctx,
 			"SELECT EXISTS (SELECT 1 FROM locklab_unique_lock WHERE key = $1 AND owner = $2)",
-			s.key, s.owner).Scan(&ours)
+			rowKey(s.key), s.owner).Scan(&ours)
 	})
 	if err != nil {
 		return impls.Classify(ctx, uniqueName, "refresh", err, false)
@@ -153,7 +153,7 @@ func (s *uniqueLease) Release(ctx context.Context) error {
 	}
 	var n int64
 	err := s.l.exec(ctx, "release", func(ctx context.Context, c *pgx.Conn) error {
-		tag, err := c.Exec(ctx, "DELETE FROM locklab_unique_lock WHERE key = $1 AND owner = $2", s.key, s.owner)
+		tag, err := c.Exec(ctx, "DELETE FROM locklab_unique_lock WHERE key = $1 AND owner = $2", rowKey(s.key), s.owner)
 		n = tag.RowsAffected()
 		return err
 	})
