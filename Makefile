@@ -7,14 +7,26 @@ GO ?= go
 # on a 2-core machine. The verdict matrix takes most of the run either way.
 TESTFLAGS ?= -count=1 -timeout 60m -p 1
 
-.PHONY: setup test bench matrix mutants vet fmt
+.PHONY: setup test bench matrix mutants vet fmt lint
+
+# staticcheck pinned here, run with `go run` so it needs no install and adds
+# nothing to go.mod (v0.8.x is the release that knows go 1.26).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 setup:
 	@bash scripts/setup.sh
 
-test: setup
-	$(GO) vet ./...
+test: setup lint
 	$(GO) test $(TESTFLAGS) ./...
+
+# Fails when gofmt would change a file, when go.mod/go.sum are not tidy, or
+# when go vet or staticcheck report anything. `make test` runs it first.
+lint:
+	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then \
+		echo "gofmt would change these files (run make fmt):"; echo "$$unformatted"; exit 1; fi
+	$(GO) mod tidy -diff
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 bench: setup
 	$(GO) run ./cmd/bench bench

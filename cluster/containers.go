@@ -771,3 +771,36 @@ func containerCannot(name string, h *hosts.Host, clockShift bool) error {
 	}
 	return nil
 }
+
+// EngineAvailable reports why container mode cannot run here (nil when a
+// Docker engine answers), for tests that skip without one.
+func EngineAvailable(ctx context.Context) error {
+	_, err := connectEngine(ctx)
+	return err
+}
+
+// LabResources lists the containers and networks this process made, as
+// "kind name" lines: once its topologies are closed there should be none.
+func LabResources(ctx context.Context) ([]string, error) {
+	e, err := connectEngine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := client.Filters{}.Add("label", labelLab+"=1").Add("label", labelOwner+"="+e.owner)
+	var out []string
+	cs, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	for _, c := range cs.Items {
+		out = append(out, "container "+strings.Join(c.Names, ","))
+	}
+	ns, err := e.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("list networks: %w", err)
+	}
+	for _, n := range ns.Items {
+		out = append(out, "network "+n.Name)
+	}
+	return out, nil
+}

@@ -1,0 +1,220 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The SIGKILL test's child processes. They are chosen in init, before
+// TestMain, so this file needs no hook in TestMain's own switch.
+func init() {
+	switch os.Getenv("LOCKLAB_CONTAINER_CHILD") {
+	case "start":
+		// Start a Redis container, print its address, wait to be SIGKILLed.
+		n, err := StartRedis(context.Background(), RedisOptions{Name: "orphan"})
+		if err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(1)
+		}
+		os.Stdout.WriteString(n.Addr + "\n")
+		select {}
+	case "sweep":
+		// A next run: connecting removes the leftovers of dead runs.
+		if err := EngineAvailable(context.Background()); err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+}
+
+// containerMode puts the test in container mode, or skips it, saying why,
+// when no Docker engine answers.
+func containerMode(t *testing.T) {
+	t.Helper()
+	t.Setenv(ServersEnv, ServersContainers)
+	if err := EngineAvailable(context.Background()); err != nil {
+		if errors.Is(err, ErrNoEngine) {
+			t.Skipf("container mode needs a Docker engine: %v", err)
+		}
+		t.Fatal(err)
+	}
+}
+
+// ping answers nil when the server replies within d.
+func ping(addr string, d time.Duration) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: d, ReadTimeout: d, WriteTimeout: d})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return c.Ping(ctx).Err()
+}
+
+// Every fault goes through the engine and does what it says: a paused or
+// killed or disconnected server does not answer, a resumed or reconnected one
+// does, a restart keeps the address and keeps the data or not as asked.
+func TestContainerFaults(t *testing.T) {
+	containerMode(t)
+	ctx := context.Background()
+	n, err := StartRedis(ctx, RedisOptions{Name: "faults", AppendOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	if !strings.HasPrefix(n.Addr, "127.0.0.1:") {
+		t.Fatalf("published on %s, want loopback only", n.Addr)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1})
+	defer rdb.Close()
+	if err := rdb.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// A probe long enough to see an answer on a loaded machine, so a silent
+	// server is silent for this whole bound, not just slow.
+	const silent = 500 * time.Millisecond
+	mustAnswer := func(step string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			err := ping(n.Addr, 2*time.Second)
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no answer: %v", step, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	mustBeSilent := func(step string) {
+		t.Helper()
+		if err := ping(n.Addr, silent); err == nil {
+			t.Fatalf("%s: the server still answers", step)
+		}
+	}
+	get := func() string {
+		v, err := rdb.Get(ctx, "k").Result()
+		if errors.Is(err, redis.Nil) {
+			return "(none)"
+		}
+		if err != nil {
+			t.Fatalf("GET: %v", err)
+		}
+		return v
+	}
+
+	if err := n.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	mustBeSilent("paused")
+	if err := n.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	mustAnswer("resumed")
+
+	pid := n.PID()
+	if err := n.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	mustBeSilent("killed")
+	if pid == 0 || syscall.Kill(pid, 0) == nil {
+		t.Fatalf("server pid %d still alive after the kill", pid)
+	}
+	if err := n.Restart(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "v" {
+		t.Fatalf("restart keeping data: k = %q, want v", got)
+	}
+	if err := n.Restart(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "(none)" {
+		t.Fatalf("restart without data: k = %q, want none", got)
+	}
+
+	if err := n.Disconnect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustBeSilent("disconnected")
+	if err := n.Reconnect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustAnswer("reconnected")
+
+	n.Stop()
+	left, err := LabResources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Fatalf("after Stop the engine still has: %v", left)
+	}
+}
+
+// A lab SIGKILLed mid-run cannot clean up; the next run in container mode
+// removes what it left.
+func TestContainerLeftoversRemovedAfterSIGKILL(t *testing.T) {
+	containerMode(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(self, "-test.run=^$")
+	child.Env = append(os.Environ(), "LOCKLAB_CONTAINER_CHILD=start")
+	child.Stderr = os.Stderr
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		_ = child.Process.Kill()
+		_ = child.Wait()
+		t.Fatalf("child did not start its server: %v", err)
+	}
+	addr = strings.TrimSpace(addr)
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	// The orphan outlives its lab: nothing ran to remove it.
+	if err := ping(addr, 2*time.Second); err != nil {
+		t.Fatalf("the killed run's server at %s is already gone (%v): the test shows nothing", addr, err)
+	}
+	sweep := exec.Command(self, "-test.run=^$")
+	sweep.Env = append(os.Environ(), "LOCKLAB_CONTAINER_CHILD=sweep")
+	if out, err := sweep.CombinedOutput(); err != nil {
+		t.Fatalf("next run: %v\n%s", err, out)
+	}
+	if err := ping(addr, time.Second); err == nil {
+		t.Fatalf("the killed run's server at %s still answers after the next run started", addr)
+	}
+	names, err := exec.Command("docker", "ps", "-a", "--filter", "label=locklab=1", "--filter", "name=-orphan-", "--format", "{{.Names}}").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.TrimSpace(string(names)); s != "" {
+		t.Fatalf("leftover containers: %s", s)
+	}
+	// This process has no container now, so no lab network may remain.
+	nets, err := exec.Command("docker", "network", "ls", "--filter", "label=locklab=1", "--format", "{{.Name}}").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.TrimSpace(string(nets)); s != "" {
+		t.Fatalf("leftover networks: %s", s)
+	}
+}
