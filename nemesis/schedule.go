@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
+	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 )
 
@@ -37,6 +39,12 @@ type Step struct {
 	Kind     string   `json:"kind"`
 	Target   string   `json:"target"`
 	Duration Duration `json:"duration"`
+	// After, on the first step only, names a failpoint (faults/failpoint):
+	// the target client alone takes the first grant and stops there, the
+	// others start contending only then, and the step strikes at that
+	// moment (its At is 0; later steps count from it). This is how the
+	// lab's scripted scenarios land a fault exactly where a lesson needs it.
+	After string `json:"after,omitempty"`
 }
 
 // Heal is when the step heals, from the start of the workload.
@@ -92,6 +100,11 @@ func (s Schedule) Validate() error {
 		}
 		if st.At < 0 || st.Duration < 0 {
 			return fmt.Errorf("fault %d: negative time", i)
+		}
+		if st.After != "" {
+			if err := validAfter(spec, i, st); err != nil {
+				return fmt.Errorf("fault %d: %w", i, err)
+			}
 		}
 		if time.Duration(st.At) < prevHeal {
 			return fmt.Errorf("fault %d starts at %v, before the one before it heals (%v): faults do not overlap", i, time.Duration(st.At), prevHeal)
@@ -154,4 +167,20 @@ func (s Schedule) Compact(bound time.Duration) Schedule {
 		out.Duration = Duration(Lead + bound)
 	}
 	return out
+}
+
+// validAfter checks a failpoint-triggered step: the first, on a client,
+// at a failpoint every client passes or one the lock declares.
+func validAfter(spec impls.Spec, i int, st Step) error {
+	if i != 0 || st.At != 0 {
+		return errors.New("only the first fault can wait for a failpoint, and its at must be 0")
+	}
+	if _, err := clientSlot(st.Target); err != nil {
+		return fmt.Errorf("a failpoint stops a client: %w", err)
+	}
+	generic := []string{failpoint.AfterAcquire, failpoint.InCriticalSection, failpoint.BeforeRelease}
+	if !slices.Contains(generic, st.After) && !slices.Contains(spec.Failpoints, st.After) {
+		return fmt.Errorf("%s has no failpoint %q; it has %v", spec.Name, st.After, append(generic, spec.Failpoints...))
+	}
+	return nil
 }

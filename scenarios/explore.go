@@ -88,13 +88,42 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 	}
 	sys := &exploreSystem{env: env, next: s.Clients}
 	defer sys.stopAll()
+	// A first step that waits for a failpoint: its target alone takes the
+	// first grant and stops there; the others wait for "go".
+	trigger, victim := "", -1
+	if len(s.Faults) > 0 && s.Faults[0].After != "" {
+		trigger = s.Faults[0].After
+		if _, err := fmt.Sscanf(s.Faults[0].Target, "client-%d", &victim); err != nil {
+			return nil, fmt.Errorf("fault 0: target %q: %w", s.Faults[0].Target, err)
+		}
+	}
 	for id := 0; id < s.Clients; id++ {
-		w, err := env.StartWorker(ctx, id, topo.RedisAddrs, exploreWork(env))
+		w, err := env.StartWorker(ctx, id, topo.RedisAddrs, func(ws *WorkerSpec) {
+			exploreWork(env)(ws)
+			switch {
+			case trigger != "" && id == victim:
+				ws.Arm = []string{trigger}
+			case trigger != "":
+				ws.WaitForGo = true
+			}
+		})
 		if err != nil {
 			return nil, err
 		}
 		sys.slots = append(sys.slots, w)
 		sys.all = append(sys.all, w)
+	}
+	if trigger != "" {
+		if _, err := sys.slots[victim].Await(ctx, "failpoint "+trigger, 30*time.Second+5*ttl); err != nil {
+			return nil, err
+		}
+		for i, w := range sys.slots {
+			if i != victim {
+				if err := w.Go(); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	run := &ScheduleRun{Schedule: s, Injected: map[string]int{}}
 	t0 := time.Now()
@@ -120,6 +149,14 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 			return nil, fmt.Errorf("fault %d (%s %s): inject: %w", i, st.Kind, st.Target, err)
 		}
 		logf("fault %d/%d: %s %s for %v", i+1, len(s.Faults), st.Kind, st.Target, time.Duration(st.Duration))
+		if st.After != "" {
+			// The victim leaves its failpoint once the fault is in place
+			// (a paused one reads the line when it wakes).
+			if err := sys.slots[victim].Continue(); err != nil && st.Kind != nemesis.ClientKill {
+				return nil, fmt.Errorf("continue client %d: %w", victim, err)
+			}
+			note += ", at failpoint " + st.After
+		}
 		// The heal comes st.Duration after the fault was in place, even if
 		// injecting it took a while (a SIGSTOP waits for every thread).
 		select {
