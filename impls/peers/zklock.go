@@ -24,9 +24,12 @@ func init() {
 			"lowest holds, each waiter watches its predecessor; held while the session lives",
 		Peer: true,
 		// Renewal: the client's pings keep the session, and so the lock,
-		// alive for as long as the holder's process runs. LostNotify: the
-		// session's expiry, which the library reports as an event.
-		Caps:    impls.Capabilities{Renewal: true, LostNotify: true, NoPolling: true, Expiry: true},
+		// alive for as long as the holder's process runs. No LostNotify:
+		// the adapter closes Lost on the session's expiry event, which the
+		// library reports only once it reconnects to a server that says
+		// so; a holder cut off from the ensemble hears nothing while
+		// another client takes the lock (conformance's LostNotify probe).
+		Caps:    impls.Capabilities{Renewal: true, NoPolling: true, Expiry: true},
 		Backend: impls.Backend{ZooKeeper: true},
 		Source:  "impls/peers/zklock.go",
 		New:     func(cfg impls.Config) (impls.Locker, error) { return NewZKLock(cfg) },
