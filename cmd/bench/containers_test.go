@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// Fault scenarios re-execute this binary as their client workers; a test
+// binary must answer as the bench binary would. Servers of a failed test go
+// with the run.
+func TestMain(m *testing.M) {
+	scenarios.MaybeRunWorker()
+	code := m.Run()
+	cluster.StopAll()
+	os.Exit(code)
+}
+
+// needEngine skips, saying why, when no Docker engine answers.
+func needEngine(t *testing.T) {
+	t.Helper()
+	if err := cluster.EngineAvailable(context.Background()); err != nil {
+		if errors.Is(err, cluster.ErrNoEngine) {
+			t.Skipf("needs a Docker engine: %v", err)
+		}
+		t.Fatal(err)
+	}
+}
+
+// checkVerdict runs `bench check` with args and returns its verdict line.
+func checkVerdict(t *testing.T, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	args = append([]string{"check", "-out", t.TempDir()}, args...)
+	if err := run(context.Background(), args, &out, &out); err != nil {
+		t.Fatalf("bench %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "verdict: ") {
+		t.Fatalf("no verdict line:\n%s", out.String())
+	}
+	return strings.TrimPrefix(last, "verdict: ")
+}
+
+// In container mode the lab judges locks as in local mode: the correct
+// locks keep mutual exclusion under contention on every backend, and a lock
+// server restarted empty while the lock is held (a SIGKILL and a new
+// container, through the engine) lets a second client in, which the checker
+// must catch. Nothing of the run stays behind in the engine.
+func TestContainerModeVerdicts(t *testing.T) {
+	t.Setenv(cluster.ServersEnv, cluster.ServersContainers)
+	needEngine(t)
+	tests := []struct {
+		impl, scenario string
+		want           string
+	}{
+		{"redis-setnx-px", "contention", "safe"},
+		{"zookeeper", "contention", "safe"},
+		{"pg-advisory", "contention", "safe"},
+		// scenarios/expectations.md: a restart empties the only lock server.
+		{"redis-setnx-px", "server-restart", "unsafe"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.impl+"/"+tt.scenario, func(t *testing.T) {
+			got := checkVerdict(t, "-servers", "containers", "-impl", tt.impl, "-scenario", tt.scenario, "-sections", "500")
+			if got != tt.want {
+				t.Fatalf("verdict %s, want %s", got, tt.want)
+			}
+			left, err := cluster.LabResources(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(left) > 0 {
+				t.Fatalf("after the run the engine still has: %v", left)
+			}
+		})
+	}
+}
+
+// compose finds Debian's docker-compose or the docker CLI's plugin.
+func compose(t *testing.T) []string {
+	t.Helper()
+	if p, err := exec.LookPath("docker-compose"); err == nil {
+		return []string{p}
+	}
+	if exec.Command("docker", "compose", "version").Run() == nil {
+		return []string{"docker", "compose"}
+	}
+	t.Skip("needs docker-compose or the docker compose plugin (make setup installs docker-compose)")
+	return nil
+}
+
+// docker-compose.yml is real: brought up under a project name of its own,
+// with the variables its header gives the lab runs the no-fault scenario and
+// a short benchmark against it; brought down, it leaves nothing behind.
+func TestComposeFile(t *testing.T) {
+	needEngine(t)
+	cmd := compose(t)
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	project := "locklab-test-compose-" + strconv.Itoa(os.Getpid())
+	dc := func(args ...string) *exec.Cmd {
+		full := append(append(append([]string{}, cmd[1:]...), "-f", filepath.Join(root, "docker-compose.yml"), "-p", project), args...)
+		c := exec.Command(cmd[0], full...)
+		c.Dir = root
+		return c
+	}
+	down := func() {
+		if out, err := dc("down", "-v", "--remove-orphans").CombinedOutput(); err != nil {
+			t.Errorf("compose down: %v\n%s", err, out)
+		}
+	}
+	t.Cleanup(down)
+	if out, err := dc("up", "-d", "--build").CombinedOutput(); err != nil {
+		t.Fatalf("compose up: %v\n%s", err, out)
+	}
+	// The header's variables, read from the file itself so they cannot drift.
+	header, err := os.ReadFile(filepath.Join(root, "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := 0
+	for _, line := range strings.Split(string(header), "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(line, "#"))
+		if !strings.HasPrefix(line, "export LOCKLAB_") {
+			continue
+		}
+		k, v, _ := strings.Cut(strings.TrimPrefix(line, "export "), "=")
+		t.Setenv(k, strings.Trim(v, "'"))
+		vars++
+	}
+	if vars != 4 {
+		t.Fatalf("the compose header gives %d LOCKLAB_ variables, want 4", vars)
+	}
+	t.Setenv(cluster.ServersEnv, "")
+
+	for _, impl := range []string{"redis-setnx-px", "redlock", "zookeeper", "pg-advisory"} {
+		t.Run(impl, func(t *testing.T) {
+			if got := checkVerdict(t, "-impl", impl, "-scenario", "contention", "-sections", "500"); got != "safe" {
+				t.Fatalf("verdict %s, want safe", got)
+			}
+		})
+	}
+	t.Run("bench", func(t *testing.T) {
+		out := t.TempDir()
+		var log bytes.Buffer
+		args := []string{"bench", "-quick", "-impl", "redis-setnx-px,zookeeper", "-workload", "uncontended,contended", "-trials", "1", "-out", out}
+		if err := run(context.Background(), args, &log, &log); err != nil {
+			t.Fatalf("bench: %v\n%s", err, log.String())
+		}
+		md, err := os.ReadFile(filepath.Join(out, "bench.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"redis-setnx-px", "zookeeper"} {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("bench.md has no row for %s", want)
+			}
+		}
+	})
+
+	down()
+	for _, args := range [][]string{
+		{"ps", "-a", "--filter", "label=com.docker.compose.project=" + project, "--format", "{{.Names}}"},
+		{"network", "ls", "--filter", "label=com.docker.compose.project=" + project, "--format", "{{.Name}}"},
+	} {
+		out, err := exec.Command("docker", args...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := strings.TrimSpace(string(out)); s != "" {
+			t.Fatalf("after compose down, docker %s shows: %s", args[0], s)
+		}
+	}
+}
