@@ -325,8 +325,9 @@ type Exploration struct {
 // Suspects returns the indices of the schedule's faults that a failing
 // run's history points at, most likely first, for the shrinker to try
 // alone: for stuck, the fault after whose heal no grant came; for unsafe,
-// the last fault that began before the first lost update (two sections
-// that wrote the same value), then the one before it.
+// the last fault that began before the second holder of the first lost
+// update entered (two sections that wrote the same value), then the one
+// before it.
 func Suspects(r *ScheduleRun) []int {
 	var faults []lin.Event
 	for _, e := range r.Events {
@@ -357,7 +358,9 @@ func Suspects(r *ScheduleRun) []int {
 			case e.Kind == lin.Return && e.Status == lin.OK:
 				this := op{calls[[2]int64{int64(e.Client), e.Op}], e.Time}
 				if prev, dup := written[e.Value]; dup {
-					t := min(prev.call, this.call)
+					// The later of the two entries is when the lock let a
+					// second holder in: the fault came before it.
+					t := max(prev.call, this.call)
 					if lost < 0 || t < lost {
 						lost = t
 					}
