@@ -69,9 +69,6 @@ func init() {
 			observe: func(env *Env) time.Duration { return checker.Bound(env.TTL) + time.Second },
 			judge:   judgePartition,
 		})
-	// Out of the verdict matrix until its expectations are reviewed
-	// (scenarios/expectations.md); run it with bench check.
-	s.Demo = true
 	Register(s)
 }
 
