@@ -31,6 +31,7 @@ const (
 	ReentrantNoWatchdog        = "reentrant-no-watchdog"
 	ReentrantGrantWhenHeld     = "reentrant-grant-when-held"
 	ReentrantFencedTokenReused = "reentrant-fenced-token-reused"
+	FairReleaseUnchecked       = "fair-release-unchecked"
 	RedlockMinorityGrant       = "redlock-minority-grant"
 	RedlockNoValidityCheck     = "redlock-no-validity-check"
 	ZooKeeperNotLowest         = "zookeeper-not-lowest"
@@ -65,12 +66,13 @@ var all = []Mutant{
 	{ReentrantNoWatchdog, "redis-reentrant", "no watchdog: the lease is never renewed and runs out under a live holder", "slow-work-past-ttl"},
 	{ReentrantGrantWhenHeld, "redis-reentrant", "the acquire script grants even when another owner holds the hash", "contention"},
 	{ReentrantFencedTokenReused, "redis-reentrant-fenced", "every grant reports fencing token 1 instead of the INCR it drew", "pause-past-ttl/fenced"},
+	{FairReleaseUnchecked, "redis-fair", "release hands the lock to the next waiter (or deletes it) without checking we still own it", "late-release"},
 	{RedlockMinorityGrant, "redlock", "a grant needs one node, not a majority", "contention"},
 	{RedlockNoValidityCheck, "redlock", "the validity time is not computed: a lease claims a day however long the grant took, and the client works past the TTL", "slow-work-past-ttl"},
 	{ZooKeeperNotLowest, "zookeeper", "a client takes the lock as soon as its node exists, without checking it is the lowest sequence node", "contention"},
 	{ZooKeeperTokenReused, "zookeeper", "every grant's fencing token is 1 instead of its node's czxid", "pause-past-ttl/fenced"},
 	{PGAdvisoryIgnoreTryResult, "pg-advisory", "acquire calls pg_try_advisory_lock and grants whatever it returned", "contention"},
-	{PGAdvisoryReleaseKeepsLock, "pg-advisory", "release returns the connection to the pool without pg_advisory_unlock: the session lock survives, and only the releasing client can take it again", "late-release"},
+	{PGAdvisoryReleaseKeepsLock, "pg-advisory", "release returns the connection to the pool without pg_advisory_unlock: the session lock survives, and only the releasing client can take it again", "release-hand-off"},
 	{PGOptimisticNoCompare, "pg-optimistic", "the acquire's upsert has no WHERE: it takes the row whoever holds it", "contention"},
 	{PGOptimisticReleaseAny, "pg-optimistic", "release frees the row without checking owner and version", "late-release"},
 	{PGOptimisticVersionReused, "pg-optimistic", "a grant keeps the row's version instead of bumping it, so the token repeats", "pause-past-ttl/fenced"},

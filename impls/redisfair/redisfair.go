@@ -473,7 +473,7 @@ func (s *lease) Release(ctx context.Context) error {
 		return impls.Fail(name, "release", impls.ErrNotHeld, nil)
 	}
 	ks, argv := s.k.args(s.l, s.token, "release")
-	n, err := releaseScript.Run(ctx, s.l.rdb, ks, argv...).Int64()
+	n, err := releaseScriptNow().Run(ctx, s.l.rdb, ks, argv...).Int64()
 	if err != nil {
 		return impls.Classify(ctx, name, "release", err, true)
 	}
