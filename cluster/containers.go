@@ -5,8 +5,10 @@ package cluster
 // testcontainers-go from the lab's own Dockerfiles (package docker). Faults go
 // through the engine: a kill is `docker kill -s KILL`, a pause the cgroup
 // freezer (`docker pause`), a restart a start of the same container (data
-// kept) or a new container from the image (data gone), and Disconnect cuts
-// the container off its network.
+// kept) or a new container from the image (data gone), Disconnect cuts
+// the container off its network, and a clock jump is the same clockshift shim
+// as in local mode, mounted into the container. The lab's hosts (network
+// namespaces) do not apply: hosts.Available says so in container mode.
 //
 // testcontainers' reaper (Ryuk) is off: it is an image from a registry, and
 // these machines have none. The lab cleans up its own way instead: every
@@ -30,6 +32,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +48,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/docker"
+	"github.com/locklab/locklab/faults/clockjump"
 )
 
 // ServersEnv chooses where the lab's servers run: "local" (the default,
@@ -387,6 +391,7 @@ type dockerServer struct {
 	cmd    []string // overrides the image's CMD when set
 	name   string   // container name, unique per run; peers resolve it
 	host   int      // published port on 127.0.0.1, kept across restarts
+	binds  []string // host dirs mounted at the same path (the clock shim's)
 
 	mu sync.Mutex
 	id string // current container, "" when removed
@@ -401,6 +406,11 @@ type containerSpec struct {
 	env    map[string]string
 	cmd    []string
 	ready  func(ctx context.Context, n *Node) error
+	// clockShift preloads the clockshift shim (faults/clockjump), built on
+	// this machine and mounted into the container with the node's dir,
+	// where the offset file is: the engine must share this machine's file
+	// system, as a local engine does.
+	clockShift bool
 }
 
 var containerSeq struct {
@@ -436,6 +446,12 @@ func startContainer(ctx context.Context, spec containerSpec) (*Node, error) {
 		name: fmt.Sprintf("locklab-%s-%s-%d", e.run, spec.name, seq), host: hostPort,
 	}
 	n := &Node{Kind: spec.kind, Name: spec.name, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(hostPort)), Dir: dir, ready: spec.ready, ctr: s}
+	if spec.clockShift {
+		if err := s.preloadClockShift(n); err != nil {
+			n.Stop()
+			return nil, fmt.Errorf("%s: %w", n.Name, err)
+		}
+	}
 	if err := s.create(ctx); err != nil {
 		n.Stop()
 		return nil, fmt.Errorf("%s: %w", n.Name, err)
@@ -446,6 +462,33 @@ func startContainer(ctx context.Context, spec containerSpec) (*Node, error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// preloadClockShift sets the container's environment to preload the shim
+// and mounts what it reads, at the same paths, so JumpClock works unchanged.
+func (s *dockerServer) preloadClockShift(n *Node) error {
+	n.clockFile = filepath.Join(n.Dir, "clock-offset")
+	env, err := clockjump.Env(n.clockFile)
+	if err != nil {
+		return err
+	}
+	lib, err := clockjump.Library()
+	if err != nil {
+		return err
+	}
+	merged := map[string]string{}
+	for k, v := range s.env {
+		merged[k] = v
+	}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		merged[k] = v
+	}
+	s.env = merged
+	// The dir, not the file: Set replaces the file by a rename, which a
+	// mount of the file itself would not show.
+	s.binds = append(s.binds, n.Dir+":"+n.Dir, filepath.Dir(lib)+":"+filepath.Dir(lib)+":ro")
+	return nil
 }
 
 // create makes and starts a new container from the image, publishing the
@@ -472,6 +515,7 @@ func (s *dockerServer) create(ctx context.Context) error {
 		NetworkAliases: map[string][]string{nw: {s.name}},
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.PortBindings = portBindings(s.port, s.host)
+			hc.Binds = append(hc.Binds, s.binds...)
 		},
 	}
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
@@ -713,7 +757,7 @@ func startRedisContainer(ctx context.Context, opts RedisOptions) (*Node, error) 
 	if opts.Name == "" {
 		opts.Name = "redis"
 	}
-	if err := containerCannot(opts.Name, opts.Host, opts.ClockShift); err != nil {
+	if err := containerCannot(opts.Name, opts.Host); err != nil {
 		return nil, err
 	}
 	var cmd []string
@@ -732,7 +776,7 @@ func startRedisContainer(ctx context.Context, opts RedisOptions) (*Node, error) 
 			cmd = append(cmd, "--replicaof", opts.ReplicaOf.ctr.name, "6379")
 		}
 	}
-	return startContainer(ctx, containerSpec{kind: KindRedis, name: opts.Name, server: "redis", port: 6379, cmd: cmd, ready: redisReady})
+	return startContainer(ctx, containerSpec{kind: KindRedis, name: opts.Name, server: "redis", port: 6379, cmd: cmd, ready: redisReady, clockShift: opts.ClockShift})
 }
 
 // startZooKeeperContainer is StartZooKeeper in container mode.
@@ -743,7 +787,7 @@ func startZooKeeperContainer(ctx context.Context, opts ZooKeeperOptions) (*Node,
 	if opts.TickTime <= 0 {
 		opts.TickTime = 100 * time.Millisecond
 	}
-	if err := containerCannot(opts.Name, opts.Host, false); err != nil {
+	if err := containerCannot(opts.Name, opts.Host); err != nil {
 		return nil, err
 	}
 	env := map[string]string{"ZOO_TICK_MS": strconv.FormatInt(opts.TickTime.Milliseconds(), 10)}
@@ -755,19 +799,16 @@ func startPostgresContainer(ctx context.Context, opts PostgresOptions) (*Node, e
 	if opts.Name == "" {
 		opts.Name = "postgres"
 	}
-	if err := containerCannot(opts.Name, opts.Host, false); err != nil {
+	if err := containerCannot(opts.Name, opts.Host); err != nil {
 		return nil, err
 	}
 	return startContainer(ctx, containerSpec{kind: KindPostgres, name: opts.Name, server: "postgres", port: 5432, ready: postgresReady})
 }
 
 // containerCannot names what container mode does not do.
-func containerCannot(name string, h *hosts.Host, clockShift bool) error {
+func containerCannot(name string, h *hosts.Host) error {
 	if h != nil {
 		return fmt.Errorf("%s: servers on the lab's hosts (network namespaces) are not applicable in container mode: a container is cut off its network with Node.Disconnect instead", name)
-	}
-	if clockShift {
-		return fmt.Errorf("%s: clock jumps are not applicable in container mode: the clockshift shim is built on and preloaded from the local machine; run this scenario with LOCKLAB_SERVERS=local", name)
 	}
 	return nil
 }

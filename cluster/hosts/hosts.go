@@ -67,6 +67,11 @@ func Available() error {
 			return fmt.Errorf("hosts need %s (install iproute2 and iptables, or run scripts/setup.sh): %w", tool, err)
 		}
 	}
+	// The servers then run in containers of the Docker engine, not on hosts;
+	// cluster/containers.go cuts a container off its network instead.
+	if os.Getenv("LOCKLAB_SERVERS") == "containers" {
+		return errors.New("hosts (network namespaces) are not applicable in container mode (LOCKLAB_SERVERS=containers): the servers run in containers; run network faults with LOCKLAB_SERVERS=local")
+	}
 	return nil
 }
 
