@@ -289,14 +289,19 @@ func (rep *Report) distributionChart(title, xlabel string, samples func(*Result)
 }
 
 // decisionChart: x is contended pairs/s (log), y the fault scenarios the
-// lock came through safe. Up and to the right is better; peers are drawn
-// apart so that our locks can be read against them.
+// lock came through safe. Up and to the right is better; peers and the
+// deliberately broken variants are drawn apart so that our correct locks
+// can be read against them.
 func (rep *Report) decisionChart() (*plot.Plot, error) {
 	type point struct {
 		x, y  float64
 		label string
 	}
-	var ours, peers []point
+	sets := []struct {
+		name string
+		pts  []point
+	}{{name: "ours"}, {name: "peer libraries"}, {name: "ours, deliberately broken"}}
+	lo, hi, top := math.Inf(1), 0.0, 0.0
 	for i := range rep.Impls {
 		r := &rep.Impls[i]
 		if r.Contended == nil || r.Survives == nil || r.Contended.PairsPerSec.Median <= 0 {
@@ -304,38 +309,46 @@ func (rep *Report) decisionChart() (*plot.Plot, error) {
 		}
 		pt := point{x: r.Contended.PairsPerSec.Median, y: float64(r.Survives.Safe),
 			label: fmt.Sprintf("%s %d/%d", r.Name, r.Survives.Safe, r.Survives.Applied)}
-		if r.Peer {
-			peers = append(peers, pt)
-		} else {
-			ours = append(ours, pt)
+		k := 0
+		switch {
+		case r.Peer:
+			k = 1
+		case r.Broken != "":
+			k = 2
 		}
+		sets[k].pts = append(sets[k].pts, pt)
+		lo, hi, top = math.Min(lo, pt.x), math.Max(hi, pt.x), math.Max(top, pt.y)
 	}
-	if len(ours)+len(peers) == 0 {
+	if hi == 0 {
 		return nil, nil
 	}
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Speed against safety: contended pairs/s (%d clients, one key) and fault scenarios survived", rep.Settings.Clients)
 	p.X.Label.Text = "contended pairs/s, median (log scale)"
-	p.Y.Label.Text = "fault scenarios survived without fencing (safe / applied)"
+	p.Y.Label.Text = "fault scenarios survived without fencing"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Y.Min, p.Y.Max = -0.5, 0.5
+	// Room for the labels right of the fastest point.
+	p.X.Min, p.X.Max = lo/1.5, hi*2.5
+	p.Y.Min, p.Y.Max = -0.5, top+1
+	p.Y.Tick.Marker = countTicks(int(top) + 1)
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	p.Legend.Left = true
-	for si, set := range []struct {
-		name string
-		pts  []point
-	}{{"ours", ours}, {"peer libraries", peers}} {
+	// Labels of points at the same height and close in x would print over
+	// each other: each next one goes a line lower.
+	type placedLabel struct {
+		pt   point
+		line int
+	}
+	var placed []placedLabel
+	for si, set := range sets {
 		if len(set.pts) == 0 {
 			continue
 		}
 		var xys plotter.XYs
-		var labels []string
 		for _, pt := range set.pts {
 			xys = append(xys, plotter.XY{X: pt.x, Y: pt.y})
-			labels = append(labels, pt.label)
-			p.Y.Max = math.Max(p.Y.Max, pt.y+0.8)
 		}
 		sc, err := plotter.NewScatter(xys)
 		if err != nil {
@@ -344,23 +357,41 @@ func (rep *Report) decisionChart() (*plot.Plot, error) {
 		sc.GlyphStyle.Color = plotutil.Color(si)
 		sc.GlyphStyle.Shape = plotutil.Shape(si)
 		sc.GlyphStyle.Radius = vg.Points(4)
-		ls, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
-		if err != nil {
-			return nil, err
-		}
-		for i := range ls.TextStyle {
-			ls.TextStyle[i].Font.Size = vg.Points(7)
-			ls.TextStyle[i].Color = plotutil.Color(si)
-			// Our labels above the point, peers' below, so that a lock and
-			// its peer at the same height do not print over each other.
-			ls.TextStyle[i].YAlign = draw.YBottom
-			if si == 1 {
-				ls.TextStyle[i].YAlign = draw.YTop
-			}
-		}
-		ls.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(3 - 6*float64(si))}
-		p.Add(sc, ls)
+		p.Add(sc)
 		p.Legend.Add(set.name, sc)
+		for _, pt := range set.pts {
+			taken := map[int]bool{}
+			for _, q := range placed {
+				if q.pt.y == pt.y && pt.x/q.pt.x < 2.5 && q.pt.x/pt.x < 2.5 {
+					taken[q.line] = true
+				}
+			}
+			line := 0
+			for taken[line] {
+				line++
+			}
+			placed = append(placed, placedLabel{pt, line})
+			ls, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: pt.x, Y: pt.y}}, Labels: []string{pt.label}})
+			if err != nil {
+				return nil, err
+			}
+			ls.TextStyle[0].Font.Size = vg.Points(7)
+			ls.TextStyle[0].Color = plotutil.Color(si)
+			ls.TextStyle[0].YAlign = draw.YBottom
+			ls.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(3 - 9*float64(line))}
+			p.Add(ls)
+		}
 	}
 	return p, nil
+}
+
+// countTicks labels every whole number from 0 to n.
+type countTicks int
+
+func (c countTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for i := 0; i <= int(c); i++ {
+		out = append(out, plot.Tick{Value: float64(i), Label: fmt.Sprint(i)})
+	}
+	return out
 }

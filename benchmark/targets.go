@@ -113,7 +113,7 @@ func (rep *Report) targets() []Target {
 	}
 	limitOne := map[string]float64{}
 	for _, l := range rep.Limits {
-		limitOne[l.Backend] = l.OneClient.Median
+		limitOne[l.Backend] = l.OneClient.Max // the fastest trial, as for the bounds
 	}
 	var out []Target
 	add := func(t ratioTarget) {
