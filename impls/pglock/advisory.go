@@ -2,6 +2,7 @@ package pglock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -257,6 +258,11 @@ func (s *advisoryLease) Release(ctx context.Context) error {
 	if releaseKeepsLock() {
 		s.l.pool.put(s.conn)
 		return nil
+	}
+	if s.conn.IsClosed() {
+		// Closed before the unlock was sent (the Locker's Close): the
+		// session, and the lock with it, is gone; nothing is unknown.
+		return impls.Fail(advisoryName, "release", impls.ErrNotHeld, errors.New("the lease's session is closed"))
 	}
 	octx, cancel := s.l.s.withOp(ctx)
 	var unlocked bool
