@@ -166,8 +166,17 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			cellStart := time.Now()
 			o, err := scenarios.Run(ctx, c.Scenario, opts(c, mc.Seed))
 			restore()
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			if err != nil {
-				return fmt.Errorf("mutant %s, cell %s: %w", p.m.Name, c.Name(), err)
+				// One cell that could not run (a broken mutant may leave
+				// a lock that cannot even start) costs that cell, not the
+				// whole table; the report shows why.
+				mc.NotRun = "the run failed: " + err.Error()
+				fmt.Fprintf(stderr, "[%d/%d] %-30s %-36s run failed: %v\n", pi+1, len(plans), p.m.Name, c.Name(), err)
+				r.Cells = append(r.Cells, mc)
+				continue
 			}
 			mc.Verdict, mc.Sections, mc.Grants, mc.Detail, mc.Figures = o.Verdict, o.Sections, o.GrantsAfterFault, o.Detail, o.Figures
 			mc.Seconds = time.Since(cellStart).Seconds()
@@ -177,14 +186,18 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				u, ok := unmutated[c.Name()]
 				if !ok {
 					uo, err := scenarios.Run(ctx, c.Scenario, opts(c, mc.Seed))
-					if err != nil {
-						return fmt.Errorf("cell %s without a mutant: %w", c.Name(), err)
+					if ctx.Err() != nil {
+						return ctx.Err()
 					}
-					u = uo.Verdict
-					unmutated[c.Name()] = u
+					if err == nil {
+						u = uo.Verdict
+						unmutated[c.Name()] = u
+					} else {
+						mc.Detail += "; the unmutated run failed: " + err.Error()
+					}
 				}
 				mc.Unmutated = u
-				mc.Caught = !caught(exp.Verdict, u)
+				mc.Caught = u != "" && !caught(exp.Verdict, u)
 			}
 			if mc.Caught {
 				r.Caught = true

@@ -99,6 +99,7 @@ func TestMutantsCaught(t *testing.T) {
 		{mutant.SetNXPXFenceReused, scenarios.Unsafe},
 		{mutant.ZooKeeperNotLowest, scenarios.Unsafe},
 		{mutant.PGOptimisticNoCompare, scenarios.Unsafe},
+		{mutant.PGAdvisoryReleaseKeepsLock, scenarios.Stuck},
 	}
 	for i, tt := range tests {
 		t.Run(tt.mutant, func(t *testing.T) {
