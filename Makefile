@@ -30,6 +30,10 @@ lint:
 
 bench: setup
 	$(GO) run ./cmd/bench bench
+	@# A short container-mode pass beside it (results/containers/): what the
+	@# container network costs per acquisition. Skipped, saying so, without an engine.
+	@if docker info >/dev/null 2>&1; then $(GO) run ./cmd/bench bench -servers containers -quick; \
+	else echo "no Docker engine answers: container-mode figures (results/containers/) skipped"; fi
 
 # Every lock under every fault: results/correctness.md and counterexamples.
 matrix: setup
