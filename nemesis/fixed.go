@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"slices"
 	"time"
 
 	"github.com/locklab/locklab/checker"
@@ -18,12 +19,29 @@ var Fixed = map[string]func(impl string, fencing bool, ttl time.Duration) Schedu
 		return fixed(impl, fencing, ttl, Step{Kind: ClientPause, Target: "client-0", After: failpoint.InCriticalSection,
 			Duration: Duration(ttl*5/2 + 500*time.Millisecond)})
 	},
+	// holder-partition: the holder, having read the resource, is cut off
+	// every lock server by dropped packets past its lease (the resource
+	// stays reachable), then healed; it writes whenever its section ends.
+	"holder-partition": func(impl string, fencing bool, ttl time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: NetPartitionClient, Target: "client-0", After: failpoint.InCriticalSection,
+			Duration: Duration(ttl*5/2 + 500*time.Millisecond)})
+	},
 	// holder-crash: the holder is SIGKILLed inside its critical section; a
 	// new process takes its slot a TTL later.
 	"holder-crash": func(impl string, fencing bool, ttl time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: ClientKill, Target: "client-0", After: failpoint.InCriticalSection,
 			Duration: Duration(ttl)})
 	},
+}
+
+// FixedNames lists the fixed schedules, sorted.
+func FixedNames() []string {
+	var out []string
+	for n := range Fixed {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func fixed(impl string, fencing bool, ttl time.Duration, st Step) Schedule {

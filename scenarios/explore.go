@@ -297,6 +297,9 @@ type ExploreOptions struct {
 	Duration time.Duration
 	// Kinds restricts the fault kinds (default: every kind that applies).
 	Kinds []string
+	// Fixed names a fixed schedule (nemesis.Fixed) to run in place of a
+	// generated one.
+	Fixed string
 	// Replays is how many times the shrinker replays each candidate; it
 	// still fails if any replay fails.
 	Replays int
@@ -402,6 +405,15 @@ func PlanExplore(o ExploreOptions) (nemesis.Schedule, map[string]string, error) 
 	}
 	if o.Fencing && !o.Impl.Caps.Fencing {
 		return nemesis.Schedule{}, skipped, fmt.Errorf("%s issues no fencing tokens, so -fencing cannot apply", o.Impl.Name)
+	}
+	if o.Fixed != "" {
+		f, ok := nemesis.Fixed[o.Fixed]
+		if !ok {
+			return nemesis.Schedule{}, skipped, fmt.Errorf("unknown fixed schedule %q; valid: %v", o.Fixed, nemesis.FixedNames())
+		}
+		s := f(o.Impl.Name, o.Fencing, o.TTL)
+		s.Seed, s.Clients = o.Seed, o.Clients
+		return s, skipped, s.Validate()
 	}
 	if len(ks) == 0 {
 		return nemesis.Schedule{}, skipped, fmt.Errorf("no fault kind applies to %s", o.Impl.Name)

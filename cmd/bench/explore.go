@@ -35,6 +35,7 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	shrinkTime := fs.Duration("shrink-time", 5*time.Minute, "time limit for shrinking a counterexample")
 	out := fs.String("out", filepath.Join(os.TempDir(), "locklab", "explore"), "directory for the minimal schedule, its history and timeline")
 	dry := fs.Bool("print-schedule", false, "print the schedule the seed draws and exit without running it")
+	fixed := fs.String("fixed", "", "run a fixed schedule in place of a random one: "+strings.Join(nemesis.FixedNames(), ", "))
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		*seed = time.Now().UnixNano()
 	}
 	o := scenarios.ExploreOptions{Impl: spec, Fencing: *fencing, Seed: *seed, TTL: *ttl, Clients: *clients,
-		Duration: *duration, Kinds: cluster.SplitList(*kinds), Replays: *replays, ShrinkBudget: *shrinkTime, OutDir: *out,
+		Duration: *duration, Kinds: cluster.SplitList(*kinds), Fixed: *fixed, Replays: *replays, ShrinkBudget: *shrinkTime, OutDir: *out,
 		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }}
 	// Draw the schedule first: bad input (an unknown kind, a lock nothing
 	// applies to) fails here, before any server starts.
@@ -64,10 +65,10 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for _, k := range sortedReasons(skipped) {
 		fmt.Fprintf(stdout, "skipped kind %s: %s\n", k, skipped[k])
 	}
-	fmt.Fprintf(stdout, "schedule: %d faults over %v\n", len(sched.Faults), *duration)
+	fmt.Fprintf(stdout, "schedule: %d faults over %v\n", len(sched.Faults), time.Duration(sched.Duration))
 	if *dry {
 		for _, st := range sched.Faults {
-			fmt.Fprintf(stdout, "  at %-8v %-20s %-10s for %v\n", time.Duration(st.At), st.Kind, st.Target, time.Duration(st.Duration))
+			fmt.Fprintln(stdout, stepLine(st))
 		}
 		return nil
 	}
@@ -88,7 +89,7 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			len(x.Minimal.Faults), time.Duration(x.Minimal.Duration), len(sched.Faults), x.Shrink.Candidates, x.Shrink.Accepted,
 			x.Shrink.Elapsed.Round(time.Second), outOfTime(x.Shrink.OutOfTime))
 		for _, st := range x.Minimal.Faults {
-			fmt.Fprintf(stdout, "  at %-8v %-20s %-10s for %v\n", time.Duration(st.At), st.Kind, st.Target, time.Duration(st.Duration))
+			fmt.Fprintln(stdout, stepLine(st))
 		}
 		fmt.Fprintf(stdout, "schedule file: %s\nhistory: %s\n", x.ScheduleFile, x.HistoryFile)
 		if x.HTMLFile != "" {
@@ -172,4 +173,12 @@ func outOfTime(b bool) string {
 		return "; out of time: a smaller schedule may exist"
 	}
 	return ""
+}
+
+func stepLine(st nemesis.Step) string {
+	at := fmt.Sprintf("at %v", time.Duration(st.At))
+	if st.After != "" {
+		at = "at failpoint " + st.After
+	}
+	return fmt.Sprintf("  %-28s %-20s %-10s for %v", at, st.Kind, st.Target, time.Duration(st.Duration))
 }
