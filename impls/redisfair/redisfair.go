@@ -109,6 +109,15 @@ local function next_fence()
   end
   return fence
 end
+-- grant answers a grant of ours. In mode "cycle" a BLPOP on our own list
+-- follows in the same pipeline and must not block: the fence goes there too.
+local function grant(fence)
+  if ARGV[6] == 'cycle' then
+    redis.call('RPUSH', KEYS[6], fence)
+    redis.call('PEXPIRE', KEYS[6], ARGV[2])
+  end
+  return {1, fence}
+end
 -- handoff grants the lock to the oldest live waiter, if any, and returns
 -- whether it did; the caller has checked that the lock is ours or free.
 local function handoff(now)
@@ -145,10 +154,24 @@ end
 // Mode "cycle" also pushes the fence onto our own wake-up list on a grant,
 // because a BLPOP on it follows in the same pipeline and must not block.
 var acquireScript = redis.NewScript(queueLua + `
+local fence = nil
+if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 then
+  -- The uncontended path: free, and nobody in line (an empty sorted set
+  -- does not exist), so no clock, no pruning, no queue to leave.
+  fence = next_fence()
+  if type(fence) == 'table' then
+    return fence
+  end
+  redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if ARGV[6] == 'cycle' then
+    redis.call('DEL', KEYS[6])
+  end
+  return grant(fence)
+end
 local now = now_ms()
 prune(now)
 local owner = redis.call('HGET', KEYS[1], 'owner')
-local fence = nil
 if owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   fence = tonumber(redis.call('HGET', KEYS[1], 'fence'))
@@ -175,11 +198,7 @@ elseif redis.call('EXISTS', KEYS[1]) == 0 then
   end
 end
 if fence then
-  if ARGV[6] == 'cycle' then
-    redis.call('RPUSH', KEYS[6], fence)
-    redis.call('PEXPIRE', KEYS[6], ARGV[2])
-  end
-  return {1, fence}
+  return grant(fence)
 end
 if ARGV[6] ~= 'try' then
   if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
@@ -195,6 +214,11 @@ return {0, redis.call('PTTL', KEYS[1])}
 var releaseScript = redis.NewScript(queueLua + `
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
   return 0
+end
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  -- Nobody in line: no clock, no pruning.
+  redis.call('DEL', KEYS[1])
+  return 1
 end
 local handed = handoff(now_ms())
 if type(handed) == 'table' then
