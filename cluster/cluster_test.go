@@ -241,6 +241,7 @@ func TestSignalStopsServers(t *testing.T) {
 }
 
 func TestMissingBinaryNamesPackage(t *testing.T) {
+	t.Setenv(ServersEnv, ServersLocal) // a missing binary is a local-mode error
 	t.Setenv("PATH", t.TempDir())
 	_, err := StartRedis(context.Background(), RedisOptions{})
 	if !errors.Is(err, ErrMissingBinary) || !strings.Contains(err.Error(), "apt-get install -y redis-server") {
