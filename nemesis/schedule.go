@@ -33,7 +33,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // Step is one fault of a schedule: at At after the workload starts, Kind
-// strikes Target, and heals Duration later.
+// strikes Target, and heals Duration later. The runner delays a step (and
+// the run's end) when the heal before it finished late, so that at least
+// the liveness bound separates a finished heal from what comes next.
 type Step struct {
 	At       Duration `json:"at"`
 	Kind     string   `json:"kind"`
@@ -42,7 +44,9 @@ type Step struct {
 	// After, on the first step only, names a failpoint (faults/failpoint):
 	// the target client alone takes the first grant and stops there, the
 	// others start contending only then, and the step strikes at that
-	// moment (its At is 0; later steps count from it). This is how the
+	// moment (its At is 0; later steps count from it). The target stays
+	// at its failpoint, inside its critical section, until just before
+	// the heal. This is how the
 	// lab's scripted scenarios land a fault exactly where a lesson needs it.
 	After string `json:"after,omitempty"`
 }

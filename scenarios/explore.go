@@ -135,8 +135,15 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 			return ctx.Err()
 		}
 	}
+	// A heal can take longer than planned (a restarted server must answer
+	// first). No fault starts, and the run does not end, less than the
+	// liveness bound after the last heal really finished: the checker then
+	// always has its bound to see a grant, and a stuck verdict is the
+	// lock's, never a fault that came too soon.
+	bound := checker.Bound(ttl)
+	var notBefore time.Duration
 	for i, st := range s.Faults {
-		if err := sleepUntil(time.Duration(st.At)); err != nil {
+		if err := sleepUntil(max(time.Duration(st.At), notBefore)); err != nil {
 			return nil, err
 		}
 		k, err := nemesis.Lookup(st.Kind)
@@ -150,11 +157,6 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 		}
 		logf("fault %d/%d: %s %s for %v", i+1, len(s.Faults), st.Kind, st.Target, time.Duration(st.Duration))
 		if st.After != "" {
-			// The victim leaves its failpoint once the fault is in place
-			// (a paused one reads the line when it wakes).
-			if err := sys.slots[victim].Continue(); err != nil && st.Kind != nemesis.ClientKill {
-				return nil, fmt.Errorf("continue client %d: %w", victim, err)
-			}
 			note += ", at failpoint " + st.After
 		}
 		// The heal comes st.Duration after the fault was in place, even if
@@ -165,15 +167,24 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 			k.Heal(context.Background(), sys, st.Target)
 			return nil, ctx.Err()
 		}
+		if st.After != "" {
+			// The victim stays inside its section for the whole fault and
+			// leaves its failpoint just before the heal (a paused one reads
+			// the line when it wakes; a killed one reads nothing).
+			if err := sys.slots[victim].Continue(); err != nil && st.Kind != nemesis.ClientKill {
+				return nil, fmt.Errorf("continue client %d: %w", victim, err)
+			}
+		}
 		healNote, err := k.Heal(ctx, sys, st.Target)
 		if err != nil {
 			return nil, fmt.Errorf("fault %d (%s %s): heal: %w", i, st.Kind, st.Target, err)
 		}
+		notBefore = time.Since(t0) + bound
 		env.Rec.Record(lin.Event{Kind: lin.Fault, Time: begin, End: lin.Now(),
 			Text: fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, st.Target, time.Duration(st.Duration), note, healNote)})
 		run.Injected[st.Kind]++
 	}
-	if err := sleepUntil(time.Duration(s.Duration)); err != nil {
+	if err := sleepUntil(max(time.Duration(s.Duration), notBefore+100*time.Millisecond)); err != nil {
 		return nil, err
 	}
 	end := lin.Now()
