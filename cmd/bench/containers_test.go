@@ -185,3 +185,35 @@ func TestComposeFile(t *testing.T) {
 		}
 	}
 }
+
+// A server mode the lab does not know is a usage error naming the valid
+// ones, whether it comes as a flag or from the environment, and writes nothing.
+func TestServersBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		env  string
+		args []string
+	}{
+		{"flag", "", []string{"check", "-servers", "vm", "-impl", "none", "-scenario", "contention"}},
+		{"env", "vm", []string{"check", "-impl", "none", "-scenario", "contention"}},
+		{"env on list", "vm", []string{"list"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(cluster.ServersEnv, tt.env)
+			dir := t.TempDir()
+			args := tt.args
+			if args[0] == "check" {
+				args = append([]string{"check", "-out", dir}, args[1:]...)
+			}
+			var out bytes.Buffer
+			err := run(context.Background(), args, &out, &out)
+			if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "want local or containers") {
+				t.Fatalf("got %v, want a usage error naming local and containers", err)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Fatalf("bad input wrote files: %v", entries)
+			}
+		})
+	}
+}
