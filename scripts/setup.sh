@@ -10,7 +10,7 @@
 # It does nothing, quietly, when everything is already there.
 set -euo pipefail
 
-# The image every Dockerfile in docker/ starts FROM (see docker/README.md).
+# The image every Dockerfile in docker/ starts FROM (docker.BaseImage in docker/images.go).
 base_image="${LOCKLAB_BASE_IMAGE:-locklab/debian:bookworm}"
 suite=bookworm
 
