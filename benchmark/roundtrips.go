@@ -40,13 +40,6 @@ var declaredRoundTrips = map[string]RoundTrips{
 	"peer-zk-lock":           {3, "create protected ephemeral sequential, getChildren, delete"},
 }
 
-// DeclaredRoundTrips returns a lock's declared round trips per uncontended
-// pair; ok is false for a lock not declared (or not server-backed).
-func DeclaredRoundTrips(name string) (RoundTrips, bool) {
-	rt, ok := declaredRoundTrips[name]
-	return rt, ok
-}
-
 // backendOf names the servers a lock uses.
 func backendOf(s impls.Spec) string {
 	switch {
