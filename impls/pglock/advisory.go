@@ -259,9 +259,14 @@ func (s *advisoryLease) Release(ctx context.Context) error {
 		s.l.pool.put(s.conn)
 		return nil
 	}
-	if s.conn.IsClosed() {
-		// Closed before the unlock was sent (the Locker's Close): the
-		// session, and the lock with it, is gone; nothing is unknown.
+	s.l.pool.mu.Lock()
+	closed := s.l.pool.closed
+	s.l.pool.mu.Unlock()
+	if closed || s.conn.IsClosed() {
+		// Closed before the unlock was sent (the Locker's Close cuts every
+		// lease's socket): the session, and the lock with it, is gone;
+		// nothing is unknown.
+		s.l.pool.discard(s.conn)
 		return impls.Fail(advisoryName, "release", impls.ErrNotHeld, errors.New("the lease's session is closed"))
 	}
 	octx, cancel := s.l.s.withOp(ctx)
