@@ -98,7 +98,7 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 		}
 	}
 	for id := 0; id < s.Clients; id++ {
-		w, err := env.StartWorker(ctx, id, topo.RedisAddrs, func(ws *WorkerSpec) {
+		w, err := startExploreWorker(ctx, env, id, func(ws *WorkerSpec) {
 			exploreWork(env)(ws)
 			switch {
 			case trigger != "" && id == victim:
@@ -209,6 +209,24 @@ func exploreWork(env *Env) func(*WorkerSpec) {
 	return func(ws *WorkerSpec) { ws.WorkMin, ws.WorkMax = env.TTL/10, env.TTL/3 }
 }
 
+// startExploreWorker starts client id, trying up to three times: with a
+// one-second TTL a lock's connect timeout is a fraction of a second, which
+// a loaded 2-core machine sometimes misses before the client has done
+// anything (its history is still empty, so a retry hides nothing).
+func startExploreWorker(ctx context.Context, env *Env, id int, edit func(*WorkerSpec)) (*Worker, error) {
+	var err error
+	for try := 0; try < 3; try++ {
+		var w *Worker
+		if w, err = env.StartWorker(ctx, id, env.Topo.RedisAddrs, edit); err == nil {
+			return w, nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, err
+}
+
 var errExploreInProcess = errors.New("clients share one process, so no client fault applies and no worker can run it")
 
 // exploreSystem is the running system the nemesis acts on.
@@ -236,7 +254,7 @@ func (x *exploreSystem) ReplaceClient(ctx context.Context, slot int) (int, error
 	x.mu.Unlock()
 	// A new id: the killed process's sections stay in the history under
 	// its own, with the one it died in left unknown.
-	w, err := x.env.StartWorker(ctx, id, x.env.Topo.RedisAddrs, exploreWork(x.env))
+	w, err := startExploreWorker(ctx, x.env, id, exploreWork(x.env))
 	if err != nil {
 		return 0, err
 	}
