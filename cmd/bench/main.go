@@ -58,7 +58,7 @@ commands:
                             start fresh servers, run one scenario, print the verdict last
   check -schedule FILE [-out DIR]
                             replay a schedule file written by explore; print the verdict last
-  explore -impl NAME [-duration 2m] [-seed N] [-ttl 1s] [-kinds a,b] [-fencing] [-shrink-time 5m] [-out DIR]
+  explore -impl NAME [-duration 2m] [-seed N] [-ttl 1s] [-kinds a,b] [-fixed NAME] [-fencing] [-shrink-time 5m] [-out DIR]
                             contend for one key while a seeded nemesis injects random faults; on a
                             counterexample shrink it to a minimal replayable schedule file
   matrix [-impl a,b] [-scenario x,y] [-runs N] [-ttl D] [-out results]
