@@ -254,7 +254,9 @@ func probeNoPolling(t *testing.T, e *env) (bool, string) {
 	holder := e.newLocker(t)
 	waiter, ls := e.linkedLocker(t)
 	lease := mustAcquire(t, holder, key)
-	ctx, cancel := context.WithCancel(context.Background())
+	// A deadline of its own: bsm/redislock gives a wait without one a
+	// single TTL, and the waiter must outlast the window.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*e.o.TTL+2*e.recoveryBound())
 	defer cancel()
 	// The holder keeps its lease alive through the window, as a holder at
 	// work would, so the waiter has nothing to find but a held lock.
