@@ -293,6 +293,14 @@ func New(addr string, ttl time.Duration) *Locker {
 		ReadTimeout: l.heartbeat + l.opTimeout, WriteTimeout: l.opTimeout,
 		PoolSize: 2, ContextTimeoutEnabled: true,
 	})
+	// Dial the wait connection now, in the background, so that a client's
+	// first wait does not pay for a dial and a handshake while the line
+	// behind it waits too. A failure here is only a connection not warmed.
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		l.wait.Ping(ctx)
+	}()
 	return l
 }
 
