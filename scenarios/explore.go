@@ -506,8 +506,8 @@ func Explore(ctx context.Context, o ExploreOptions) (*Exploration, error) {
 	return x, nil
 }
 
-// write saves the minimal schedule, the history of its failing replay and,
-// when unsafe, porcupine's timeline (whose faults row is the schedule's).
+// write saves the minimal schedule, the history of its failing replay and
+// porcupine's timeline (whose faults row is the schedule's).
 func (x *Exploration) write(dir string) error {
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "locklab", "explore")
@@ -525,7 +525,8 @@ func (x *Exploration) write(dir string) error {
 }
 
 // WriteCounterexample writes base.schedule.json, base.history.jsonl and,
-// for an unsafe run, base.html; it returns their paths.
+// for an unsafe or stuck run, porcupine's timeline base.html; it returns
+// their paths.
 func WriteCounterexample(base string, s nemesis.Schedule, r *ScheduleRun) (sched, hist, html string, err error) {
 	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 		return "", "", "", err
@@ -538,7 +539,8 @@ func WriteCounterexample(base string, s nemesis.Schedule, r *ScheduleRun) (sched
 	if err := lin.WriteEvents(hist, r.Events); err != nil {
 		return "", "", "", err
 	}
-	if r.Decision.Verdict == checker.Unsafe {
+	// A stuck run's timeline shows it too: the faults row, then no grant.
+	if Failed(r.Decision.Verdict) {
 		if html, err = r.Decision.Result.WriteHTML(base + ".html"); err != nil {
 			return "", "", "", err
 		}
