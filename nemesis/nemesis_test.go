@@ -143,6 +143,15 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+	for name, f := range Fixed {
+		s := f("redis-setnx-px", false, time.Second)
+		if err := s.Validate(); err != nil {
+			t.Errorf("fixed %s: %v", name, err)
+		}
+		if err := s.Compact(checker.Bound(time.Second)).Validate(); err != nil {
+			t.Errorf("fixed %s compacted: %v", name, err)
+		}
+	}
 	path := filepath.Join(t.TempDir(), "s.json")
 	if err := ok.Write(path); err != nil {
 		t.Fatal(err)

@@ -163,6 +163,9 @@ func (s Schedule) Compact(bound time.Duration) Schedule {
 	at := Lead
 	for _, st := range s.Faults {
 		st.At = Duration(at)
+		if st.After != "" {
+			st.At = 0 // it strikes at its failpoint, the run's time zero
+		}
 		out.Faults = append(out.Faults, st)
 		at = st.Heal() + bound
 	}
