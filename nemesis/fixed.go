@@ -12,7 +12,19 @@ import (
 // fault kinds, inject and heal steps and history records that explore
 // draws at random, landed at a failpoint instead of a random moment.
 // (scenarios/ still runs its own scripts; these show the one mechanism.)
-var Fixed = map[string]func(impl string, fencing bool, ttl time.Duration) Schedule{
+var Fixed = map[string]func(impl string, fencing bool, ttl time.Duration) Schedule{}
+
+func init() {
+	for name, f := range fixedSchedules {
+		Fixed[name] = func(impl string, fencing bool, ttl time.Duration) Schedule {
+			s := f(impl, fencing, ttl)
+			s.Name = name
+			return s
+		}
+	}
+}
+
+var fixedSchedules = map[string]func(impl string, fencing bool, ttl time.Duration) Schedule{
 	// pause-past-ttl: the holder is SIGSTOPped after reading the resource,
 	// past its lease, then resumed to write.
 	"pause-past-ttl": func(impl string, fencing bool, ttl time.Duration) Schedule {

@@ -60,6 +60,8 @@ func (s Step) Heal() time.Duration { return time.Duration(s.At + s.Duration) }
 // when, not the interleaving the scheduler and the network choose, so a
 // replay is likely, not certain, to fail the same way.
 type Schedule struct {
+	// Name names a fixed schedule (see Fixed); empty for a drawn one.
+	Name     string   `json:"name,omitempty"`
 	Seed     int64    `json:"seed"`
 	Impl     string   `json:"impl"`
 	Fencing  bool     `json:"fencing"`

@@ -516,6 +516,9 @@ func (x *Exploration) write(dir string) error {
 	if x.Minimal.Fencing {
 		name += "-fenced"
 	}
+	if x.Minimal.Name != "" {
+		name += "-" + x.Minimal.Name
+	}
 	base := filepath.Join(dir, fmt.Sprintf("%s-seed%d", name, x.Minimal.Seed))
 	var err error
 	if x.ScheduleFile, x.HistoryFile, x.HTMLFile, err = WriteCounterexample(base, *x.Minimal, x.MinimalRun); err != nil {
