@@ -10,9 +10,13 @@
 // BLPOP. The woken waiter claims the grant (one script, pipelined with its
 // next BLPOP) within a claim window; a waiter that died or froze after its
 // last heartbeat never claims, its grant lapses after the window, and the
-// next waiter takes the lock. So a dead waiter costs the queue at most a
-// third of a TTL, where Redisson's fair lock waits its threadWaitTime (5 s
-// by default) per dead waiter.
+// next waiter takes the lock. So a waiter that dies in line delays the
+// next one by at most the claim window and a heartbeat (a third and a
+// quarter of a TTL: the next waiter learns of the lapse on its next
+// heartbeat), and by nothing once half a TTL has passed since the dead
+// one's last heartbeat,
+// where Redisson's fair lock waits its threadWaitTime (5 s by default) per
+// dead waiter.
 //
 // The claim is one round trip of the waiter's own, on purpose: a claim
 // pipelined behind the waiter's BLPOP would run on the server even while
@@ -39,8 +43,14 @@ import (
 const name = "redis-fair"
 
 // replyMargin is how long before the caller's deadline a wait ends, so its
-// reply arrives in time.
-const replyMargin = 25 * time.Millisecond
+// reply arrives in time: Redis answers a timed-out BLPOP on its next clock
+// tick, up to 100 ms late at the default hz (a 25 ms margin let a
+// benchmark's acquire end in a read timeout at its deadline).
+const replyMargin = 150 * time.Millisecond
+
+// shortWait is the longest wait slept in the client rather than in a BLPOP:
+// two ticks of Redis's clock at the default hz of 10.
+const shortWait = 200 * time.Millisecond
 
 func init() {
 	impls.Register(impls.Spec{
@@ -270,7 +280,7 @@ type Locker struct {
 	// is how long after its last attempt a silent waiter drops out (a
 	// heartbeat missed); claim is how long a woken waiter has to claim its
 	// grant. All derive from the TTL, so a dead waiter in the queue delays
-	// the next one by about the claim window, TTL/3, plus a round trip.
+	// the next one by at most claim + heartbeat, 7/12 of the TTL.
 	heartbeat, deadline, claim time.Duration
 	opTimeout                  time.Duration // bound of the clean-up of an abandoned wait
 
@@ -389,17 +399,43 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 	ks, argv = k.args(l, token, "cycle")
 	wake := k.prefix + token
 	first := true
+	// expires is when the current lease (or reservation) runs out, as of
+	// the last attempt: the attempt ran when its pipeline was sent, so the
+	// clock starts there, not at the reply, which comes after the BLPOP.
+	expires := func(sent time.Time, pttl int64) time.Time {
+		if pttl <= 0 {
+			return time.Time{}
+		}
+		return sent.Add(time.Duration(pttl) * time.Millisecond)
+	}
+	until := expires(time.Now(), value)
 	// A cycle cut by the network (a read timeout after our process was
 	// frozen, say) is retried once: every attempt carries the same token,
 	// so the retry answers what the cut one did, grant or not.
 	retried := false
 	for !granted {
-		// Sleep a heartbeat, or until the holder's lease runs out if that
-		// is sooner (nobody releases an expired lock: the oldest waiter
-		// must look), but never past our own context.
 		sleep := l.heartbeat
-		if value > 0 {
-			sleep = min(sleep, time.Duration(value)*time.Millisecond+time.Millisecond)
+		if !until.IsZero() {
+			left := time.Until(until)
+			if left < shortWait {
+				// The lease ends soon. Redis times out a blocked client
+				// only on its clock tick (every 100 ms at the default hz),
+				// which would add up to a tick to the recovery from a dead
+				// holder, so a short wait is slept here; a hand-off pushed
+				// meanwhile is claimed by the attempt that follows.
+				t := time.NewTimer(max(left, 0) + time.Millisecond)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return fail(impls.Fail(name, "acquire", impls.ContextErr(ctx), nil))
+				}
+				first = false
+			} else {
+				// Nobody releases an expired lock: the oldest waiter must
+				// look when it runs out.
+				sleep = min(sleep, left+time.Millisecond)
+			}
 		}
 		if dl, ok := ctx.Deadline(); ok {
 			// The reply must be back before the deadline, or go-redis
@@ -411,6 +447,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 			}
 			sleep = min(sleep, left)
 		}
+		sent := time.Now()
 		pipe := l.wait.Pipeline()
 		var attempt *redis.Cmd
 		if !first {
@@ -418,6 +455,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 		}
 		pipe.Do(ctx, "blpop", wake, strconv.FormatFloat(sleep.Seconds(), 'f', 3, 64))
 		_, err := pipe.Exec(ctx)
+		first, until = false, time.Time{}
 		if err != nil && !errors.Is(err, redis.Nil) {
 			if attempt != nil && attempt.Err() != nil && strings.HasPrefix(attempt.Err().Error(), "NOSCRIPT") {
 				// The server restarted and forgot the script: load it and
@@ -425,11 +463,10 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 				if lerr := acquireScript.Load(ctx, l.wait).Err(); lerr != nil {
 					return fail(impls.Classify(ctx, name, "acquire", lerr, false))
 				}
-				first, value = false, 0
 				continue
 			}
 			if !retried && impls.ContextErr(ctx) == nil && !l.isClosed() {
-				retried, first, value = true, false, 0
+				retried = true
 				continue
 			}
 			return fail(impls.Classify(ctx, name, "acquire", err, true))
@@ -440,8 +477,10 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 			if err != nil {
 				return fail(impls.Fail(name, "acquire", impls.ErrBackend, err))
 			}
+			if !granted {
+				until = expires(sent, value)
+			}
 		}
-		first = false
 		if cerr := impls.ContextErr(ctx); cerr != nil && !granted {
 			return fail(impls.Fail(name, "acquire", cerr, nil))
 		}
