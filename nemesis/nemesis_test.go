@@ -113,6 +113,9 @@ func TestApplicable(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	// Validity of a schedule, not of this run's servers: judged as in local mode,
+	// where hosts exist (container mode has none, and says so).
+	t.Setenv("LOCKLAB_SERVERS", "local")
 	ok := Schedule{Impl: "redis-setnx-px", TTL: Duration(time.Second), Clients: 4, Duration: Duration(20 * time.Second),
 		Faults: []Step{{At: Duration(time.Second), Kind: ClientPause, Target: "client-1", Duration: Duration(time.Second)}}}
 	edit := func(f func(*Schedule)) Schedule {
