@@ -203,7 +203,7 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 // TTL, so that a holder spends most of its time inside one: a fault drawn
 // at a random moment then often lands on a holder mid-section, where a
 // lock's flaws show. With sections of a few milliseconds (the scenarios'
-// default) a minute of random client pauses and server restarts against
+// default) 45 seconds of random client pauses and server restarts against
 // redis-setnx-px found nothing, though the scripted scenarios break it.
 func exploreWork(env *Env) func(*WorkerSpec) {
 	return func(ws *WorkerSpec) { ws.WorkMin, ws.WorkMax = env.TTL/10, env.TTL/3 }
