@@ -118,13 +118,13 @@ func connectEngine(ctx context.Context) (*engine, error) {
 	tclog.SetDefault(tclog.NewNoopLogger())
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("container mode: %w: %v (start one; on Debian as root `make setup` starts dockerd)", ErrNoEngine, err)
+		return nil, noEngine(err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("container mode: %w: %v (start one; on Debian as root `make setup` starts dockerd)", ErrNoEngine, err)
+		return nil, noEngine(err)
 	}
 	e := &engine{cli: cli, run: newRunID(), owner: ownerOf(os.Getpid()), containers: map[*dockerServer]struct{}{}, images: map[string]string{}}
 	if err := e.removeLeftovers(ctx); err != nil {
@@ -133,6 +133,14 @@ func connectEngine(ctx context.Context) (*engine, error) {
 	}
 	theEngine = e
 	return e, nil
+}
+
+// noEngine is the one error container mode gives without an engine.
+// testcontainers tries DOCKER_HOST, its properties file, the default socket
+// and rootless Docker in turn; err is the last one's reason.
+func noEngine(err error) error {
+	return fmt.Errorf("container mode (%s=%s): %w at DOCKER_HOST, /var/run/docker.sock or a rootless socket (last: %v); start one (on Debian as root, `make setup` starts dockerd) or use %s=%s",
+		ServersEnv, ServersContainers, ErrNoEngine, err, ServersEnv, ServersLocal)
 }
 
 func newRunID() string {
