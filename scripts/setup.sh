@@ -3,7 +3,8 @@
 # and Java for it, PostgreSQL), the tools for its network namespaces
 # (iproute2, iptables), and, for container mode, a Docker engine,
 # docker-compose and debootstrap. On Debian/Ubuntu it installs what is missing
-# with apt-get; elsewhere it prints what to install and stops. Then, for
+# with apt-get; elsewhere it prints what local mode lacks and stops (container
+# mode, LOCKLAB_SERVERS=containers, needs only a Docker engine). Then, for
 # container mode, it makes sure a Docker engine answers (starting dockerd when
 # it is root on Debian and none does) and that the lab's Debian base image
 # exists (pulled, or built with debootstrap where nothing can be pulled).
@@ -14,37 +15,49 @@ set -euo pipefail
 base_image="${LOCKLAB_BASE_IMAGE:-locklab/debian:bookworm}"
 suite=bookworm
 
+# What local mode needs; in container mode (LOCKLAB_SERVERS=containers) the
+# servers come from the Dockerfiles, so a machine with Docker alone will do.
 need=()
-command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
-[ -f /usr/share/java/zookeeper.jar ] || [ -n "${LOCKLAB_ZOOKEEPER_CLASSPATH:-}" ] || need+=(zookeeper)
-command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
-if ! command -v postgres >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
-	need+=(postgresql)
+if [ "${LOCKLAB_SERVERS:-local}" != containers ]; then
+	command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+	[ -f /usr/share/java/zookeeper.jar ] || [ -n "${LOCKLAB_ZOOKEEPER_CLASSPATH:-}" ] || need+=(zookeeper)
+	command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+	if ! command -v postgres >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+		need+=(postgresql)
+	fi
 fi
-command -v ip >/dev/null 2>&1 || need+=(iproute2)
-command -v iptables >/dev/null 2>&1 || need+=(iptables)
-# Container mode: the engine (docker.io brings dockerd, runc and containerd),
-# compose for docker-compose.yml, debootstrap for the base image.
-command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
+# Installed where apt-get can, never demanded elsewhere: the tools of the
+# lab's hosts (network namespaces, Linux only), and for container mode the
+# engine (docker.io brings dockerd, runc and containerd; not needed when an
+# engine already answers, e.g. Docker Desktop), compose for
+# docker-compose.yml, and debootstrap for the base image.
+extra=()
+command -v ip >/dev/null 2>&1 || extra+=(iproute2)
+command -v iptables >/dev/null 2>&1 || extra+=(iptables)
+if ! docker info >/dev/null 2>&1 && ! command -v dockerd >/dev/null 2>&1; then
+	extra+=(docker.io)
+fi
 if ! command -v docker-compose >/dev/null 2>&1 && ! docker compose version >/dev/null 2>&1; then
-	need+=(docker-compose)
+	extra+=(docker-compose)
 fi
-command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+command -v debootstrap >/dev/null 2>&1 || extra+=(debootstrap)
 
 sudo=""
 if [ "$(id -u)" != 0 ]; then
 	sudo="sudo"
 fi
 
-if [ ${#need[@]} -gt 0 ]; then
-	if ! command -v apt-get >/dev/null 2>&1; then
+if ! command -v apt-get >/dev/null 2>&1; then
+	if [ ${#need[@]} -gt 0 ]; then
 		echo "locklab needs these packages (Debian names): ${need[*]}" >&2
 		echo "install them with your package manager, then run the command again" >&2
+		echo "(or run with LOCKLAB_SERVERS=containers and a Docker engine)" >&2
 		exit 1
 	fi
-	echo "locklab setup: installing ${need[*]}" >&2
+elif [ $((${#need[@]} + ${#extra[@]})) -gt 0 ]; then
+	echo "locklab setup: installing ${need[*]} ${extra[*]}" >&2
 	$sudo apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" "${extra[@]}" >/dev/null
 	# The packages' own services are not used: the lab starts its own servers.
 	for svc in redis-server zookeeper postgresql; do
 		$sudo service "$svc" stop >/dev/null 2>&1 || true
@@ -71,6 +84,7 @@ if ! docker info >/dev/null 2>&1; then
 		echo "locklab setup: dockerd is running (pid $(pgrep -o -x dockerd))" >&2
 	else
 		echo "locklab setup: no Docker engine answers; container mode (LOCKLAB_SERVERS=containers) will not work until one does" >&2
+		[ "${LOCKLAB_SERVERS:-local}" != containers ] || exit 1
 		exit 0
 	fi
 fi
@@ -83,8 +97,9 @@ if ! docker image inspect "$base_image" >/dev/null 2>&1; then
 		echo "locklab setup: pulled debian:$suite as $base_image" >&2
 	else
 		if ! command -v debootstrap >/dev/null 2>&1; then
-			echo "locklab setup: cannot pull debian:$suite and debootstrap is missing: cannot build $base_image" >&2
-			exit 1
+			echo "locklab setup: cannot pull debian:$suite and debootstrap is missing: cannot build $base_image (container mode needs it)" >&2
+			[ "${LOCKLAB_SERVERS:-local}" != containers ] || exit 1
+			exit 0
 		fi
 		root="$(mktemp -d /tmp/locklab-debootstrap-XXXXXX)"
 		trap 'rm -rf "$root"' EXIT
