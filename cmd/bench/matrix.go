@@ -15,6 +15,7 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/mutant"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -44,6 +45,10 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("out", "results", "directory for correctness.md, correctness.json and counterexamples/")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
+	}
+	if m := mutant.Live(); m != "" {
+		// The matrix's verdicts are our locks' own; a broken one's belong in bench mutants.
+		return fmt.Errorf("%w: %s=%s is set: the matrix judges the locks as written (see bench mutants)", errUsage, mutant.EnvVar, m)
 	}
 	implNames, err := splitNames(*implList, impls.Names(), func(n string) error { _, err := impls.Lookup(n); return err })
 	if err != nil {
