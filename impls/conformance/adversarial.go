@@ -40,6 +40,7 @@ const (
 	DefectCancelledAcquire     = "cancelled-acquire"
 	DefectCloseDuringAcquire   = "close-during-acquire"
 	DefectEphemeralDirAccepted = "ephemeral-lock-dir"
+	DefectStaleReleaseFrees    = "stale-release-frees"
 )
 
 // CounterResetLimitation is the recorded limitation of every lock whose
@@ -549,6 +550,30 @@ func adversarialRaces(t *testing.T, e *env) {
 			mustRelease(t, l2)
 		}
 		e.judge(t, DefectRefreshAfterLoss, defect)
+	})
+
+	// The lock is taken from its holder behind its back and granted to
+	// another client; the first holder's release must not free the new
+	// holder's lock (an owner check that a watchdog or a renewal cannot
+	// stand in for: the stale holder has not yet noticed).
+	t.Run("StaleReleaseAfterLoss", func(t *testing.T) {
+		key := freshKey(t)
+		dir := zkDir(key)
+		stale := mustAcquire(t, e.newLocker(t), key)
+		e.srv.steal(t, key, footprint, dir)
+		current := mustAcquire(t, e.newLocker(t), key)
+		var defect string
+		if err := stale.Release(ctx); err == nil {
+			defect = "the stale holder's release succeeded"
+		}
+		if l3, err := e.newLocker(t).TryAcquire(ctx, key); !errors.Is(err, impls.ErrHeld) {
+			if err == nil {
+				l3.Release(ctx)
+			}
+			defect = strings.TrimPrefix(defect+"; ", "; ") + fmt.Sprintf("after it a third client got %v while the new holder held the lock: two holders", err)
+		}
+		current.Release(ctx)
+		e.judge(t, DefectStaleReleaseFrees, defect)
 	})
 
 	// A waiter whose context is cancelled mid-wait returns at once with the
