@@ -38,7 +38,8 @@ type Options struct {
 	AbandonedWaitTakesItsTurn bool
 	// KnownDefects records, for a peer or a deliberately broken variant,
 	// the adversarial defects (Defect* names) it shows, each with why; the
-	// suite then asserts they still show. Our correct locks have none.
+	// suite then asserts they still show. Our correct locks record only what
+	// no client can defend against (CounterResetLimitation).
 	KnownDefects map[string]string
 }
 
