@@ -153,5 +153,5 @@ var Pages = []Page{
 }
 
 // KeyScenarios are the columns of the summary tables (index and choosing page).
-var KeyScenarios = []string{"contention", "holder-crash", "crash-after-setnx", "late-release", "client-clock-skew",
+var KeyScenarios = []string{"contention", "holder-crash", "crash-after-setnx", "late-release", "holder-partition",
 	"slow-work-past-ttl", "pause-past-ttl", "server-restart", "redis-failover", "redlock-restart"}
