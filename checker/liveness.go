@@ -88,13 +88,7 @@ func Progress(events []lin.Event, ttl time.Duration, end int64, quorumLoss, avai
 		}
 	}
 	for _, w := range available {
-		n := 0
-		for _, g := range grants {
-			if g >= w.Start && g <= w.End {
-				n++
-			}
-		}
-		if n == 0 {
+		if grantsIn(grants, w) == 0 {
 			l.Unserved = append(l.Unserved, w.Name)
 		}
 	}
@@ -124,17 +118,22 @@ func Progress(events []lin.Event, ttl time.Duration, end int64, quorumLoss, avai
 		l.Heals = append(l.Heals, h)
 	}
 	for _, w := range quorumLoss {
-		n := 0
-		for _, g := range grants {
-			if g >= w.Start && g <= w.End {
-				n++
-			}
-		}
-		if n == 0 {
+		if n := grantsIn(grants, w); n == 0 {
 			l.Unavailable = append(l.Unavailable, w.Name)
 		} else {
 			l.Available = append(l.Available, fmt.Sprintf("%s (%d grants)", w.Name, n))
 		}
 	}
 	return l
+}
+
+// grantsIn counts the grants stamped inside w.
+func grantsIn(grants []int64, w Window) int {
+	n := 0
+	for _, g := range grants {
+		if g >= w.Start && g <= w.End {
+			n++
+		}
+	}
+	return n
 }
