@@ -38,6 +38,10 @@ type Topology struct {
 	// NoHosts says why the lab cannot put servers and clients on hosts of
 	// their own here (empty when it can); network faults need hosts.
 	NoHosts string
+	// Replica: the single Redis server has a replica to fail over to. Only
+	// a schedule that asks for a fail-over starts one (see Validate), so
+	// the generator, which draws from a plain topology, never does.
+	Replica bool
 }
 
 // Server is one lock server the run will start.

@@ -79,9 +79,11 @@ func TestApplicable(t *testing.T) {
 	}{
 		{"local-mutex", nil, map[string]string{ClientKill: "share one process", ServerPause: "no lock server"}},
 		{"none", []string{ClientKill, ClientPause}, map[string]string{ServerKill: "no lock server"}},
-		{"redis-setnx-px", Names(), nil},
-		{"zookeeper", slices.DeleteFunc(Names(), func(n string) bool { return n == ServerClockJump }),
-			map[string]string{ServerClockJump: "only Redis"}},
+		// A plain topology has no replica: the generator never draws a fail-over.
+		{"redis-setnx-px", slices.DeleteFunc(Names(), func(n string) bool { return n == FailOver }),
+			map[string]string{FailOver: "no replica"}},
+		{"zookeeper", slices.DeleteFunc(Names(), func(n string) bool { return n == ServerClockJump || n == FailOver }),
+			map[string]string{ServerClockJump: "only Redis", FailOver: "single Redis"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.impl, func(t *testing.T) {
@@ -137,6 +139,24 @@ func TestValidate(t *testing.T) {
 		{"overlap", edit(func(s *Schedule) { s.Faults = append(s.Faults, s.Faults[0]) }), "do not overlap"},
 		{"past the end", edit(func(s *Schedule) { s.Duration = Duration(time.Second) }), "after the run ends"},
 		{"fencing without tokens", edit(func(s *Schedule) { s.Impl = "none"; s.Fencing = true }), "fencing"},
+		{"holder without failpoint", edit(func(s *Schedule) { s.Faults[0].Holder = "client-0" }), "names none"},
+		{"holder on a client fault", edit(func(s *Schedule) {
+			s.Faults[0].At, s.Faults[0].After, s.Faults[0].Holder = 0, "in-critical-section", "client-0"
+		}), "a holder is for faults on servers"},
+		{"holder not a client", edit(func(s *Schedule) {
+			s.Faults[0] = Step{Kind: ServerPause, Target: "redis-1", After: "in-critical-section", Holder: "redis-1", Duration: Duration(time.Second)}
+		}), "stops a client"},
+		{"fail-over", edit(func(s *Schedule) {
+			s.Faults = append(s.Faults, Step{At: Duration(3 * time.Second), Kind: FailOver, Target: "redis-1"})
+		}), ""},
+		{"fail-over not last", edit(func(s *Schedule) {
+			s.Faults = []Step{{At: Duration(time.Second), Kind: FailOver, Target: "redis-1"}, s.Faults[0]}
+			s.Faults[1].At = Duration(3 * time.Second)
+		}), "last fault"},
+		{"fail-over on redlock", edit(func(s *Schedule) {
+			s.Impl = "redlock"
+			s.Faults = []Step{{At: Duration(time.Second), Kind: FailOver, Target: "redis-1"}}
+		}), "single Redis"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,6 +182,47 @@ func TestValidate(t *testing.T) {
 	back, err := Load(path)
 	if err != nil || !reflect.DeepEqual(back, ok) {
 		t.Fatalf("round trip: %v\n%+v\n%+v", err, back, ok)
+	}
+}
+
+// TestFailOverApplies: a fail-over needs a single Redis server, hosts, and
+// a replica, and says which is missing.
+func TestFailOverApplies(t *testing.T) {
+	k, err := Lookup(FailOver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		impl    string
+		replica bool
+		noHosts string
+		want    string // part of the reason; "" means it applies
+	}{
+		{"single redis with a replica", "redis-setnx-px", true, "", ""},
+		{"single redis without a replica", "redis-setnx-px", false, "", "no replica"},
+		{"no hosts", "redis-setnx-px", true, "not root", "not root"},
+		{"redlock", "redlock", true, "", "single Redis"},
+		{"zookeeper", "zookeeper", true, "", "single Redis"},
+		{"postgres", "pg-advisory", true, "", "single Redis"},
+		{"in-process", "local-mutex", true, "", "single Redis"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, err := impls.Lookup(tc.impl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			topo := TopologyFor(spec, 4)
+			topo.Replica, topo.NoHosts = tc.replica, tc.noHosts
+			err = k.Applies(spec, topo)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("Applies = %v, want %q", err, tc.want)
+			}
+			if tc.want == "" && !slices.Equal(k.Targets(topo), []string{"redis-1"}) {
+				t.Errorf("targets %v, want the master redis-1", k.Targets(topo))
+			}
+		})
 	}
 }
 

@@ -49,10 +49,24 @@ type Step struct {
 	// the heal. This is how the
 	// lab's scripted scenarios land a fault exactly where a lesson needs it.
 	After string `json:"after,omitempty"`
+	// Holder, with After, is the client stopped at the failpoint when the
+	// fault strikes something else (a lock server): it stays inside its
+	// section through the fault and goes on only after the heal, once the
+	// others had time to be granted the lock (the scripted scenarios'
+	// hand-off). Empty: the target itself is the client stopped.
+	Holder string `json:"holder,omitempty"`
 }
 
 // Heal is when the step heals, from the start of the workload.
 func (s Step) Heal() time.Duration { return time.Duration(s.At + s.Duration) }
+
+// Stopped is the client a failpoint step stops: its Holder, else its target.
+func (s Step) Stopped() string {
+	if s.Holder != "" {
+		return s.Holder
+	}
+	return s.Target
+}
 
 // Schedule is a run of the contention workload with its faults: what the
 // generator draws, what the shrinker cuts down, and what a schedule file
@@ -92,6 +106,9 @@ func (s Schedule) Validate() error {
 		return fmt.Errorf("%s issues no fencing tokens, so fencing cannot apply", spec.Name)
 	}
 	topo := TopologyFor(spec, s.Clients)
+	// A schedule that fails a master over brings the replica it promotes,
+	// as one with network faults brings hosts.
+	topo.Replica = topo.Replica || slices.ContainsFunc(s.Faults, func(st Step) bool { return st.Kind == FailOver })
 	var prevHeal time.Duration
 	for i, st := range s.Faults {
 		k, err := Lookup(st.Kind)
@@ -108,9 +125,16 @@ func (s Schedule) Validate() error {
 			return fmt.Errorf("fault %d: negative time", i)
 		}
 		if st.After != "" {
-			if err := validAfter(spec, i, st); err != nil {
+			if err := validAfter(spec, topo, i, st); err != nil {
 				return fmt.Errorf("fault %d: %w", i, err)
 			}
+		} else if st.Holder != "" {
+			return fmt.Errorf("fault %d: a holder is the client stopped at a failpoint, and the step names none (after)", i)
+		}
+		if st.Kind == FailOver && i != len(s.Faults)-1 {
+			// The old master stays dead and its address moved: nothing
+			// after a fail-over could find the servers it names.
+			return fmt.Errorf("fault %d: a fail-over must be the schedule's last fault", i)
 		}
 		if time.Duration(st.At) < prevHeal {
 			return fmt.Errorf("fault %d starts at %v, before the one before it heals (%v): faults do not overlap", i, time.Duration(st.At), prevHeal)
@@ -180,12 +204,15 @@ func (s Schedule) Compact(bound time.Duration) Schedule {
 
 // validAfter checks a failpoint-triggered step: the first, on a client,
 // at a failpoint every client passes or one the lock declares.
-func validAfter(spec impls.Spec, i int, st Step) error {
+func validAfter(spec impls.Spec, topo Topology, i int, st Step) error {
 	if i != 0 || st.At != 0 {
 		return errors.New("only the first fault can wait for a failpoint, and its at must be 0")
 	}
-	if _, err := clientSlot(st.Target); err != nil {
-		return fmt.Errorf("a failpoint stops a client: %w", err)
+	if slot, err := clientSlot(st.Stopped()); err != nil || slot >= topo.Clients {
+		return fmt.Errorf("a failpoint stops a client of the run (client-0 to client-%d), not %q", topo.Clients-1, st.Stopped())
+	}
+	if _, err := clientSlot(st.Target); st.Holder != "" && err == nil && st.Holder != st.Target {
+		return fmt.Errorf("the fault strikes client %q but stops %q: a holder is for faults on servers", st.Target, st.Holder)
 	}
 	generic := []string{failpoint.AfterAcquire, failpoint.InCriticalSection, failpoint.BeforeRelease}
 	if !slices.Contains(generic, st.After) && !slices.Contains(spec.Failpoints, st.After) {

@@ -59,9 +59,11 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 		if st.Kind == nemesis.ServerClockJump {
 			needs.ClockShift = true
 		}
-		// Only a schedule with network faults puts servers and clients
-		// on hosts of their own: namespaces cost time to make.
-		needs.Hosts = needs.Hosts || nemesis.IsNetwork(st.Kind)
+		// Only a schedule with network faults (or a fail-over, which
+		// moves an address) puts servers and clients on hosts of their
+		// own: namespaces cost time to make.
+		needs.Hosts = needs.Hosts || nemesis.NeedsHosts(st.Kind)
+		needs.Replica = needs.Replica || st.Kind == nemesis.FailOver
 	}
 	start := time.Now()
 	topo, err := cluster.Start(ctx, needs, cluster.External{})
@@ -93,8 +95,8 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 	trigger, victim := "", -1
 	if len(s.Faults) > 0 && s.Faults[0].After != "" {
 		trigger = s.Faults[0].After
-		if _, err := fmt.Sscanf(s.Faults[0].Target, "client-%d", &victim); err != nil {
-			return nil, fmt.Errorf("fault 0: target %q: %w", s.Faults[0].Target, err)
+		if _, err := fmt.Sscanf(s.Faults[0].Stopped(), "client-%d", &victim); err != nil {
+			return nil, fmt.Errorf("fault 0: stopped client %q: %w", s.Faults[0].Stopped(), err)
 		}
 	}
 	for id := 0; id < s.Clients; id++ {
@@ -167,7 +169,7 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 			k.Heal(context.Background(), sys, st.Target)
 			return nil, ctx.Err()
 		}
-		if st.After != "" {
+		if st.After != "" && st.Holder == "" {
 			// The victim stays inside its section for the whole fault and
 			// leaves its failpoint just before the heal (a paused one reads
 			// the line when it wakes; a killed one reads nothing).
@@ -178,6 +180,14 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 		healNote, err := k.Heal(ctx, sys, st.Target)
 		if err != nil {
 			return nil, fmt.Errorf("fault %d (%s %s): heal: %w", i, st.Kind, st.Target, err)
+		}
+		if st.After != "" && st.Holder != "" {
+			// A holder held up by a fault on a server goes on after the
+			// heal, once another client has read the resource (or half a
+			// TTL passed): the scripted scenarios' hand-off.
+			if err := sys.handOff(ctx, victim); err != nil {
+				return nil, fmt.Errorf("continue client %d: %w", victim, err)
+			}
 		}
 		notBefore = time.Since(t0) + bound
 		env.Rec.Record(lin.Event{Kind: lin.Fault, Time: begin, End: lin.Now(),
@@ -305,6 +315,22 @@ func (x *exploreSystem) LockServers() []string {
 		}
 	}
 	return out
+}
+
+// handOff lets the client in slot go on from its failpoint once another
+// client has read the resource after now, or half a TTL passed.
+func (x *exploreSystem) handOff(ctx context.Context, slot int) error {
+	x.mu.Lock()
+	holder := x.slots[slot]
+	r := &faultRun{env: x.env, workers: []*Worker{holder}}
+	for _, w := range x.all {
+		if w != holder {
+			r.workers = append(r.workers, w)
+		}
+	}
+	x.mu.Unlock()
+	r.victim = holder
+	return r.handOff(ctx, holder.Continue)
 }
 
 // stopAll stops every worker still running (each finishes its section).
