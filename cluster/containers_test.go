@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -135,8 +136,32 @@ func TestContainerFaults(t *testing.T) {
 	if got := get(); got != "v" {
 		t.Fatalf("restart keeping data: k = %q, want v", got)
 	}
-	if err := n.Restart(ctx, false); err != nil {
+	// A running Redis container restarts in place: its published port keeps
+	// accepting throughout, so no client dial is refused (a refused dial is
+	// what sent go-redis clients into a one-second dial back-off).
+	refused := make(chan error, 1)
+	dialing, stopDial := context.WithCancel(ctx)
+	go func() {
+		defer close(refused)
+		for dialing.Err() == nil {
+			c, err := net.DialTimeout("tcp", n.Addr, 2*time.Second)
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				refused <- err
+				return
+			}
+			if err == nil {
+				c.Close()
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	err = n.Restart(ctx, false)
+	stopDial()
+	if err != nil {
 		t.Fatal(err)
+	}
+	if err := <-refused; err != nil {
+		t.Fatalf("restart without data: the published port refused a dial: %v", err)
 	}
 	if got := get(); got != "(none)" {
 		t.Fatalf("restart without data: k = %q, want none", got)
