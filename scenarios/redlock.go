@@ -8,7 +8,9 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/failpoint"
+	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 )
@@ -102,45 +104,9 @@ func init() {
 		}))
 
 	Register(workerScenario("redlock-partition",
-		"every client is cut off a minority of the nodes (still available), then off a majority (unavailable, never unsafe)",
-		multiRedis, nil, plan{
-			proxies: true,
-			inject: func(ctx context.Context, r *faultRun) error {
-				nodes := r.env.Topo.Redis
-				minority := nodes[quorumOf(len(nodes)):]
-				majority := nodes[:quorumOf(len(nodes))]
-				for _, p := range []struct {
-					name string
-					cut  []*cluster.Node
-				}{{"minority-cut", minority}, {"majority-cut", majority}} {
-					start := lin.Now()
-					for _, n := range p.cut {
-						for _, l := range r.net.Links(-1, n.Name) {
-							l.Cut()
-						}
-					}
-					time.Sleep(2 * time.Second)
-					for _, n := range p.cut {
-						for _, l := range r.net.Links(-1, n.Name) {
-							if err := l.Heal(); err != nil {
-								return err
-							}
-						}
-					}
-					end := lin.Now()
-					r.env.Rec.Record(lin.Event{Kind: lin.Fault, Time: start, End: end,
-						Text: fmt.Sprintf("%s: every client cut off %s", p.name, names(p.cut))})
-					r.phases = append(r.phases, phase{p.name, start, end})
-					// A grant stamped in the first 200ms may have been sent before the cut.
-					w := checker.Window{Name: p.name, Start: start + int64(200*time.Millisecond), End: end}
-					if p.name == "majority-cut" {
-						r.env.QuorumLoss = append(r.env.QuorumLoss, w)
-					} else {
-						r.env.Available = append(r.env.Available, w)
-					}
-				}
-				return nil
-			},
+		"every client is cut off a minority of the nodes by dropped packets (still available), then off a majority (unavailable, never unsafe)",
+		redlockPartition, func(impls.Spec) cluster.Needs { return cluster.Needs{Hosts: true} }, plan{
+			inject:  partitionClients,
 			observe: func(*Env) time.Duration { return time.Second },
 			judge: func(r *faultRun, out *Outcome) error {
 				var details []string
@@ -154,6 +120,80 @@ func init() {
 				return nil
 			},
 		}))
+}
+
+// redlockPartition applies to Redlock's independent nodes when the lab can
+// put them and the clients on hosts of their own, where a cut drops
+// packets.
+func redlockPartition(spec impls.Spec, fencing bool) error {
+	if err := multiRedis(spec, fencing); err != nil {
+		return err
+	}
+	return hosts.Available()
+}
+
+// partitionClients cuts every client's host off a minority of the lock
+// nodes for two seconds, heals, then off a majority, and heals: packets
+// dropped both ways by the hosts' firewalls, so a request to a cut node
+// times out (never a reset: the client cannot tell a lost request from a
+// lost reply, and an acquire or release in flight has an unknown outcome).
+// Each cut is a fault on the timeline and a window the checker judges:
+// grants must go on through the minority cut, and none may come through
+// the majority cut.
+func partitionClients(ctx context.Context, r *faultRun) error {
+	env := r.env
+	if env.Topo.Net == nil {
+		return errors.New("redlock-partition needs hosts (cluster.Needs.Hosts)")
+	}
+	var clients []*hosts.Host
+	for _, w := range r.workers {
+		h := env.Topo.Net.Host(fmt.Sprintf("client-%d", w.ID))
+		if h == nil {
+			return fmt.Errorf("client %d is not on a host", w.ID)
+		}
+		clients = append(clients, h)
+	}
+	nodes := env.Topo.Redis
+	q := quorumOf(len(nodes))
+	for _, p := range []struct {
+		name string
+		cut  []*cluster.Node
+	}{{"minority-cut", nodes[q:]}, {"majority-cut", nodes[:q]}} {
+		var cut []*hosts.Host
+		for _, n := range p.cut {
+			if n.Host == nil {
+				return fmt.Errorf("%s is not on a host", n.Name)
+			}
+			cut = append(cut, n.Host)
+		}
+		start := lin.Now()
+		if err := netfault.Partition(ctx, clients, cut); err != nil {
+			netfault.HealAll(context.WithoutCancel(ctx), env.Topo.Net)
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+		select {
+		case <-time.After(2 * time.Second):
+		case <-ctx.Done():
+		}
+		if err := netfault.HealAll(context.WithoutCancel(ctx), env.Topo.Net); err != nil {
+			return fmt.Errorf("heal %s: %w", p.name, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		end := lin.Now()
+		env.Rec.Record(lin.Event{Kind: lin.Fault, Time: start, End: end,
+			Text: fmt.Sprintf("%s: every client cut off %s (packets dropped both ways)", p.name, names(p.cut))})
+		r.phases = append(r.phases, phase{p.name, start, end})
+		// A grant stamped in the first 200ms may have been sent before the cut.
+		w := checker.Window{Name: p.name, Start: start + int64(200*time.Millisecond), End: end}
+		if p.name == "majority-cut" {
+			env.QuorumLoss = append(env.QuorumLoss, w)
+		} else {
+			env.Available = append(env.Available, w)
+		}
+	}
+	return nil
 }
 
 func names(nodes []*cluster.Node) string {
