@@ -29,6 +29,15 @@ func quorumOf(n int) int { return n/2 + 1 }
 // isolateVictim cuts the victim off the nodes beyond the first quorum, so
 // that its grant lands on exactly a bare majority (Kleppmann's setting:
 // "client 1 acquires the lock on nodes A, B, C; D and E are unreachable").
+//
+// The cut is the in-process proxy's: the victim's connections to those
+// nodes are refused at once (a reset, not lost packets). These scenarios
+// stay on the proxy because every client dials the proxy, never the node
+// itself: on the lab's hosts the others dial the restarted node directly,
+// its refused dials trip go-redis's dial circuit breaker (after PoolSize
+// failures it probes once a second), and with a one-second TTL nobody
+// reaches the restarted node before the holder's keys expire, so the run
+// shows nothing about the restart.
 func isolateVictim(ctx context.Context, r *faultRun) error {
 	nodes := r.env.Topo.Redis
 	for _, n := range nodes[quorumOf(len(nodes)):] {
@@ -38,7 +47,7 @@ func isolateVictim(ctx context.Context, r *faultRun) error {
 		}
 		for _, l := range links {
 			l.Cut()
-			r.env.FaultAt("cut " + l.String())
+			r.env.FaultAt("proxy reset " + l.String() + " (connections refused at once)")
 		}
 	}
 	return nil
