@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,18 @@ func TestMain(m *testing.M) {
 	scenarios.MaybeRunWorker()
 	code := m.Run()
 	cluster.StopAll()
+	// Whatever the tests did in container mode, the engine keeps nothing of
+	// this run: no container, no network.
+	if cluster.EngineAvailable(context.Background()) == nil {
+		left, err := cluster.LabResources(context.Background())
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "list the lab's containers and networks: %v\n", err)
+			code = 1
+		} else if len(left) > 0 {
+			fmt.Fprintf(os.Stderr, "after the tests the engine still has: %v\n", left)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
@@ -54,8 +67,8 @@ func checkVerdict(t *testing.T, args ...string) string {
 
 // In container mode the lab judges locks as in local mode: the correct
 // locks keep mutual exclusion under contention on every backend, and a lock
-// server restarted empty while the lock is held (a SIGKILL and a new
-// container, through the engine) lets a second client in, which the checker
+// server restarted empty while the lock is held (redis-server SIGKILLed and
+// started again inside its container, data dir emptied) lets a second client in, which the checker
 // must catch, as it must a fail-over to a replica the engine had paused.
 // Nothing of the run stays behind in the engine.
 func TestContainerModeVerdicts(t *testing.T) {
@@ -91,30 +104,53 @@ func TestContainerModeVerdicts(t *testing.T) {
 	}
 }
 
-// compose finds Debian's docker-compose or the docker CLI's plugin.
-func compose(t *testing.T) []string {
-	t.Helper()
-	if p, err := exec.LookPath("docker-compose"); err == nil {
-		return []string{p}
-	}
-	if exec.Command("docker", "compose", "version").Run() == nil {
-		return []string{"docker", "compose"}
-	}
-	t.Skip("needs docker-compose or the docker compose plugin (make setup installs docker-compose)")
-	return nil
+// composeTools are the two ways to run docker-compose.yml: Debian's
+// docker-compose (1.x, Python; Compose v2 where it is the Go binary) and the
+// docker CLI's compose plugin (Compose v2).
+var composeTools = []struct {
+	name, test string
+	cmd        []string
+}{
+	{"docker-compose", "standalone", []string{"docker-compose"}},
+	{"docker compose", "plugin", []string{"docker", "compose"}},
 }
 
 // docker-compose.yml is real: brought up under a project name of its own,
 // with the variables its header gives the lab runs the no-fault scenario and
-// a short benchmark against it; brought down, it leaves nothing behind.
+// a short benchmark against it; brought down, it leaves nothing behind. It
+// runs with every compose tool the machine has, and says which it used and
+// which it did not find.
 func TestComposeFile(t *testing.T) {
 	needEngine(t)
-	cmd := compose(t)
+	found := 0
+	for _, tool := range composeTools {
+		version, err := exec.Command(tool.cmd[0], append(tool.cmd[1:], "version")...).CombinedOutput()
+		if err != nil {
+			t.Logf("%s: not on this machine (%v), not tested", tool.name, err)
+			continue
+		}
+		found++
+		t.Run(tool.test, func(t *testing.T) {
+			t.Logf("compose tool: %s, %s", tool.name, firstLine(version))
+			testComposeFile(t, tool.test, tool.cmd)
+		})
+	}
+	if found == 0 {
+		t.Skip("needs docker-compose or the docker compose plugin (make setup installs docker-compose)")
+	}
+}
+
+func firstLine(b []byte) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return line
+}
+
+func testComposeFile(t *testing.T, name string, cmd []string) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	project := "locklab-test-compose-" + strconv.Itoa(os.Getpid())
+	project := "locklab-test-compose-" + name + "-" + strconv.Itoa(os.Getpid())
 	dc := func(args ...string) *exec.Cmd {
 		full := append(append(append([]string{}, cmd[1:]...), "-f", filepath.Join(root, "docker-compose.yml"), "-p", project), args...)
 		c := exec.Command(cmd[0], full...)
