@@ -70,8 +70,16 @@ func TestFailOverMovesAddress(t *testing.T) {
 	if err := c.Set(ctx, "lock", "client-0", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := c.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n != 1 {
-		t.Fatalf("the replica did not acknowledge the write: %d, %v", n, err)
+	// The replica may still be syncing when the topology is up: ask again
+	// until it acknowledges (a bound from the test's context, not a speed).
+	for {
+		n, err := c.Wait(ctx, 1, time.Second).Result()
+		if err == nil && n == 1 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the replica did not acknowledge the write: %d, %v", n, err)
+		}
 	}
 
 	note, err := failOver{}.Inject(ctx, topoSystem{topo}, master.Name)
