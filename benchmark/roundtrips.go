@@ -30,7 +30,7 @@ var declaredRoundTrips = map[string]RoundTrips{
 	"redis-reentrant-fenced": {2, "acquire script, release script (pub/sub only when waiting)"},
 	"redis-fair":             {2, "acquire script (takes a free lock at once), release script (grants the oldest live waiter, if any)"},
 	"redlock":                {2, "SET NX PX on every node in parallel, release script on every node in parallel"},
-	"zookeeper":              {4, "create ephemeral sequential, getChildren, exists (the node's czxid: the fencing token), delete"},
+	"zookeeper":              {3, "create ephemeral sequential, getChildren (its directory's czxid + the sequence: the fencing token), delete"},
 	"pg-advisory":            {2, "pg_advisory_lock, pg_advisory_unlock"},
 	"pg-optimistic":          {2, "INSERT ... ON CONFLICT DO UPDATE, conditioned release"},
 	"pg-unique-insert":       {2, "INSERT, DELETE"},

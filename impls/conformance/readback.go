@@ -128,9 +128,11 @@ func runServerSide(t *testing.T, e *env) {
 		if e.srv.zk != nil {
 			nodes := e.srv.zkNodes(t, key)
 			var children []string
+			var dirCzxid int64 // the directory is listed before its children
 			for _, n := range nodes {
 				switch {
 				case n.path == k(want.zkDir):
+					dirCzxid = n.czxid
 					if n.ephemeral {
 						t.Errorf("the lock directory %s is ephemeral, documented persistent", n.path)
 					}
@@ -142,8 +144,12 @@ func runServerSide(t *testing.T, e *env) {
 					if !want.zkChild.MatchString(path.Base(n.path)) {
 						t.Errorf("contender %s is not named as documented (%s)", n.path, want.zkChild)
 					}
-					if fenced && uint64(n.czxid) != tok {
-						t.Errorf("contender %s has czxid %d, the lease's token is %d", n.path, n.czxid, tok)
+					// zookeeper's token is its directory's czxid plus the
+					// contender's sequence number (zklock's lease.Token).
+					// The sequence is the name's last ten digits.
+					seq, _ := strconv.ParseInt(n.path[max(0, len(n.path)-10):], 10, 64)
+					if fenced && uint64(dirCzxid+seq) != tok {
+						t.Errorf("contender %s: directory czxid %d + sequence %d, the lease's token is %d", n.path, dirCzxid, seq, tok)
 					}
 				default:
 					t.Errorf("undocumented znode %s (documented directory %s)", n.path, k(want.zkDir))

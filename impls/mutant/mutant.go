@@ -70,7 +70,7 @@ var all = []Mutant{
 	{RedlockMinorityGrant, "redlock", "a grant needs one node, not a majority", "contention"},
 	{RedlockNoValidityCheck, "redlock", "the validity time is not computed: a lease claims a day however long the grant took, and the client works past the TTL", "slow-work-past-ttl"},
 	{ZooKeeperNotLowest, "zookeeper", "a client takes the lock as soon as its node exists, without checking it is the lowest sequence node", "contention"},
-	{ZooKeeperTokenReused, "zookeeper", "every grant's fencing token is 1 instead of its node's czxid", "pause-past-ttl/fenced"},
+	{ZooKeeperTokenReused, "zookeeper", "every grant's fencing token is 1 instead of its directory's czxid + its sequence number", "pause-past-ttl/fenced"},
 	{PGAdvisoryIgnoreTryResult, "pg-advisory", "acquire calls pg_try_advisory_lock and grants whatever it returned", "contention"},
 	{PGAdvisoryReleaseKeepsLock, "pg-advisory", "release returns the connection to the pool without pg_advisory_unlock: the session lock survives, and only the releasing client can take it again", "release-hand-off"},
 	{PGOptimisticNoCompare, "pg-optimistic", "the acquire's upsert has no WHERE: it takes the row whoever holds it", "contention"},

@@ -1,8 +1,6 @@
 package zklock
 
 import (
-	"github.com/go-zookeeper/zk"
-
 	"github.com/locklab/locklab/impls/mutant"
 )
 
@@ -13,11 +11,12 @@ func isLowest(pred string) bool {
 	return pred == "" || mutant.On(mutant.ZooKeeperNotLowest)
 }
 
-// tokenOf is a grant's fencing token: its node's creation zxid, or 1 under
-// the token-reused mutant.
-func tokenOf(stat *zk.Stat) uint64 {
+// tokenOf is a grant's fencing token: its lock directory's creation zxid
+// plus its node's sequence number (see lease.Token), or 1 under the
+// token-reused mutant.
+func tokenOf(dirCzxid, seq int64) uint64 {
 	if mutant.On(mutant.ZooKeeperTokenReused) {
 		return 1
 	}
-	return uint64(stat.Czxid)
+	return uint64(dirCzxid) + uint64(seq)
 }

@@ -26,7 +26,7 @@ func init() {
 	impls.Register(impls.Spec{
 		Name: name,
 		Summary: "ephemeral sequential child per contender, the lowest holds, each waiter watches only its predecessor; " +
-			"fencing token = the child's czxid; Lost on disconnect or session expiry",
+			"fencing token = the lock directory's czxid + the child's sequence number; Lost on disconnect or session expiry",
 		// Renewal: the client's session pings keep the ephemeral node alive
 		// while the holder's process lives, and a crashed holder's node goes
 		// when its session expires (Expiry).
@@ -202,28 +202,41 @@ func (l *Locker) acquire(ctx context.Context, key string, wait bool) (impls.Leas
 	if err != nil {
 		return nil, impls.Fail(name, op, impls.ErrBackend, err)
 	}
+	expiries := l.expiryCount()
 	node, err := l.create(ctx, op, dir, guid)
 	if err != nil {
 		return nil, err
 	}
 	path := dir + "/" + node
+	// The session that made the node owns it. Read after the create, the id
+	// is that session's unless one expired meanwhile (go-zookeeper zeroes
+	// the id and reports the expiry before it sets a new one); then the
+	// node is gone, or was made by the new session, and grant asks.
+	owner := l.conn.SessionID()
+	if l.expiryCount() != expiries {
+		owner = 0
+	}
+	seq, _ := SeqOf(node)
+	var token uint64
 	for {
 		drops := l.dropCount()
-		children, err := callCtx(ctx, func() ([]string, error) {
-			c, _, err := l.conn.Children(dir)
-			return c, err
-		}, nil)
+		children, dirStat, err := callCtx2(ctx, func() ([]string, *zk.Stat, error) {
+			return l.conn.Children(dir)
+		})
 		if err != nil {
 			l.abandon(dir, guid, path)
 			return nil, l.classify(ctx, op, err, false)
 		}
-		pred, found := predecessor(children, node)
+		pred, ahead, found := predecessor(children, node)
 		if !found {
 			// Our node went with our session: nothing of ours remains.
 			return nil, impls.Fail(name, op, impls.ErrBackend, fmt.Errorf("lock node %s vanished (session expired?)", path))
 		}
+		// The directory in this listing holds our node, so it is the
+		// incarnation our sequence number counts in.
+		token = tokenOf(dirStat.Czxid, seq)
 		if isLowest(pred) {
-			return l.grant(ctx, op, key, dir, guid, path, drops)
+			return l.grant(ctx, op, key, dir, guid, path, token, owner, drops)
 		}
 		if !wait {
 			l.abandon(dir, guid, path)
@@ -252,6 +265,18 @@ func (l *Locker) acquire(ctx context.Context, key string, wait bool) (impls.Leas
 				l.abandon(dir, guid, path)
 				return nil, impls.Fail(name, op, impls.ErrBackend, ev.Err)
 			}
+			// When the predecessor was the only contender ahead of us, its
+			// deletion leaves us lowest: a node made later gets a higher
+			// sequence number (the directory's child counter only grows,
+			// and the directory cannot be deleted while our node is in
+			// it), so nobody can have come in ahead. The listing that would
+			// tell us so is skipped, which takes one request off every
+			// hand-off to the second in line. Any doubt (another event, a
+			// dropped connection since the listing: our session may have
+			// moved on) and we list again.
+			if ev.Type == zk.EventNodeDeleted && ahead == 1 && l.dropCount() == drops {
+				return l.grant(ctx, op, key, dir, guid, path, token, owner, drops)
+			}
 		case <-ctx.Done():
 			l.abandon(dir, guid, path)
 			return nil, impls.Fail(name, op, ctx.Err(), nil)
@@ -259,25 +284,28 @@ func (l *Locker) acquire(ctx context.Context, key string, wait bool) (impls.Leas
 	}
 }
 
-// grant turns our lowest node into a lease. The node's creation zxid is the
-// fencing token: grants follow sequence order, which is creation order, so
-// each grant's czxid is above every earlier grant's.
-func (l *Locker) grant(ctx context.Context, op, key, dir, guid, path string, drops uint64) (impls.Lease, error) {
-	stat, err := callCtx(ctx, func() (*zk.Stat, error) {
-		ok, stat, err := l.conn.Exists(path)
-		if err == nil && !ok {
-			err = zk.ErrNoNode
+// grant turns our lowest node into a lease with the given fencing token
+// (see Token). owner is the session that made the node, 0 when unknown:
+// then, and only then, grant reads the node to learn it.
+func (l *Locker) grant(ctx context.Context, op, key, dir, guid, path string, token uint64, owner int64, drops uint64) (impls.Lease, error) {
+	if owner == 0 {
+		stat, err := callCtx(ctx, func() (*zk.Stat, error) {
+			ok, stat, err := l.conn.Exists(path)
+			if err == nil && !ok {
+				err = zk.ErrNoNode
+			}
+			return stat, err
+		}, nil)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil, impls.Fail(name, op, impls.ErrBackend, fmt.Errorf("lock node %s vanished (session expired?)", path))
 		}
-		return stat, err
-	}, nil)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, impls.Fail(name, op, impls.ErrBackend, fmt.Errorf("lock node %s vanished (session expired?)", path))
+		if err != nil {
+			l.abandon(dir, guid, path)
+			return nil, l.classify(ctx, op, err, false)
+		}
+		owner = stat.EphemeralOwner
 	}
-	if err != nil {
-		l.abandon(dir, guid, path)
-		return nil, l.classify(ctx, op, err, false)
-	}
-	s := &lease{l: l, key: key, path: path, token: tokenOf(stat), owner: stat.EphemeralOwner, lost: make(chan struct{})}
+	s := &lease{l: l, key: key, path: path, token: token, owner: owner, lost: make(chan struct{})}
 	l.mu.Lock()
 	if l.drops != drops || l.closed {
 		// The connection dropped after we saw ourselves lowest: the caller
@@ -515,7 +543,25 @@ type lease struct {
 	released bool
 }
 
-func (s *lease) Key() string           { return s.key }
+func (s *lease) Key() string { return s.key }
+
+// Token is the lock directory's creation zxid plus the node's sequence
+// number. It grows with every grant, across deletions of the directory,
+// and costs no request beyond the listing every acquire makes (the node's
+// own czxid would: go-zookeeper v1.0.4 sends create, not create2, and
+// drops the reply's zxid, so reading it took an exists per grant):
+//   - within one directory, grants follow sequence order, and sequence
+//     numbers follow creation order;
+//   - a sequence number is the directory's child version when the node was
+//     made: the count of children created and deleted before it, each a
+//     transaction of its own after the directory's, and zxids grow by at
+//     least one per transaction, so czxid(dir) + seq < czxid(node);
+//   - a directory deleted and made again (possible only once empty) has a
+//     czxid above every transaction on the old one, so above every token
+//     granted under it, and the sequence restarting at 0 cannot go back.
+//
+// The bound is 2^31 sequential children per directory incarnation, after
+// which ZooKeeper's counter wraps and every lock of this recipe breaks.
 func (s *lease) Token() (uint64, bool) { return s.token, true }
 func (s *lease) Lost() <-chan struct{} { return s.lost }
 func (s *lease) String() string        { return s.key + "#" + strconv.FormatUint(s.token, 10) }
@@ -631,6 +677,20 @@ func callCtx[T any](ctx context.Context, f func() (T, error), late func(T, error
 	return zero, ctx.Err()
 }
 
+// callCtx2 is callCtx for a request with two results, whose late reply
+// nobody needs (a read).
+func callCtx2[A, B any](ctx context.Context, f func() (A, B, error)) (A, B, error) {
+	type pair struct {
+		a A
+		b B
+	}
+	p, err := callCtx(ctx, func() (pair, error) {
+		a, b, err := f()
+		return pair{a, b}, err
+	}, nil)
+	return p.a, p.b, err
+}
+
 func isCtxErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
@@ -703,11 +763,12 @@ func SeqOf(child string) (int64, bool) {
 }
 
 // predecessor returns the contender just ahead of own among children ("" if
-// own is first) and whether own is among them at all.
-func predecessor(children []string, own string) (string, bool) {
+// own is first), how many contenders are ahead, and whether own is among
+// them at all.
+func predecessor(children []string, own string) (string, int, bool) {
 	mine, ok := SeqOf(own)
 	if !ok {
-		return "", false
+		return "", 0, false
 	}
 	type contender struct {
 		name string
@@ -725,8 +786,8 @@ func predecessor(children []string, own string) (string, bool) {
 		}
 	}
 	if !found || len(ahead) == 0 {
-		return "", found
+		return "", 0, found
 	}
 	sort.Slice(ahead, func(i, j int) bool { return ahead[i].seq < ahead[j].seq })
-	return ahead[len(ahead)-1].name, true
+	return ahead[len(ahead)-1].name, len(ahead), true
 }

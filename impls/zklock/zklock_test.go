@@ -337,23 +337,42 @@ func TestGivingUpLeavesNoNode(t *testing.T) {
 	}
 }
 
-// The token is the creation zxid of the holder's node, as any other client
-// can read it, and it grows with every grant, whoever gets it.
-func TestTokenIsTheNodesCreationZxid(t *testing.T) {
+// The token is the lock directory's creation zxid plus the holder's
+// sequence number, as any other client can read them, below the node's own
+// czxid, and it grows with every grant, whoever gets it, also when the
+// directory is deleted between grants and made again (its sequence
+// restarts at 0).
+func TestTokenIsTheDirectorysCzxidPlusTheSequence(t *testing.T) {
 	addr := server(t)
 	obs := observer(t, addr)
 	key := freshKey()
 	a, b := newLocker(t, addr, time.Second), newLocker(t, addr, time.Second)
 	var last uint64
-	for i, l := range []*zklock.Locker{a, a, b, a, b, b} {
+	for i, l := range []*zklock.Locker{a, a, b, nil, a, b, nil, b} {
+		if l == nil {
+			// Between grants the directory is empty: delete it, as an
+			// operator tidying up would.
+			if err := obs.Delete(zklock.Root+"/"+key, -1); err != nil {
+				t.Fatalf("delete the lock directory: %v", err)
+			}
+			continue
+		}
 		lease := acquire(t, l, key)
 		tok, ok := lease.Token()
 		_, stat, err := obs.Get(nodeOf(lease))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !ok || tok != uint64(stat.Czxid) {
-			t.Fatalf("grant %d: token %d (%v), node's czxid %d", i, tok, ok, stat.Czxid)
+		_, dirStat, err := obs.Get(zklock.Root + "/" + key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq, _ := zklock.SeqOf(nodeOf(lease))
+		if want := uint64(dirStat.Czxid + seq); !ok || tok != want {
+			t.Fatalf("grant %d: token %d (%v), directory's czxid %d + sequence %d = %d", i, tok, ok, dirStat.Czxid, seq, want)
+		}
+		if tok >= uint64(stat.Czxid) {
+			t.Fatalf("grant %d: token %d not below the node's czxid %d", i, tok, stat.Czxid)
 		}
 		if tok <= last {
 			t.Fatalf("grant %d: token %d not above %d", i, tok, last)
