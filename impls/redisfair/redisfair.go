@@ -5,24 +5,30 @@
 // second sorted set: a waiter killed or frozen in the queue drops out when
 // its deadline passes, never later than half a TTL. A release does not
 // free the lock for whoever asks next: in the same script it grants it to
-// the oldest live waiter, draws that grant's fencing token, and wakes the
-// waiter with one push onto the waiter's own list, on which it sleeps with
-// BLPOP. The woken waiter claims the grant (one script, pipelined with its
-// next BLPOP) within a claim window; a waiter that died or froze after its
-// last heartbeat never claims, its grant lapses after the window, and the
-// next waiter takes the lock. So a waiter that dies in line delays the
-// next one by at most the claim window and a heartbeat (a third and a
-// quarter of a TTL: the next waiter learns of the lapse on its next
-// heartbeat), and by nothing once half a TTL has passed since the dead
-// one's last heartbeat,
-// where Redisson's fair lock waits its threadWaitTime (5 s by default) per
-// dead waiter.
+// the oldest live waiter, draws that grant's fencing token, and pushes the
+// token onto the waiter's own list, on which the waiter already sleeps in
+// BLPOP. The pop is the grant: the waiter holds the lock the moment the
+// reply arrives, so a hand-off costs the release's round trip and one push,
+// nothing more.
 //
-// The claim is one round trip of the waiter's own, on purpose: a claim
-// pipelined behind the waiter's BLPOP would run on the server even while
-// the waiter's process is frozen (Redis executes what is already in its
-// input buffer), and a frozen waiter would then hold the lock for a whole
-// TTL. Only a live process can send its claim.
+// A grant made by a hand-off is a lease of a claim window (half a TTL), not
+// of a TTL: Redis delivers the push even to a waiter whose process is
+// frozen (SIGSTOP) or whose BLPOP reply sits unread, and such a waiter must
+// not keep the line waiting a whole TTL. A live waiter extends it to a TTL
+// with a claim sent in the background as it returns, off the hand-off's
+// path; a frozen one never sends it, its grant lapses after the window, and
+// the next waiter, which learned the window's end on its last heartbeat,
+// takes the lock. So a waiter that dies or freezes in line delays the next
+// one by at most the claim window, and by nothing once half a TTL has
+// passed since its last heartbeat, where Redisson's fair lock waits its
+// threadWaitTime (5 s by default) per dead waiter.
+//
+// A waiter trusts a pop only while the window can still be running: every
+// push onto its list comes after its last attempt ran on the server (an
+// attempt that finds a grant of ours claims it), so a pop that arrives
+// within the window of that attempt's sending is a live lease. A later pop
+// (the process was frozen with the reply unread) is claimed in a round trip
+// first, and found lapsed if it did.
 package redisfair
 
 import (
@@ -278,11 +284,17 @@ type Locker struct {
 	ttl  time.Duration
 	// heartbeat is the longest a waiter sleeps between attempts; deadline
 	// is how long after its last attempt a silent waiter drops out (a
-	// heartbeat missed); claim is how long a woken waiter has to claim its
-	// grant. All derive from the TTL, so a dead waiter in the queue delays
-	// the next one by at most claim + heartbeat, 7/12 of the TTL.
+	// heartbeat missed); claim is the lease a hand-off grants until the
+	// woken waiter claims a whole TTL. All derive from the TTL, so a dead
+	// waiter in the queue delays the next one by at most the claim window,
+	// half the TTL (the next waiter learns when it ends on a heartbeat,
+	// which comes sooner).
 	heartbeat, deadline, claim time.Duration
-	opTimeout                  time.Duration // bound of the clean-up of an abandoned wait
+	// trust is how long after an attempt was sent a pop is taken as a live
+	// grant without a round trip: the claim window less a margin for the
+	// claim, sent in the background, to reach the server.
+	trust     time.Duration
+	opTimeout time.Duration // bound of the clean-up of an abandoned wait
 
 	mu     sync.Mutex
 	closed bool
@@ -293,8 +305,9 @@ type Locker struct {
 func New(addr string, ttl time.Duration) *Locker {
 	l := &Locker{
 		rdb: redislock.NewClient(addr, ttl), ttl: ttl,
-		heartbeat: ttl / 4, deadline: ttl / 2, claim: ttl / 3,
+		heartbeat: ttl / 4, deadline: ttl / 2, claim: ttl / 2,
 	}
+	l.trust = l.claim * 3 / 4
 	l.opTimeout = max(ttl/4, 100*time.Millisecond)
 	// The waits' connections must outlast a heartbeat's BLPOP and still
 	// see a stalled server as an error soon after it.
@@ -365,10 +378,11 @@ func (l *Locker) TryAcquire(ctx context.Context, key string) (impls.Lease, error
 }
 
 // Acquire joins the queue and sleeps on the wake-up list until the lock is
-// handed over (or expires with nobody live before us). Every wake-up, by a
-// push or by the heartbeat's timeout, is one pipeline on the wait client:
-// the attempt, then the next BLPOP, which returns at once on a grant since
-// the attempt pushed its own fence.
+// handed over (or expires with nobody live before us). A pop in time is the
+// grant itself. Every other wake-up, by the heartbeat's timeout or a pop
+// too late to trust, is one pipeline on the wait client: the attempt, then
+// the next BLPOP, which returns at once on a grant since the attempt pushed
+// its own fence.
 func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 	l.mu.Lock()
 	if l.closed {
@@ -388,6 +402,10 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 		return nil, err
 	}
 	ks, argv := k.args(l, token, "first")
+	// attempted is when the last attempt was sent. Every push onto our
+	// list comes after that attempt ran on the server, so a hand-off
+	// popped before attempted + trust is a grant still in its window.
+	attempted := time.Now()
 	v, err := acquireScript.Run(ctx, l.rdb, ks, argv...).Result()
 	if err != nil {
 		return fail(impls.Classify(ctx, name, "acquire", err, true))
@@ -453,7 +471,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 		if !first {
 			attempt = acquireScript.EvalSha(ctx, pipe, ks, argv...)
 		}
-		pipe.Do(ctx, "blpop", wake, strconv.FormatFloat(sleep.Seconds(), 'f', 3, 64))
+		pop := pipe.Do(ctx, "blpop", wake, strconv.FormatFloat(sleep.Seconds(), 'f', 3, 64))
 		_, err := pipe.Exec(ctx)
 		first, until = false, time.Time{}
 		if err != nil && !errors.Is(err, redis.Nil) {
@@ -473,6 +491,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 		}
 		retried = false
 		if attempt != nil {
+			attempted = sent
 			granted, value, err = reply(attempt.Val())
 			if err != nil {
 				return fail(impls.Fail(name, "acquire", impls.ErrBackend, err))
@@ -481,11 +500,63 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 				until = expires(sent, value)
 			}
 		}
+		if !granted && pop.Err() == nil {
+			// A hand-off: the lock is ours for the claim window.
+			fence, err := popped(pop.Val())
+			if err != nil {
+				return fail(impls.Fail(name, "acquire", impls.ErrBackend, err))
+			}
+			if time.Since(attempted) < l.trust {
+				l.claimInBackground(k, token)
+				granted, value = true, fence
+				break
+			}
+			// Popped late (our process stalled with the reply unread):
+			// the window may be over. The next attempt claims the grant
+			// if it is still ours, or finds it lapsed and waits again.
+			until = time.Time{}
+			continue
+		}
 		if cerr := impls.ContextErr(ctx); cerr != nil && !granted {
 			return fail(impls.Fail(name, "acquire", cerr, nil))
 		}
 	}
 	return &lease{l: l, key: key, k: k, token: token, fence: uint64(value)}, nil
+}
+
+// popped decodes a BLPOP reply, [list, fence].
+func popped(v any) (int64, error) {
+	a, ok := v.([]any)
+	if !ok || len(a) != 2 {
+		return 0, fmt.Errorf("unexpected wake-up %v", v)
+	}
+	s, ok := a[1].(string)
+	if !ok {
+		return 0, fmt.Errorf("unexpected wake-up %v", v)
+	}
+	fence, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || fence < 1 {
+		return 0, fmt.Errorf("wake-up carries %q, not a fencing token", s)
+	}
+	return fence, nil
+}
+
+// claimInBackground extends a lease granted by a hand-off from the claim
+// window to a TTL, off the hand-off's path: the caller already holds the
+// lock. The claim only extends a lease still ours (refreshScript), so one
+// that arrives after our release, or after the window lapsed, changes
+// nothing. If it never arrives, the lease ends with the window.
+func (l *Locker) claimInBackground(k keys, token string) {
+	// The Acquire calling this is counted in waits, so Close has not
+	// finished waiting, and the count may grow.
+	l.waits.Add(1)
+	go func() {
+		defer l.waits.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), l.opTimeout)
+		defer cancel()
+		ks, argv := k.args(l, token, "claim")
+		refreshScript.Run(ctx, l.rdb, ks, argv...)
+	}()
 }
 
 func (l *Locker) isClosed() bool {
