@@ -254,7 +254,18 @@ func handOffWait(env *Env) time.Duration { return env.TTL / 2 }
 // victim's write could land before the other's read and hide the failure.
 func (r *faultRun) handOff(ctx context.Context, resume func() error) error {
 	r.mark()
-	r.waitFor(ctx, lin.Read, r.faultTime, handOffWait(r.env))
+	return r.handOffSince(ctx, r.faultTime, resume)
+}
+
+// handOffSince is handOff for a fault marked earlier, at since, that took a
+// while to complete (a server killed, then restarted): a read at any time
+// after since counts, and the wait is bounded from now, when the fault is
+// complete. Counting only reads after the restart returned missed a new
+// holder that got in while the lab was still confirming the server was up;
+// the victim then waited for that holder's next section, whose higher token
+// made the resource refuse the victim's write and hid the repeated token.
+func (r *faultRun) handOffSince(ctx context.Context, since int64, resume func() error) error {
+	r.waitFor(ctx, lin.Read, since, handOffWait(r.env))
 	return resume()
 }
 

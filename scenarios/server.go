@@ -30,10 +30,14 @@ func init() {
 			inject: func(ctx context.Context, r *faultRun) error {
 				n := r.env.Topo.Redis[0]
 				r.env.FaultAt(fmt.Sprintf("SIGKILL %s; restart it empty (no persistence)", n.Name))
+				// Another client may be granted the lock as soon as the new
+				// server answers, before Restart has confirmed it: its read
+				// counts from the kill.
+				r.mark()
 				if err := n.Restart(ctx, false); err != nil {
 					return err
 				}
-				return r.handOff(ctx, r.victim.ContinueThenLeave)
+				return r.handOffSince(ctx, r.faultTime, r.victim.ContinueThenLeave)
 			},
 			observe: func(*Env) time.Duration { return time.Second },
 		}))
