@@ -38,6 +38,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -293,7 +294,10 @@ type Locker struct {
 	// trust is how long after an attempt was sent a pop is taken as a live
 	// grant without a round trip: the claim window less a margin for the
 	// claim, sent in the background, to reach the server.
-	trust     time.Duration
+	trust time.Duration
+	// queued is whether the last Acquire was handed the lock by a release
+	// (it waited in line): a hint for how the next one starts.
+	queued    atomic.Bool
 	opTimeout time.Duration // bound of the clean-up of an abandoned wait
 
 	mu     sync.Mutex
@@ -406,17 +410,31 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 	// list comes after that attempt ran on the server, so a hand-off
 	// popped before attempted + trust is a grant still in its window.
 	attempted := time.Now()
-	v, err := acquireScript.Run(ctx, l.rdb, ks, argv...).Result()
-	if err != nil {
-		return fail(impls.Classify(ctx, name, "acquire", err, true))
+	var (
+		granted bool
+		value   int64
+	)
+	// first: no attempt goes with the first BLPOP, one was just made.
+	first := !l.queued.Load()
+	if first {
+		v, err := acquireScript.Run(ctx, l.rdb, ks, argv...).Result()
+		if err != nil {
+			return fail(impls.Classify(ctx, name, "acquire", err, true))
+		}
+		granted, value, err = reply(v)
+		if err != nil {
+			return fail(impls.Fail(name, "acquire", impls.ErrBackend, err))
+		}
 	}
-	granted, value, err := reply(v)
-	if err != nil {
-		return fail(impls.Fail(name, "acquire", impls.ErrBackend, err))
-	}
+	// A client whose last Acquire waited in line most likely will again:
+	// its first attempt goes in the pipeline of its first BLPOP (as every
+	// later one does), saving a round trip of its own. A grant there costs
+	// a push and a pop more than the attempt alone, so a client that found
+	// the lock free goes back to the plain attempt.
+	handedOver := false
+	defer func() { l.queued.Store(handedOver) }()
 	ks, argv = k.args(l, token, "cycle")
 	wake := k.prefix + token
-	first := true
 	// expires is when the current lease (or reservation) runs out, as of
 	// the last attempt: the attempt ran when its pipeline was sent, so the
 	// clock starts there, not at the reply, which comes after the BLPOP.
@@ -508,7 +526,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 			}
 			if time.Since(attempted) < l.trust {
 				l.claimInBackground(k, token)
-				granted, value = true, fence
+				granted, value, handedOver = true, fence, true
 				break
 			}
 			// Popped late (our process stalled with the reply unread):
