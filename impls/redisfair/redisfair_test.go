@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -22,8 +21,8 @@ import (
 )
 
 // waiterEnv turns the test binary into a waiter process: "addr key ttl-ms".
-// It queues for the lock and, once granted, prints "granted" and holds it
-// until killed.
+// It queues for the lock and, once granted, prints "granted <fence>" and
+// holds it until killed.
 const waiterEnv = "LOCKLAB_REDISFAIR_WAITER"
 
 func TestMain(m *testing.M) {
@@ -46,11 +45,13 @@ func runWaiter(spec string) int {
 	defer l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := l.Acquire(ctx, key); err != nil {
+	lease, err := l.Acquire(ctx, key)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "acquire:", err)
 		return 1
 	}
-	fmt.Println("granted")
+	fence, _ := lease.Token()
+	fmt.Println("granted", fence)
 	<-ctx.Done()
 	return 0
 }
@@ -272,15 +273,27 @@ func TestDeadWaiterDoesNotStallQueue(t *testing.T) {
 				t.Fatalf("the live waiter was not granted within %v of the release", 10*e.ttl)
 			}
 			if tt.sig == syscall.SIGSTOP {
-				// Thawed, the frozen waiter finds its grant lapsed and
-				// queues again: it gets the lock in its turn.
+				// Thawed, the frozen waiter reads the hand-off pushed to it
+				// while it was frozen, long lapsed: it must not take that
+				// for the lock. It claims it, finds it gone, and takes the
+				// free lock with a grant of its own, which is the one the
+				// server holds (a waiter trusting the stale push would
+				// report the lapsed grant's older token).
 				if err := proc.Signal(syscall.SIGCONT); err != nil {
 					t.Fatal(err)
 				}
 				select {
 				case line := <-lines:
-					if !strings.HasPrefix(line, "granted") {
-						t.Fatalf("thawed waiter said %q, want granted", line)
+					var fence uint64
+					if _, err := fmt.Sscanf(line, "granted %d", &fence); err != nil {
+						t.Fatalf("thawed waiter said %q, want granted and a token", line)
+					}
+					held, err := e.admin.HGet(ctx, "fair:{"+key+"}", "fence").Uint64()
+					if err != nil {
+						t.Fatalf("the thawed waiter reports grant %d, but the server holds none: %v", fence, err)
+					}
+					if held != fence {
+						t.Fatalf("the thawed waiter reports grant %d, the server holds grant %d", fence, held)
 					}
 				case <-time.After(10 * e.ttl):
 					t.Fatal("the thawed waiter was not granted the free lock")
