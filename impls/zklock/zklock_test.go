@@ -289,6 +289,83 @@ func TestWaitersWatchOnlyTheirPredecessor(t *testing.T) {
 	}
 }
 
+// A waiter whose predecessor was the only contender ahead takes the lock on
+// the predecessor's deletion without listing again; one with more ahead
+// must list again, because a deleted predecessor may have been a waiter
+// that gave up or whose session ended, with the holder still ahead.
+func TestPredecessorGoneWhileTheHolderHolds(t *testing.T) {
+	addr := server(t)
+	obs := observer(t, addr)
+	tests := []struct {
+		name  string
+		leave func(l *zklock.Locker, cancel context.CancelFunc)
+	}{
+		{"the waiter ahead gives up", func(_ *zklock.Locker, cancel context.CancelFunc) { cancel() }},
+		{"the waiter ahead's session ends", func(l *zklock.Locker, _ context.CancelFunc) { l.Close() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key := freshKey()
+			holder, ahead, last := newLocker(t, addr, 2*time.Second), newLocker(t, addr, 2*time.Second), newLocker(t, addr, 2*time.Second)
+			held := acquire(t, holder, key)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			aheadCtx, aheadCancel := context.WithCancel(ctx)
+			defer aheadCancel()
+			aheadDone := make(chan result, 1)
+			go func() {
+				lease, err := ahead.Acquire(aheadCtx, key)
+				aheadDone <- result{lease, err}
+			}()
+			eventually(t, "the first waiter stands in line", func() bool { return len(children(t, obs, key)) == 2 })
+			lastDone := make(chan result, 1)
+			go func() {
+				lease, err := last.Acquire(ctx, key)
+				lastDone <- result{lease, err}
+			}()
+			eventually(t, "the second waiter stands in line", func() bool { return len(children(t, obs, key)) == 3 })
+			// Its watch on the first waiter is set a moment after its node.
+			eventually(t, "the second waiter watches the first", func() bool {
+				for _, sessions := range lockWatches(t, addr, key) {
+					for _, s := range sessions {
+						if s == sessionHex(last) {
+							return true
+						}
+					}
+				}
+				return false
+			})
+			tt.leave(ahead, aheadCancel)
+			if r := <-aheadDone; r.err == nil {
+				t.Fatalf("the waiter ahead was granted the lock while it was held")
+			}
+			eventually(t, "the first waiter's node is gone", func() bool { return len(children(t, obs, key)) == 2 })
+			// The second waiter has had the deletion event; the lock is
+			// still held, so it must not take it. The second is a window
+			// for a wrong grant to show, not a bound on anything.
+			select {
+			case r := <-lastDone:
+				t.Fatalf("the second waiter got %v while the holder held the lock", r.err)
+			case <-time.After(time.Second):
+			}
+			if err := held.Release(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case r := <-lastDone:
+				if r.err != nil {
+					t.Fatalf("the second waiter after the release: %v", r.err)
+				}
+				if err := r.lease.Release(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the second waiter was not granted the lock after the holder released")
+			}
+		})
+	}
+}
+
 // A client that gives up, or finds the lock held, must leave no node behind:
 // a leftover would stand in line and block everyone behind it while its
 // session lives.
