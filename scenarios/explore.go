@@ -183,9 +183,10 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 		}
 		if st.After != "" && st.Holder != "" {
 			// A holder held up by a fault on a server goes on after the
-			// heal, once another client has read the resource (or half a
-			// TTL passed): the scripted scenarios' hand-off.
-			if err := sys.handOff(ctx, victim); err != nil {
+			// heal, once another client has read the resource since the
+			// fault began (or half a TTL passed): the scripted scenarios'
+			// hand-off.
+			if err := sys.handOff(ctx, victim, begin); err != nil {
 				return nil, fmt.Errorf("continue client %d: %w", victim, err)
 			}
 		}
@@ -318,8 +319,8 @@ func (x *exploreSystem) LockServers() []string {
 }
 
 // handOff lets the client in slot go on from its failpoint once another
-// client has read the resource after now, or half a TTL passed.
-func (x *exploreSystem) handOff(ctx context.Context, slot int) error {
+// client has read the resource after since, or half a TTL passed from now.
+func (x *exploreSystem) handOff(ctx context.Context, slot int, since int64) error {
 	x.mu.Lock()
 	holder := x.slots[slot]
 	r := &faultRun{env: x.env, workers: []*Worker{holder}}
@@ -330,7 +331,7 @@ func (x *exploreSystem) handOff(ctx context.Context, slot int) error {
 	}
 	x.mu.Unlock()
 	r.victim = holder
-	return r.handOff(ctx, holder.Continue)
+	return r.handOffSince(ctx, since, holder.Continue)
 }
 
 // stopAll stops every worker still running (each finishes its section).
