@@ -92,6 +92,11 @@ func TestApplicable(t *testing.T) {
 			if topo.NoHosts != "" {
 				// Without hosts no network kind applies, for the reason given.
 				tc.want = slices.DeleteFunc(tc.want, IsNetwork)
+				// A fail-over moves an address between hosts, so the missing
+				// hosts are its reason before any missing replica.
+				if _, ok := tc.skipped[FailOver]; ok {
+					tc.skipped[FailOver] = "hosts"
+				}
 			}
 			ks, skipped, err := Applicable(spec, topo, nil)
 			if err != nil {
