@@ -92,9 +92,9 @@ func TestApplicable(t *testing.T) {
 			if topo.NoHosts != "" {
 				// Without hosts no network kind applies, for the reason given.
 				tc.want = slices.DeleteFunc(tc.want, IsNetwork)
-				// A fail-over moves an address between hosts, so the missing
-				// hosts are its reason before any missing replica.
-				if _, ok := tc.skipped[FailOver]; ok {
+				// A fail-over moves an address between hosts, so for a single
+				// Redis the missing hosts are its reason before the replica.
+				if tc.skipped[FailOver] == "no replica" {
 					tc.skipped[FailOver] = "hosts"
 				}
 			}
