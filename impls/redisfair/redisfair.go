@@ -82,22 +82,21 @@ func init() {
 type keys struct {
 	lock   string // hash: owner (token of the holder or of the waiter granted), fence
 	fence  string // counter of fencing tokens
-	queue  string // sorted set: waiter token by arrival number
+	queue  string // sorted set: waiter token by arrival (server clock, µs)
 	alive  string // sorted set: waiter token by heartbeat deadline (server ms)
-	seq    string // counter of arrivals
 	prefix string // + waiter token: the waiter's wake-up list
 }
 
 func keysOf(key string) keys {
 	t := "fair:{" + key + "}"
-	return keys{lock: t, fence: t + ":fence", queue: t + ":queue", alive: t + ":alive", seq: t + ":seq", prefix: t + ":wake:"}
+	return keys{lock: t, fence: t + ":fence", queue: t + ":queue", alive: t + ":alive", prefix: t + ":wake:"}
 }
 
 // run calls a script with the one layout every script here shares.
-// KEYS: lock, fence, queue, alive, seq, our wake-up list.
+// KEYS: lock, fence, queue, alive, our wake-up list.
 // ARGV: our token, ttl ms, claim window ms, waiter deadline ms, wake prefix, mode.
 func (k keys) args(l *Locker, token, mode string) ([]string, []any) {
-	return []string{k.lock, k.fence, k.queue, k.alive, k.seq, k.prefix + token},
+	return []string{k.lock, k.fence, k.queue, k.alive, k.prefix + token},
 		[]any{token, l.ttl.Milliseconds(), l.claim.Milliseconds(), l.deadline.Milliseconds(), k.prefix, mode}
 }
 
@@ -107,9 +106,13 @@ func (k keys) args(l *Locker, token, mode string) ([]string, []any) {
 // only: until the waiter claims, the grant is a reservation that lapses by
 // itself if the waiter is dead or frozen.
 const queueLua = `
+-- now_ms is the server's clock in ms, and in µs (as a string: Lua would
+-- pass the number on rounded) for the arrival order of the queue: no two
+-- scripts run within one µs, so arrivals never tie.
 local function now_ms()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return ms, t[1] .. string.format('%06d', tonumber(t[2]))
 end
 -- live_head is the oldest waiter whose heartbeat has not lapsed. The dead
 -- ones before it leave the queue here; those further back stay until they
@@ -142,8 +145,8 @@ end
 -- follows in the same pipeline and must not block: the fence goes there too.
 local function grant(fence)
   if ARGV[6] == 'cycle' then
-    redis.call('RPUSH', KEYS[6], fence)
-    redis.call('PEXPIRE', KEYS[6], ARGV[2])
+    redis.call('RPUSH', KEYS[5], fence)
+    redis.call('PEXPIRE', KEYS[5], ARGV[2])
   end
   return {1, fence}
 end
@@ -193,17 +196,17 @@ if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 the
   redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   if ARGV[6] == 'cycle' then
-    redis.call('DEL', KEYS[6])
+    redis.call('DEL', KEYS[5])
   end
   return grant(fence)
 end
-local now = now_ms()
+local now, now_us = now_ms()
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   fence = tonumber(redis.call('HGET', KEYS[1], 'fence'))
-  redis.call('DEL', KEYS[6])
-elseif redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[5])
+elseif not owner and redis.call('EXISTS', KEYS[1]) == 0 then
   -- Free means no key at all: a hash without our fields (written by hand,
   -- or by something else) is somebody's, and is left alone.
   local head = live_head(now)
@@ -216,7 +219,7 @@ elseif redis.call('EXISTS', KEYS[1]) == 0 then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
     redis.call('ZREM', KEYS[3], ARGV[1])
     redis.call('ZREM', KEYS[4], ARGV[1])
-    redis.call('DEL', KEYS[6])
+    redis.call('DEL', KEYS[5])
   else
     local err = handoff(now)
     if type(err) == 'table' then
@@ -228,9 +231,8 @@ if fence then
   return grant(fence)
 end
 if ARGV[6] ~= 'try' then
-  if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
-    redis.call('ZADD', KEYS[3], redis.call('INCR', KEYS[5]), ARGV[1])
-  end
+  -- NX: a heartbeat keeps our place in line.
+  redis.call('ZADD', KEYS[3], 'NX', now_us, ARGV[1])
   redis.call('ZADD', KEYS[4], now + tonumber(ARGV[4]), ARGV[1])
 end
 return {0, redis.call('PTTL', KEYS[1])}
@@ -272,7 +274,7 @@ return 0
 var leaveScript = redis.NewScript(queueLua + `
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
-redis.call('DEL', KEYS[6])
+redis.call('DEL', KEYS[5])
 if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
   local handed = handoff(now_ms())
   if type(handed) == 'table' then
