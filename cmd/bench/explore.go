@@ -2,13 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/locklab/locklab/checker"
@@ -36,11 +41,27 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	out := fs.String("out", filepath.Join(os.TempDir(), "locklab", "explore"), "directory for the minimal schedule, its history and timeline")
 	dry := fs.Bool("print-schedule", false, "print the schedule the seed draws and exit without running it")
 	fixed := fs.String("fixed", "", "run a fixed schedule in place of a random one: "+strings.Join(nemesis.FixedNames(), ", "))
+	replayChecks := fs.Int("replay-checks", 1, "with -impl all: replays of each minimal schedule after shrinking, as bench check -schedule runs it")
+	without := fs.String("rerun-without", "", "with -impl all: comma-separated kinds; a lock whose minimal schedule uses only these is explored again without them (a second row)")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
 	if *implName == "" {
 		return fmt.Errorf("%w: explore needs -impl; implementations: %s", errUsage, strings.Join(impls.Names(), ", "))
+	}
+	if *implName == "all" || strings.Contains(*implName, ",") {
+		if *fixed != "" || *dry || *fencing {
+			return fmt.Errorf("%w: -impl all (or a list) takes no -fixed, -fencing or -print-schedule: it runs each lock unfenced and adds the fixed rows itself", errUsage)
+		}
+		if *duration <= 0 || *ttl <= 0 || *clients < 2 || *replays < 1 || *shrinkTime < 0 || *replayChecks < 1 {
+			return fmt.Errorf("%w: -duration and -ttl must be positive, -clients at least 2, -replays and -replay-checks at least 1", errUsage)
+		}
+		if *seed == 0 {
+			*seed = time.Now().UnixNano()
+		}
+		return exploreTable(ctx, tableOptions{Impls: *implName, Seed: *seed, TTL: *ttl, Clients: *clients, Duration: *duration,
+			Kinds: cluster.SplitList(*kinds), Replays: *replays, ShrinkBudget: *shrinkTime, ReplayChecks: *replayChecks,
+			Without: cluster.SplitList(*without), Out: *out}, stdout, stderr)
 	}
 	spec, err := impls.Lookup(*implName)
 	if err != nil {
@@ -181,4 +202,352 @@ func stepLine(st nemesis.Step) string {
 		at = "at failpoint " + st.After
 	}
 	return fmt.Sprintf("  %-28s %-20s %-10s for %v", at, st.Kind, st.Target, time.Duration(st.Duration))
+}
+
+// fixedRows are the fixed schedules the table runs besides each lock's
+// random exploration: a pg-advisory holder and a ZooKeeper holder cut off
+// their server by dropped packets, which no random draw is sure to hit and
+// the lessons' claims about both locks rest on.
+var fixedRows = map[string][]string{
+	"pg-advisory": {"holder-partition"},
+	"zookeeper":   {"holder-partition"},
+}
+
+// tableOptions configure `bench explore -impl all`.
+type tableOptions struct {
+	Impls        string // "all" or a comma-separated list
+	Seed         int64
+	TTL          time.Duration
+	Clients      int
+	Duration     time.Duration
+	Kinds        []string
+	Replays      int
+	ShrinkBudget time.Duration
+	ReplayChecks int
+	Without      []string
+	Out          string
+}
+
+// exploreRow is one line of results/explore/README.md and one element of
+// its explore.json.
+type exploreRow struct {
+	Impl    string   `json:"impl"`
+	Broken  bool     `json:"broken,omitempty"` // registered as BROKEN (a control or a known-bad lock)
+	Fixed   string   `json:"fixed,omitempty"`  // a fixed schedule in place of a random one
+	Without []string `json:"without,omitempty"`
+	// Skipped says why the lock was not explored at all.
+	Skipped  string         `json:"skipped,omitempty"`
+	Minutes  float64        `json:"minutes_explored,omitempty"`
+	Faults   int            `json:"faults_scheduled,omitempty"`
+	Injected map[string]int `json:"injected,omitempty"`
+	Sections int            `json:"sections,omitempty"`
+	Unknown  int            `json:"unknown,omitempty"`
+	Verdict  string         `json:"verdict,omitempty"`
+	Detail   string         `json:"detail,omitempty"`
+	// On a counterexample: the minimal schedule, its files (relative to
+	// the output directory), and the verdicts of replaying it after
+	// shrinking.
+	MinimalFaults   int      `json:"minimal_faults,omitempty"`
+	MinimalDuration string   `json:"minimal_duration,omitempty"`
+	ShrinkOutOfTime bool     `json:"shrink_out_of_time,omitempty"`
+	Schedule        string   `json:"schedule,omitempty"`
+	History         string   `json:"history,omitempty"`
+	Timeline        string   `json:"timeline,omitempty"`
+	Replays         []string `json:"replays,omitempty"`
+}
+
+// exploreTable explores each lock in turn (and the fixed rows), then
+// writes README.md and explore.json with every counterexample the table
+// links. Everything is written to a scratch directory first and copied to
+// out only when every row is done: an interrupted or failed run leaves no
+// partial result in out.
+func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer) error {
+	var specs []impls.Spec
+	if o.Impls == "all" {
+		specs = impls.All()
+	} else {
+		for _, name := range cluster.SplitList(o.Impls) {
+			spec, err := impls.Lookup(name)
+			if err != nil {
+				return fmt.Errorf("%w: %v", errUsage, err)
+			}
+			specs = append(specs, spec)
+		}
+	}
+	for _, k := range append(append([]string(nil), o.Kinds...), o.Without...) {
+		if _, err := nemesis.Lookup(k); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+	sweepScratch()
+	scratch := filepath.Join(os.TempDir(), scratchPrefix+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(scratch, 0o755); err != nil {
+		return fmt.Errorf("make scratch dir: %w", err)
+	}
+	defer os.RemoveAll(scratch)
+	logf := func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
+	started := time.Now()
+	var rows []exploreRow
+	for _, spec := range specs {
+		base := scenarios.ExploreOptions{Impl: spec, Seed: o.Seed, TTL: o.TTL, Clients: o.Clients, Duration: o.Duration,
+			Kinds: o.Kinds, Replays: o.Replays, ShrinkBudget: o.ShrinkBudget, OutDir: scratch, Logf: logf}
+		runs := []scenarios.ExploreOptions{base}
+		for _, f := range fixedRows[spec.Name] {
+			fo := base
+			fo.Fixed = f
+			runs = append(runs, fo)
+		}
+		for _, eo := range runs {
+			row, err := exploreOne(ctx, eo, o.ReplayChecks, scratch, stdout)
+			if err != nil {
+				return fmt.Errorf("explore %s: %w", spec.Name, err)
+			}
+			rows = append(rows, row)
+			// A lock broken at once by one kind says little else: explore
+			// it again without that kind.
+			if eo.Fixed == "" && row.MinimalFaults > 0 && onlyKinds(scratch, row.Schedule, o.Without) {
+				wo := eo
+				wo.Kinds = withoutKinds(spec, o.Clients, o.Kinds, o.Without)
+				if len(wo.Kinds) == 0 {
+					continue
+				}
+				row, err := exploreOne(ctx, wo, o.ReplayChecks, scratch, stdout)
+				if err != nil {
+					return fmt.Errorf("explore %s without %v: %w", spec.Name, o.Without, err)
+				}
+				row.Without = o.Without
+				rows = append(rows, row)
+			}
+		}
+	}
+	if err := writeExploreTable(scratch, o, rows, time.Since(started)); err != nil {
+		return err
+	}
+	if err := copyDir(scratch, o.Out); err != nil {
+		return fmt.Errorf("write %s: %w", o.Out, err)
+	}
+	fmt.Fprintf(stdout, "table: %s\n", filepath.Join(o.Out, "README.md"))
+	return nil
+}
+
+// exploreOne explores one lock (or runs one fixed schedule) and replays
+// its minimal counterexample, if any, checks times more.
+func exploreOne(ctx context.Context, eo scenarios.ExploreOptions, checks int, dir string, stdout io.Writer) (exploreRow, error) {
+	row := exploreRow{Impl: eo.Impl.Name, Broken: eo.Impl.Broken != "", Fixed: eo.Fixed}
+	if eo.Impl.Backend.InProcess {
+		_, _, err := scenarios.PlanExplore(eo)
+		row.Skipped = fmt.Sprint(err)
+		fmt.Fprintf(stdout, "%s: skipped: %s\n", row.Impl, row.Skipped)
+		return row, nil
+	}
+	x, err := scenarios.Explore(ctx, eo)
+	if err != nil {
+		return row, err
+	}
+	d := x.Run.Decision
+	row.Minutes = time.Duration(x.Schedule.Duration).Minutes()
+	row.Faults = len(x.Schedule.Faults)
+	row.Injected = x.Run.Injected
+	row.Sections, row.Unknown = d.Sections, d.Unknown
+	row.Verdict, row.Detail = string(d.Verdict), d.Detail
+	if x.Minimal != nil {
+		row.MinimalFaults = len(x.Minimal.Faults)
+		row.MinimalDuration = time.Duration(x.Minimal.Duration).String()
+		row.ShrinkOutOfTime = x.Shrink.OutOfTime
+		row.Schedule, row.History, row.Timeline = rel(dir, x.ScheduleFile), rel(dir, x.HistoryFile), rel(dir, x.HTMLFile)
+		// The committed schedule replayed as `bench check -schedule` does:
+		// a counterexample that does not replay is shown as such.
+		s, err := nemesis.Load(x.ScheduleFile)
+		if err != nil {
+			return row, err
+		}
+		for i := 0; i < checks; i++ {
+			r, err := scenarios.RunSchedule(ctx, s, nil)
+			if err != nil {
+				return row, fmt.Errorf("replay %s: %w", x.ScheduleFile, err)
+			}
+			row.Replays = append(row.Replays, string(r.Decision.Verdict))
+		}
+	}
+	fmt.Fprintf(stdout, "%s%s: %s; %d sections; injected %s; minimal %d faults; replays %v\n", row.Impl, suffix(row),
+		row.Verdict, row.Sections, orNone(strings.Join(scenarios.Tally(row.Injected), ", ")), row.MinimalFaults, row.Replays)
+	return row, nil
+}
+
+// onlyKinds reports whether the schedule file (relative to dir) uses only
+// the given kinds.
+func onlyKinds(dir, file string, kinds []string) bool {
+	if len(kinds) == 0 || file == "" {
+		return false
+	}
+	s, err := nemesis.Load(filepath.Join(dir, file))
+	if err != nil || len(s.Faults) == 0 {
+		return false
+	}
+	for _, st := range s.Faults {
+		if !slices.Contains(kinds, st.Kind) {
+			return false
+		}
+	}
+	return true
+}
+
+// withoutKinds is the kinds that apply to spec (of those asked for), less
+// the excluded ones.
+func withoutKinds(spec impls.Spec, clients int, asked, excluded []string) []string {
+	ks, _, err := nemesis.Applicable(spec, nemesis.TopologyFor(spec, clients), asked)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, k := range ks {
+		if !slices.Contains(excluded, k.Name()) {
+			out = append(out, k.Name())
+		}
+	}
+	return out
+}
+
+func suffix(r exploreRow) string {
+	s := ""
+	if r.Fixed != "" {
+		s += " (fixed " + r.Fixed + ")"
+	}
+	if len(r.Without) > 0 {
+		s += " (without " + strings.Join(r.Without, ", ") + ")"
+	}
+	return s
+}
+
+func rel(dir, path string) string {
+	if path == "" {
+		return ""
+	}
+	if r, err := filepath.Rel(dir, path); err == nil {
+		return r
+	}
+	return path
+}
+
+// writeExploreTable writes README.md and explore.json into dir.
+func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed time.Duration) error {
+	data, err := json.MarshalIndent(struct {
+		Seed     int64        `json:"seed"`
+		TTL      string       `json:"ttl"`
+		Clients  int          `json:"clients"`
+		Duration string       `json:"duration"`
+		Note     string       `json:"note"`
+		Rows     []exploreRow `json:"rows"`
+	}{o.Seed, o.TTL.String(), o.Clients, o.Duration.String(), seedNote, rows}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "explore.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Explore: every lock under random faults\n\n")
+	fmt.Fprintf(&b, "Generated by `go run ./cmd/bench explore -impl %s -duration %v -seed %d -ttl %v -clients %d -replays %d -shrink-time %v -replay-checks %d",
+		o.Impls, o.Duration, o.Seed, o.TTL, o.Clients, o.Replays, o.ShrinkBudget, o.ReplayChecks)
+	if len(o.Kinds) > 0 {
+		fmt.Fprintf(&b, " -kinds %s", strings.Join(o.Kinds, ","))
+	}
+	if len(o.Without) > 0 {
+		fmt.Fprintf(&b, " -rerun-without %s", strings.Join(o.Without, ","))
+	}
+	fmt.Fprintf(&b, " -out results/explore` in %v; do not edit by hand.\n\n", elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "Note: %s.\n\n", seedNote)
+	b.WriteString("Each row is one random exploration of the unfenced lock (or a fixed schedule, named), healed between faults. " +
+		"Verdict: porcupine's (unsafe) or liveness (stuck: no grant within the bound after a heal). " +
+		"On a counterexample the schedule was shrunk to the minimal one that still failed; *replayed* is the verdict of running that " +
+		"committed schedule again as `bench check -schedule FILE` does, once per column entry: a counterexample that did not replay says so.\n\n")
+	b.WriteString("| lock | schedule | minutes explored | faults injected | sections (unknown) | verdict | minimal schedule | replayed | files |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		name := r.Impl
+		if r.Broken {
+			name += " (BROKEN)"
+		}
+		sched := "random"
+		if r.Fixed != "" {
+			sched = "fixed " + r.Fixed
+		}
+		if len(r.Without) > 0 {
+			sched += ", without " + strings.Join(r.Without, ", ")
+		}
+		if r.Skipped != "" {
+			fmt.Fprintf(&b, "| %s | - | - | - | - | skipped: %s | - | - | - |\n", name, mdEscape(r.Skipped))
+			continue
+		}
+		minimal, replayed, files := "-", "-", "-"
+		if r.Schedule != "" {
+			minimal = fmt.Sprintf("%d faults over %s", r.MinimalFaults, r.MinimalDuration)
+			if r.ShrinkOutOfTime {
+				minimal += " (shrinking ran out of time)"
+			}
+			replayed = strings.Join(r.Replays, ", ")
+			if !slices.Contains(r.Replays, r.Verdict) {
+				replayed += " (did NOT replay)"
+			}
+			files = fmt.Sprintf("[schedule](%s), [history](%s)", r.Schedule, r.History)
+			if r.Timeline != "" {
+				files += fmt.Sprintf(", [timeline](%s)", r.Timeline)
+			}
+		}
+		verdict := r.Verdict
+		if r.Detail != "" {
+			verdict += ": " + mdEscape(r.Detail)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.1f | %s | %d (%d) | %s | %s | %s | %s |\n", name, sched, r.Minutes,
+			orNone(strings.Join(scenarios.Tally(r.Injected), ", ")), r.Sections, r.Unknown, verdict, minimal, replayed, files)
+	}
+	return os.WriteFile(filepath.Join(dir, "README.md"), []byte(b.String()), 0o644)
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// copyDir copies the regular files of src (one level) into dst, which it
+// makes.
+func copyDir(src, dst string) error {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scratchPrefix names a table run's scratch directory in the temp dir,
+// followed by the run's pid: a run ended by a signal cannot remove it, and
+// the next run removes those of runs no longer alive.
+const scratchPrefix = "locklab-explore-table-"
+
+func sweepScratch() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), scratchPrefix+"*"))
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), scratchPrefix))
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		// Signal 0 probes a pid: ESRCH means no such process.
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(d)
+		}
+	}
 }
