@@ -1,4 +1,11 @@
-package scenarios
+// Package runner runs one lock client as a process of its own, so that a
+// fault can hit it as it would hit a real client: a crash is a SIGKILL, a
+// pause a SIGSTOP, a partition its own network namespace. It holds both
+// ends of that: the worker side (MaybeRunWorker turns a re-executed test or
+// bench binary into a client that runs workload sections) and the
+// supervisor side (Worker: start, await, go/continue, kill, pause, stop).
+// It must not import scenarios, nemesis or checker: scenarios imports it.
+package runner
 
 import (
 	"bufio"
@@ -16,7 +23,13 @@ import (
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/resource"
+	"github.com/locklab/locklab/workload"
 )
+
+// ReachClockReads names the Reached event a worker with ClockSkew records
+// on exit, with how often the lock read the skewed clock: the only way a
+// clock fault can be shown to have reached a lock at all.
+const ReachClockReads = "client clock reads"
 
 // workerEnv carries a WorkerSpec (JSON) to a re-executed binary: its
 // presence turns the process into a worker.
@@ -49,7 +62,7 @@ type WorkerSpec struct {
 	// Arm lists failpoints where the worker stops the first time, reports
 	// "failpoint NAME" on stdout and waits for "continue" on stdin.
 	Arm []string
-	// Limit makes each section a coupon sale (see Client.Limit).
+	// Limit makes each section a coupon sale (see workload.Client.Limit).
 	Limit int64
 	// AcquireTimeout bounds one acquire.
 	AcquireTimeout time.Duration
@@ -165,7 +178,7 @@ func runWorker(raw string) error {
 	defer counter.Close()
 	rng := rand.New(rand.NewPCG(uint64(ws.Seed), uint64(ws.ID)))
 	first := true
-	client := &Client{
+	client := &workload.Client{
 		ID: ws.ID, Key: ws.Key, Locker: locker, Counter: counter, Rec: rec, Fenced: ws.Fenced, Hit: hit, Limit: ws.Limit,
 		Work: func() time.Duration {
 			if first {

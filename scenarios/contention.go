@@ -2,14 +2,12 @@ package scenarios
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/workload"
 )
 
 func init() {
@@ -42,47 +40,16 @@ func runContention(ctx context.Context, env *Env) (*Outcome, error) {
 			CloseClient(c)
 		}
 	}()
-	var (
-		started  atomic.Int64
-		mu       sync.Mutex
-		stuck    error
-		failures int
-		wg       sync.WaitGroup
-	)
-	for _, c := range clients {
-		wg.Add(1)
-		go func(c *Client) {
-			defer wg.Done()
-			for started.Add(1) <= int64(env.Sections) && ctx.Err() == nil {
-				actx, cancel := context.WithTimeout(ctx, env.stuckBound())
-				err := c.Section(actx)
-				cancel()
-				if err == nil {
-					continue
-				}
-				mu.Lock()
-				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-					stuck = err
-				}
-				failures++
-				give := stuck != nil || failures > env.Sections/10
-				mu.Unlock()
-				if give {
-					return
-				}
-			}
-		}(c)
-	}
-	wg.Wait()
+	res := workload.Contend(ctx, clients, env.Sections, env.stuckBound())
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	out := &Outcome{Clients: env.Clients}
-	if stuck != nil {
+	if res.Stuck != nil {
 		// The gap in grants this left is the checker's to judge.
-		out.Detail = fmt.Sprintf("an acquire waited %v without the lock: %v", env.stuckBound(), stuck)
-	} else if failures > env.Sections/10 {
-		return nil, fmt.Errorf("%d acquires failed (not contention, errors): see the servers' logs", failures)
+		out.Detail = fmt.Sprintf("an acquire waited %v without the lock: %v", env.stuckBound(), res.Stuck)
+	} else if res.Failures > env.Sections/10 {
+		return nil, fmt.Errorf("%d acquires failed (not contention, errors): see the servers' logs", res.Failures)
 	}
 	if err := env.Judge(out); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/runner"
 )
 
 // pastTTL is how long a pause or a slow section lasts: well past the lease
@@ -84,5 +85,5 @@ func init() {
 }
 
 // ReachClockReads counts a skewed client's clock reads: the only way a
-// client clock skew can reach a lock.
-const ReachClockReads = "client clock reads"
+// client clock skew can reach a lock. The worker records it (runner).
+const ReachClockReads = runner.ReachClockReads

@@ -1,4 +1,10 @@
-package scenarios
+// Package workload is what the lab's clients do: the read-work-write
+// critical section on the protected resource, recorded event by event for
+// the checker, and the contention loop that drives clients against one key.
+// The same code runs in the test process (goroutines) and in worker
+// processes (package runner). It must not import scenarios, runner, nemesis
+// or checker: data flows from workload up to them, never back.
+package workload
 
 import (
 	"context"
