@@ -149,6 +149,7 @@ type Locker struct {
 	owner   string
 	fenced  bool
 	closing chan struct{} // closed by Close; ends blocked Acquires
+	notes   *notifier     // the unlock channels' subscriptions, shared by all waits
 
 	// grantMu orders grants within the Locker, so that the count a grant
 	// returns can be compared with the local bookkeeping of earlier ones.
@@ -181,6 +182,7 @@ func New(rdb *redis.Client, o Options) (*Locker, error) {
 		owner:   id + ":" + o.ClientID,
 		fenced:  o.Fenced,
 		closing: make(chan struct{}),
+		notes:   &notifier{rdb: rdb},
 		holds:   map[string]*hold{},
 	}, nil
 }
@@ -241,27 +243,34 @@ func (l *Locker) TryAcquire(ctx context.Context, key string) (impls.Lease, error
 	return lease, err
 }
 
-// Acquire makes one attempt and, if the lock is held, subscribes to its
+// Acquire makes one attempt and, if the lock is held, registers on its
 // unlock channel and tries again; from then on it sleeps until a message
 // comes or the holder's remaining TTL (as the refusal reported it) runs
 // out, whichever is first, and tries again. The first attempt is made
-// before subscribing, as Redisson does, so an uncontended acquire costs one
+// before registering, as Redisson does, so an uncontended acquire costs one
 // round trip; no wait starts before an attempt made after the subscription
-// was confirmed, so no unlock can slip by unseen.
+// was confirmed, so no unlock can slip by unseen. The subscription is the
+// Locker's, shared and kept between waits (see notifier), so a wait on a
+// key waited on before sends no command but its attempts.
 func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 	lease, wait, err := l.try(ctx, key)
 	if !errors.Is(err, impls.ErrHeld) {
 		return lease, err
 	}
-	var sub *subscription
+	var w *waiter
 	defer func() {
-		if sub != nil {
-			sub.close()
+		if w != nil {
+			w.done()
 		}
 	}()
 	for {
-		if sub == nil {
-			if sub, err = l.subscribe(ctx, channel(key)); err != nil {
+		if w == nil {
+			if w, err = l.notes.wait(ctx, channel(key), l.closing); err != nil {
+				select {
+				case <-l.closing:
+					return nil, impls.Fail(l.name, "acquire", impls.ErrBackend, errors.New("locker closed"))
+				default:
+				}
 				return nil, impls.Classify(ctx, l.name, "acquire", err, false)
 			}
 			if lease, wait, err = l.try(ctx, key); !errors.Is(err, impls.ErrHeld) {
@@ -278,13 +287,13 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 		}
 		t := time.NewTimer(wait)
 		select {
-		case <-sub.wake:
+		case <-w.wake:
 		case <-t.C:
-		case <-sub.fail:
-			// The subscription's connection broke and messages may be lost:
-			// subscribe again before the next attempt.
-			sub.close()
-			sub = nil
+		case <-w.broken:
+			// The shared connection broke and messages may be lost:
+			// register again (on a new one) before the next attempt.
+			w.done()
+			w = nil
 			t.Stop()
 			continue
 		case <-ctx.Done():
@@ -374,6 +383,7 @@ func (l *Locker) Close() error {
 	}
 	l.mu.Unlock()
 	l.wg.Wait()
+	l.notes.close()
 	return l.rdb.Close()
 }
 
