@@ -231,11 +231,17 @@ func TestForeignKeys(t *testing.T) {
 					}
 				}
 			}()
+			before := e.scriptCalls(t, tt.foreign)
 			lease, err := e.locker(t).TryAcquire(ctx, key)
 			mine := others(5, append(slices.Clone(tt.foreign), tt.kill...))
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("acquire: %v, want %v", err, tt.wantErr)
+				}
+				// A node that answered "held" has nothing of this attempt's
+				// (its token is new): the cleanup spares it.
+				if after := e.scriptCalls(t, tt.foreign); !slices.Equal(after, before) {
+					t.Errorf("the failed attempt ran scripts on the nodes that answered held %v: calls %v, then %v", tt.foreign, before, after)
 				}
 				if got := e.nodesHolding(t, key, mine); len(got) > 0 {
 					t.Fatalf("failed acquire left our key on nodes %v", got)
@@ -263,6 +269,31 @@ func TestForeignKeys(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scriptCalls counts, from each node's own command statistics, the Lua
+// scripts it has run (EVALSHA and EVAL).
+func (e *env) scriptCalls(t *testing.T, nodes []int) []int64 {
+	t.Helper()
+	var out []int64
+	for _, i := range nodes {
+		stats, err := e.direct[i].InfoMap(context.Background(), "commandstats").Result()
+		if err != nil {
+			t.Fatalf("node %d: INFO commandstats: %v", i, err)
+		}
+		var n int64
+		for _, cmd := range []string{"cmdstat_evalsha", "cmdstat_eval"} {
+			var calls int64
+			if v, ok := stats["Commandstats"][cmd]; ok {
+				if _, err := fmt.Sscanf(v, "calls=%d", &calls); err != nil {
+					t.Fatalf("node %d: %s=%q: %v", i, cmd, v, err)
+				}
+			}
+			n += calls
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 func TestLeaseValidityAndToken(t *testing.T) {
