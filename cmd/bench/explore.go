@@ -46,6 +46,7 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
+	sweepScratch()
 	if *implName == "" {
 		return fmt.Errorf("%w: explore needs -impl; implementations: %s", errUsage, strings.Join(impls.Names(), ", "))
 	}
@@ -279,7 +280,6 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 	}
-	sweepScratch()
 	scratch := filepath.Join(os.TempDir(), scratchPrefix+strconv.Itoa(os.Getpid()))
 	if err := os.Mkdir(scratch, 0o755); err != nil {
 		return fmt.Errorf("make scratch dir: %w", err)
