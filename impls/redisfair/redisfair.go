@@ -117,13 +117,15 @@ end
 -- live_head is the oldest waiter whose heartbeat has not lapsed. The dead
 -- ones before it leave the queue here; those further back stay until they
 -- reach the head, which no decision needs sooner (a scan of every lapsed
--- deadline on each call cost more than the rest of the release).
+-- deadline on each call cost more than the rest of the release). now may
+-- be nil: the clock is read only if somebody is in line.
 local function live_head(now)
   while true do
     local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
     if not head then
       return nil
     end
+    now = now or now_ms()
     local deadline = redis.call('ZSCORE', KEYS[4], head)
     if deadline and tonumber(deadline) > now then
       return head
@@ -244,12 +246,8 @@ var releaseScript = redis.NewScript(queueLua + `
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
   return 0
 end
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  -- Nobody in line: no clock, no pruning.
-  redis.call('DEL', KEYS[1])
-  return 1
-end
-local handed = handoff(now_ms())
+-- Nobody in line costs one ZRANGE: no clock.
+local handed = handoff(nil)
 if type(handed) == 'table' then
   return handed
 end
