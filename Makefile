@@ -53,3 +53,12 @@ mutants: setup
 lessons: setup
 	$(GO) run ./cmd/bench lessons
 .PHONY: lessons
+
+# Every lock and peer under a seeded random nemesis, plus the fixed
+# holder-partition for pg-advisory and zookeeper: results/explore/README.md,
+# explore.json and one minimal, replayed counterexample per broken lock.
+# Long (each lock runs for the duration, then shrinks); not part of test.
+EXPLOREFLAGS ?= -duration 2m -seed 1 -shrink-time 2m -rerun-without server-clock-jump,server-restart-empty
+explore: setup
+	$(GO) run ./cmd/bench explore -impl all $(EXPLOREFLAGS) -out results/explore
+.PHONY: explore
