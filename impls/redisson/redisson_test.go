@@ -293,6 +293,88 @@ func TestWaiterIsWokenByPubSubWithoutPolling(t *testing.T) {
 	})
 }
 
+// TestWaitsShareOneSubscription: a Locker keeps its unlock-channel
+// subscription between waits (one SUBSCRIBE however often it waits), and a
+// wait whose pub/sub connection is killed under it subscribes anew and is
+// still woken by the unlock message rather than by its TTL fallback.
+func TestWaitsShareOneSubscription(t *testing.T) {
+	cases := []struct {
+		name           string
+		kill           bool // CLIENT KILL the pub/sub connection during the first wait
+		wantSubscribes int  // SUBSCRIBEs over both waits; 0: not checked
+	}{
+		{name: "kept between waits", wantSubscribes: 1},
+		// go-redis itself resubscribes once before reporting the broken
+		// connection, so the count is not exact here; the wake-up is.
+		{name: "connection killed mid-wait", kill: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			forEach(t, func(t *testing.T, e *env) {
+				ctx := context.Background()
+				// A long TTL: a waiter that got the lock well before it ran
+				// out can only have been woken by the unlock message.
+				const ttl = 10 * time.Second
+				key := e.key()
+				holder, waiter := e.locker(t, ttl), e.locker(t, ttl)
+				if err := e.admin.ConfigResetStat(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+				for round := 1; round <= 2; round++ {
+					lease := acquire(t, holder, key)
+					got := make(chan error, 1)
+					start := time.Now()
+					go func() {
+						wctx, cancel := context.WithTimeout(ctx, ttl)
+						defer cancel()
+						l, err := waiter.Acquire(wctx, key)
+						if err == nil {
+							err = l.Release(ctx)
+						}
+						got <- err
+					}()
+					waitSubscribed(t, e.admin, key)
+					if tc.kill && round == 1 {
+						if err := e.admin.ClientKillByFilter(ctx, "TYPE", "pubsub").Err(); err != nil {
+							t.Fatal(err)
+						}
+						waitSubscribed(t, e.admin, key)
+					}
+					release(t, lease)
+					if err := <-got; err != nil {
+						t.Fatalf("round %d: waiter: %v, want the lock once the holder released", round, err)
+					}
+					if waited := time.Since(start); waited >= ttl-time.Second {
+						t.Fatalf("round %d: waiter got the lock after %v: woken by its TTL fallback, not by the unlock message", round, waited)
+					}
+				}
+				if n := commandCalls(t, e.admin, "subscribe"); tc.wantSubscribes > 0 && n != tc.wantSubscribes {
+					t.Fatalf("%d SUBSCRIBEs over two waits, want %d", n, tc.wantSubscribes)
+				}
+			})
+		})
+	}
+}
+
+// waitSubscribed waits until the key's unlock channel has a subscriber.
+func waitSubscribed(t *testing.T, admin *redis.Client, key string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		subs, err := admin.PubSubNumSub(context.Background(), chanKey(key)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if subs[chanKey(key)] >= 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no subscriber on %s after 5s", chanKey(key))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestLostWhenKeyDeletedBehindHoldersBack(t *testing.T) {
 	forEach(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
