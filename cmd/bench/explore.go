@@ -311,11 +311,25 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 				if len(wo.Kinds) == 0 {
 					continue
 				}
-				row, err := exploreOne(ctx, wo, o.ReplayChecks, scratch, stdout)
+				// Its own directory first: explore names files by lock
+				// and seed, which would overwrite the first row's.
+				wo.OutDir = filepath.Join(scratch, "without")
+				row, err := exploreOne(ctx, wo, o.ReplayChecks, wo.OutDir, stdout)
 				if err != nil {
 					return fmt.Errorf("explore %s without %v: %w", spec.Name, o.Without, err)
 				}
 				row.Without = o.Without
+				stem := strings.TrimSuffix(row.Schedule, ".schedule.json")
+				for _, f := range []*string{&row.Schedule, &row.History, &row.Timeline} {
+					if *f == "" {
+						continue
+					}
+					name := stem + "-without-" + strings.Join(o.Without, "-") + strings.TrimPrefix(*f, stem)
+					if err := os.Rename(filepath.Join(wo.OutDir, *f), filepath.Join(scratch, name)); err != nil {
+						return err
+					}
+					*f = name
+				}
 				rows = append(rows, row)
 			}
 		}
