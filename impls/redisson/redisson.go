@@ -199,8 +199,11 @@ type hold struct {
 	count   int           // leases not yet released; guarded by Locker.mu
 	stop    chan struct{} // closed to end the watchdog
 	stopped bool          // guarded by Locker.mu
-	lost    chan struct{}
-	once    sync.Once
+	// start runs the watchdog once the hold has lasted TTL/3; stopped
+	// before then, no watchdog ever ran. Guarded by Locker.mu.
+	start *time.Timer
+	lost  chan struct{}
+	once  sync.Once
 }
 
 func (h *hold) isLost() bool {
@@ -217,6 +220,9 @@ func (l *Locker) stopLocked(h *hold) {
 	if !h.stopped {
 		h.stopped = true
 		close(h.stop)
+		if h.start != nil && h.start.Stop() {
+			l.wg.Done() // the watchdog will never run
+		}
 	}
 	if l.holds[h.key] == h {
 		delete(l.holds, h.key)
@@ -362,8 +368,11 @@ func (l *Locker) try(ctx context.Context, key string) (impls.Lease, time.Duratio
 			close(h.stop)
 		} else {
 			l.holds[key] = h
+			// The watchdog starts lazily: most holds end before their
+			// first renewal is due, and a timer that is stopped costs
+			// neither a goroutine nor the wake-up that ends one.
 			l.wg.Add(1)
-			go l.watch(h, sent)
+			h.start = time.AfterFunc(l.ttl/3, func() { l.watch(h, sent) })
 		}
 	}
 	h.count++

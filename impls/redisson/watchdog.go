@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// watch is the watchdog of one hold: every TTL/3 it extends the lock by a
+// watch is the watchdog of one hold, started TTL/3 after the grant by the
+// hold's start timer: from then on, every TTL/3 it extends the lock by a
 // full TTL, so a live holder never sees its lease run out however long it
 // works, while a crashed one (or a Locker closed without releasing) stops
 // renewing and its lock frees itself one TTL later. It ends when the hold is
@@ -21,7 +22,7 @@ func (l *Locker) watch(h *hold, lastOK time.Time) {
 		return
 	}
 	every := l.ttl / 3
-	t := time.NewTimer(every)
+	t := time.NewTimer(0) // the first renewal is due now
 	defer t.Stop()
 	for {
 		select {
