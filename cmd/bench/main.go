@@ -60,7 +60,8 @@ commands:
                             replay a schedule file written by explore; print the verdict last
   explore -impl NAME [-duration 2m] [-seed N] [-ttl 1s] [-kinds a,b] [-fixed NAME] [-fencing] [-shrink-time 5m] [-out DIR]
                             contend for one key while a seeded nemesis injects random faults; on a
-                            counterexample shrink it to a minimal replayable schedule file
+                            counterexample shrink it to a minimal replayable schedule file; -impl all
+                            (or a,b) explores each lock in turn and writes the table -out/README.md
   matrix [-impl a,b] [-scenario x,y] [-runs N] [-ttl D] [-out results]
                             run every implementation under every scenario that applies, with and
                             without fencing; write results/correctness.md, correctness.json, counterexamples/
