@@ -226,11 +226,35 @@ func probeReentrant(t *testing.T, e *env) (bool, string) {
 }
 
 // probeValidity: the lease says until when it is valid, and that is no
-// later than one TTL after the request that granted it was sent.
+// later than one TTL after the request that granted it was sent. A lock
+// that keeps its expiry by the client's own clock (impls.Config.Clock)
+// starts its lease at its first reading of that clock, taken inside
+// Acquire after the probe's own reading: that reading is the start, or
+// the check would fail whenever the two readings straddle a millisecond
+// of a stamp stored in milliseconds.
 func probeValidity(t *testing.T, e *env) (bool, string) {
+	var (
+		mu    sync.Mutex
+		first time.Time
+	)
+	cfg := e.config()
+	cfg.Clock = func() time.Time {
+		now := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		if first.IsZero() {
+			first = now
+		}
+		return now
+	}
 	sent := time.Now()
-	lease := mustAcquire(t, e.newLocker(t), freshKey(t))
+	lease := mustAcquire(t, e.build(t, cfg), freshKey(t))
 	got := time.Now()
+	mu.Lock()
+	if !first.IsZero() && first.Before(got) {
+		sent = first
+	}
+	mu.Unlock()
 	defer mustRelease(t, lease)
 	d, ok := lease.(impls.Deadliner)
 	if !ok {
