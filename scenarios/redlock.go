@@ -180,10 +180,14 @@ func partitionClients(ctx context.Context, r *faultRun) error {
 			netfault.HealAll(context.WithoutCancel(ctx), env.Topo.Net)
 			return fmt.Errorf("%s: %w", p.name, err)
 		}
+		// Installing the rules takes a firewall call per client and node,
+		// hundreds of ms on a loaded machine: the cut is whole only now.
+		cutWhole := lin.Now()
 		select {
 		case <-time.After(2 * time.Second):
 		case <-ctx.Done():
 		}
+		healStart := lin.Now()
 		if err := netfault.HealAll(context.WithoutCancel(ctx), env.Topo.Net); err != nil {
 			return fmt.Errorf("heal %s: %w", p.name, err)
 		}
@@ -194,8 +198,10 @@ func partitionClients(ctx context.Context, r *faultRun) error {
 		env.Rec.Record(lin.Event{Kind: lin.Fault, Time: start, End: end,
 			Text: fmt.Sprintf("%s: every client cut off %s (packets dropped both ways)", p.name, names(p.cut))})
 		r.phases = append(r.phases, phase{p.name, start, end})
-		// A grant stamped in the first 200ms may have been sent before the cut.
-		w := checker.Window{Name: p.name, Start: start + int64(200*time.Millisecond), End: end}
+		// The checker judges only while the cut is whole: from its last rule
+		// (plus 200ms, for a grant whose replies arrived just before) to the
+		// first rule the heal removes. The timeline shows the whole fault.
+		w := checker.Window{Name: p.name, Start: cutWhole + int64(200*time.Millisecond), End: healStart}
 		if p.name == "majority-cut" {
 			env.QuorumLoss = append(env.QuorumLoss, w)
 		} else {
