@@ -20,3 +20,8 @@ func tokenOf(dirCzxid, seq int64) uint64 {
 	}
 	return uint64(dirCzxid) + uint64(seq)
 }
+
+// grantOnWake says whether a waiter takes the lock on its predecessor's
+// deletion without listing again: only under the grant-on-wake mutant, the
+// shortcut that a waiter frozen in line turns into two holders.
+func grantOnWake() bool { return mutant.On(mutant.ZooKeeperGrantOnWake) }
