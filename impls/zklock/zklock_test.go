@@ -289,10 +289,9 @@ func TestWaitersWatchOnlyTheirPredecessor(t *testing.T) {
 	}
 }
 
-// A waiter whose predecessor was the only contender ahead takes the lock on
-// the predecessor's deletion without listing again; one with more ahead
-// must list again, because a deleted predecessor may have been a waiter
-// that gave up or whose session ended, with the holder still ahead.
+// A waiter lists the line again when its predecessor's node goes: the
+// predecessor may have been a waiter that gave up or whose session ended,
+// with the holder still ahead.
 func TestPredecessorGoneWhileTheHolderHolds(t *testing.T) {
 	addr := server(t)
 	obs := observer(t, addr)
