@@ -9,7 +9,6 @@ import (
 	"io"
 	"log"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -227,7 +226,7 @@ func (l *Locker) acquire(ctx context.Context, key string, wait bool) (impls.Leas
 			l.abandon(dir, guid, path)
 			return nil, l.classify(ctx, op, err, false)
 		}
-		pred, _, found := predecessor(children, node)
+		pred, found := predecessor(children, node)
 		if !found {
 			// Our node went with our session: nothing of ours remains.
 			return nil, impls.Fail(name, op, impls.ErrBackend, fmt.Errorf("lock node %s vanished (session expired?)", path))
@@ -764,31 +763,24 @@ func SeqOf(child string) (int64, bool) {
 }
 
 // predecessor returns the contender just ahead of own among children ("" if
-// own is first), how many contenders are ahead, and whether own is among
-// them at all.
-func predecessor(children []string, own string) (string, int, bool) {
+// own is first) and whether own is among them at all.
+func predecessor(children []string, own string) (string, bool) {
 	mine, ok := SeqOf(own)
 	if !ok {
-		return "", 0, false
+		return "", false
 	}
-	type contender struct {
-		name string
-		seq  int64
-	}
-	var ahead []contender
-	found := false
+	pred, predSeq, found := "", int64(-1), false
 	for _, c := range children {
 		if c == own {
 			found = true
 			continue
 		}
-		if s, ok := SeqOf(c); ok && s < mine {
-			ahead = append(ahead, contender{c, s})
+		if s, ok := SeqOf(c); ok && s < mine && s > predSeq {
+			pred, predSeq = c, s
 		}
 	}
-	if !found || len(ahead) == 0 {
-		return "", 0, found
+	if !found {
+		return "", false
 	}
-	sort.Slice(ahead, func(i, j int) bool { return ahead[i].seq < ahead[j].seq })
-	return ahead[len(ahead)-1].name, len(ahead), true
+	return pred, true
 }
