@@ -24,22 +24,30 @@ func (b *bench) report(servers []Server) *Report {
 		backends = append(backends, be)
 	}
 	slices.Sort(backends)
-	limitOne := map[string]float64{}
 	limitMany := map[string]float64{}
 	for _, be := range backends {
 		acc := b.limits[be]
 		l := Limit{Backend: be, Request: limitRequest[be], OneClient: NewStat(acc.one), Clients: o.Clients, NClients: NewStat(acc.many)}
+		if len(acc.hop) > 0 {
+			l.WakeUp = &WakeUpLimit{Request: wakeUpRequest, HopMS: NewStat(acc.hop)}
+		}
+		if len(acc.fanAll) > 0 {
+			n := len(b.topo.RedisAddrs)
+			l.FanOut = &FanOutLimit{Request: limitRequest[BackendRedis], Nodes: n, Majority: majorityOf(n),
+				AllPerSec: NewStat(acc.fanAll), MajorityPerSec: NewStat(acc.fanMajority)}
+		}
 		rep.Limits = append(rep.Limits, l)
 		// A bound is the fastest the servers answered in any trial: load
 		// from elsewhere only ever slows a round trip down, and on a shared
 		// machine the median trial can be several times slower than the
 		// locks' own best trials.
-		limitOne[be], limitMany[be] = l.OneClient.Max, l.NClients.Max
+		limitMany[be] = l.NClients.Max
 	}
+	fl := floorsOf(rep.Limits)
 	specs := o.Impls
 	for _, a := range b.accs {
 		s := a.spec
-		r := Result{Name: s.Name, Peer: s.Peer, Broken: s.Broken, Backend: backendOf(s), Caps: s.Caps.String()}
+		r := Result{Name: s.Name, Peer: s.Peer, Broken: s.Broken, Backend: backendOf(s), Caps: s.Caps.String(), RedisNodes: s.Backend.RedisNodes}
 		r.RoundTrips = a.roundTrips
 		if sv, ok := o.Survival[s.Name]; ok {
 			r.Survives = &sv
@@ -52,7 +60,10 @@ func (b *bench) report(servers []Server) *Report {
 				PairsPerSec: NewStat(a.unc.rate), AcquireP50: NewStat(a.unc.p50),
 				AcquireP99: NewStat(a.unc.p99), AcquireP999: NewStat(a.unc.p999), Errors: a.uncErrors,
 			}
-			if lim, ok := limitOne[r.Backend]; ok && r.RoundTrips != nil && r.RoundTrips.PerPair > 0 && lim > 0 {
+			// A lock on several nodes does each round trip as a fan-out to
+			// all of them: the bound is the fan-out's rate, the same round
+			// trip the targets' ceiling uses.
+			if lim := fl.roundTrip(r.shape()); r.RoundTrips != nil && r.RoundTrips.PerPair > 0 && lim > 0 {
 				u.BoundPairsPerSec = ptr(lim / r.RoundTrips.PerPair)
 				u.FractionOfBound = ptr(u.PairsPerSec.Median / *u.BoundPairsPerSec)
 			}

@@ -130,12 +130,18 @@ func TestShortRunWritesCompleteReport(t *testing.T) {
 	}
 	if len(got.Limits) != 1 || got.Limits[0].Backend != "redis" {
 		t.Errorf("limits: %+v, want the Redis round trip", got.Limits)
+	} else if w, fo := got.Limits[0].WakeUp, got.Limits[0].FanOut; w == nil || len(w.HopMS.Trials) != 6 || w.HopMS.Min <= 0 || fo != nil {
+		// One lock node: the wake-up hop in every trial, no fan-out.
+		t.Errorf("Redis limits: wake-up %+v, fan-out %+v; want a hop in each of 6 trials and no fan-out", w, fo)
 	}
 
 	// bench.md names every lock in every table and links every chart.
 	md, err := os.ReadFile(filepath.Join(dir, "bench.md"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| wake-up hop (`RPUSH → BLPOP`) |") {
+		t.Error("bench.md lacks the wake-up hop")
 	}
 	for _, bad := range []string{"NaN", "Inf"} {
 		if strings.Contains(string(md), bad) {

@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls/redislock"
 )
@@ -154,3 +156,234 @@ func (b *bench) roundTrips(ctx context.Context, backend string, n int, d time.Du
 	}
 	return float64(total) / d.Seconds(), nil
 }
+
+// Two more Redis limits, for the locks that do more than one round trip to
+// one server at a time.
+//
+// The wake-up hop: the cheapest hand-off there is between two clients
+// through Redis, one client's RPUSH reaching another's blocked BLPOP. A
+// lock that hands the lock to a sleeping waiter (redis-fair's release
+// pushes onto the list its waiter sleeps on) cannot hand over faster.
+//
+// The fan-out: one client sending PING to every lock node in parallel, a
+// goroutine per node as the multi-node locks do, waiting for every answer
+// or for a majority. On a machine with fewer cores than nodes, a fan-out
+// costs more than one node's round trip, and no multi-node lock can beat it.
+
+// wakeUpRequest names the wake-up measurement in the report.
+const wakeUpRequest = "RPUSH → BLPOP"
+
+// hopWait bounds each BLPOP of the wake-up measurement: a token not back
+// within it was lost, an error rather than a slow figure.
+const hopWait = 5 * time.Second
+
+// hopWarmup is how many ping-pong cycles run before the clock starts, so
+// that no dial or first-call cost is timed.
+const hopWarmup = 20
+
+// newWaitClient is a client for blocking reads, built as redis-fair builds
+// its wait client: the lock clients' settings (no retries, one dial per
+// request), with a read timeout that outlasts a BLPOP. A pipeline's read
+// deadline is the client's ReadTimeout, whatever the BLPOP's own timeout.
+func (b *bench) newWaitClient(addr string) *redis.Client {
+	lock := redislock.NewClient(addr, b.opts.TTL)
+	write := lock.Options().WriteTimeout
+	lock.Close()
+	return redis.NewClient(&redis.Options{
+		Addr: addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second,
+		ReadTimeout: hopWait + time.Second, WriteTimeout: write,
+		PoolSize: 2, ContextTimeoutEnabled: true,
+	})
+}
+
+// wakeUpHop measures one hop, in milliseconds: two clients play ping-pong
+// with a token for d, each pushing it onto the other's list and then
+// blocking on its own, and a hop is half a cycle.
+//
+// Each side sends its RPUSH and its next BLPOP in one pipeline on one
+// connection. Redis runs both commands of a pipeline before it writes any
+// reply, and it writes the peer's BLPOP reply (the wake-up the RPUSH
+// caused) only after that, so the peer can push back only once our BLPOP
+// is already waiting on the server. A cycle is then exactly two hops,
+// each from one client's send to the other's receipt of its BLPOP reply,
+// which is what a hand-off costs between a release's start and the
+// waiter's return. The pushing side does not wait for its RPUSH's reply
+// apart: it comes back with the BLPOP's, already in the socket buffer.
+//
+// Two other designs were tried and set aside for what they time, not for
+// their figure. With the push on the lock's own client and the BLPOP after
+// it in one goroutine, the BLPOP leaves only once the push's reply is
+// back, about when the peer is woken, so whether the BLPOP waits for the
+// token or the token for the BLPOP is a race, and a cycle times a push's
+// round trip and a BLPOP's rather than a wake-up. Two goroutines per side
+// (one pushing, one always blocked) add a goroutine hand-off to every hop.
+// On the lab's 2-core machine the three came out within a few percent of
+// one another (medians of 15 interleaved rounds: 49, 47 and 47 µs, PING
+// 19 µs), so the choice changes what is timed, not the number.
+func (b *bench) wakeUpHop(ctx context.Context, d time.Duration) (float64, error) {
+	addr := b.topo.RedisAddrs[0]
+	ping, pong := b.newWaitClient(addr), b.newWaitClient(addr)
+	closed := false
+	closeAll := func() {
+		if !closed {
+			closed = true
+			ping.Close()
+			pong.Close()
+		}
+	}
+	defer closeAll()
+	for _, c := range []*redis.Client{ping, pong} {
+		if err := c.Ping(ctx).Err(); err != nil {
+			return 0, fmt.Errorf("wake-up hop: connect to Redis %s: %w", addr, err)
+		}
+	}
+	base := b.key()
+	listPing, listPong := base+"-hop-ping", base+"-hop-pong"
+	const token, stop = "t", "stop"
+	// popped reads a BLPOP reply: the token, or an error saying which
+	// list stayed empty.
+	popped := func(pop *redis.StringSliceCmd, from string) (string, error) {
+		v, err := pop.Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			return "", fmt.Errorf("no token on %s within %v", from, hopWait)
+		case err != nil:
+			return "", err
+		}
+		return v[1], nil
+	}
+	// pass pushes the token onto to and waits on from, in one pipeline,
+	// and returns what it popped.
+	pass := func(c *redis.Client, to, from string) (string, error) {
+		pipe := c.Pipeline()
+		push := pipe.RPush(ctx, to, token)
+		pop := pipe.BLPop(ctx, hopWait, from)
+		_, _ = pipe.Exec(ctx) // each command's error is read below
+		if err := push.Err(); err != nil {
+			return "", fmt.Errorf("RPUSH %s: %w", to, err)
+		}
+		return popped(pop, from)
+	}
+	// pong waits first, then echoes every token until it pops stop.
+	pongErr := make(chan error, 1)
+	go func() {
+		got, err := popped(pong.BLPop(ctx, hopWait, listPong), listPong)
+		for err == nil && got != stop {
+			got, err = pass(pong, listPing, listPong)
+		}
+		pongErr <- err
+	}()
+	var (
+		cycles  int
+		started time.Time
+		err     error
+	)
+	for i := 0; ; i++ {
+		if i == hopWarmup {
+			started = time.Now()
+		}
+		if i > hopWarmup {
+			cycles++
+			if time.Since(started) >= d {
+				break
+			}
+		}
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		if _, err = pass(ping, listPong, listPing); err != nil {
+			break
+		}
+	}
+	elapsed := time.Since(started)
+	if err != nil {
+		// Closing the clients ends pong's BLPOP at once.
+		closeAll()
+		<-pongErr
+		return 0, fmt.Errorf("wake-up hop (%s): %w", wakeUpRequest, err)
+	}
+	if err := ping.RPush(ctx, listPong, stop).Err(); err != nil {
+		closeAll()
+		<-pongErr
+		return 0, fmt.Errorf("wake-up hop: stop the echo: %w", err)
+	}
+	if err := <-pongErr; err != nil {
+		return 0, fmt.Errorf("wake-up hop (%s), echoing side: %w", wakeUpRequest, err)
+	}
+	return ms(elapsed) / float64(2*cycles), nil
+}
+
+// fanOut measures fan-outs per second over d: one client sends PING to
+// every Redis lock node in parallel, a goroutine per node as the
+// multi-node locks do, and goes on once need of them have answered. The
+// others still finish in the background, as they would behind a lock
+// that returns at a majority: they hold their connections and share the
+// cores with the next fan-out.
+func (b *bench) fanOut(ctx context.Context, need int, d time.Duration) (float64, error) {
+	addrs := b.topo.RedisAddrs
+	nodes := make([]*redis.Client, len(addrs))
+	for i, a := range addrs {
+		nodes[i] = redislock.NewClient(a, b.opts.TTL)
+	}
+	var inflight sync.WaitGroup
+	defer func() {
+		inflight.Wait()
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	// Fill every pool before the clock starts: requests left in flight
+	// hold connections, and a dial inside the window would be timed as a
+	// round trip.
+	warm := make(chan error, len(addrs)*nodes[0].Options().PoolSize)
+	for _, n := range nodes {
+		for range n.Options().PoolSize {
+			go func() { warm <- n.Ping(ctx).Err() }()
+		}
+	}
+	for range cap(warm) {
+		if err := <-warm; err != nil {
+			return 0, fmt.Errorf("fan-out: connect to the Redis lock nodes: %w", err)
+		}
+	}
+	var (
+		mu    sync.Mutex
+		first error
+	)
+	count := 0
+	for stop := time.Now().Add(d); time.Now().Before(stop); {
+		answered := make(chan struct{}, len(nodes))
+		for i, n := range nodes {
+			inflight.Add(1)
+			go func() {
+				defer inflight.Done()
+				if err := n.Ping(ctx).Err(); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = fmt.Errorf("node %s: %w", addrs[i], err)
+					}
+					mu.Unlock()
+				}
+				answered <- struct{}{}
+			}()
+		}
+		for range need {
+			<-answered
+		}
+		mu.Lock()
+		err := first
+		mu.Unlock()
+		if err != nil {
+			return 0, fmt.Errorf("fan-out PING to %d nodes, waiting for %d: %w", len(nodes), need, err)
+		}
+		count++
+	}
+	inflight.Wait()
+	if first != nil {
+		return 0, fmt.Errorf("fan-out PING to %d nodes, waiting for %d: %w", len(nodes), need, first)
+	}
+	return float64(count) / d.Seconds(), nil
+}
+
+// majorityOf is a strict majority of n nodes, Redlock's quorum.
+func majorityOf(n int) int { return n/2 + 1 }

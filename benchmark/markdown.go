@@ -95,7 +95,10 @@ func (rep *Report) targetSection(p printer) {
 	p("The targets of issue 12, judged on this run. A ratio is taken trial by trial (the lock and its peer ran in\n")
 	p("the same trial), and its median is shown with its %.0f%% interval. `met` means the whole interval clears the\n", 100*Confidence)
 	p("target, `within noise` that only the median does (or misses). `reach` compares what the target needs with the\n")
-	p("physical ceiling measured in this run: a target above it cannot be met by any lock on this machine.\n\n")
+	p("physical ceiling measured in this run: a target above it cannot be met by any lock on this machine. A lock on\n")
+	p("several nodes is held to a fan-out to every node, beside what returning at a majority would allow; a lock that\n")
+	p("wakes its waiters pays a wake-up hop to hand over, and the hand-off target's floor is that hop (both in the\n")
+	p("physical limit below).\n\n")
 	p("| target | lock | measured | target | met? | reach | note |\n| --- | --- | ---: | --- | --- | --- | --- |\n")
 	for _, t := range rep.Targets {
 		val := fmtStatWith(t.Ratio, func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) })
@@ -162,6 +165,53 @@ func (rep *Report) limitSection(p printer) {
 		p("| %s | `%s` | %s | %s | %s | %s |\n", l.Backend, l.Request, fmtStat(l.OneClient), fmtNum(l.OneClient.Max), fmtStat(l.NClients), fmtNum(l.NClients.Max))
 	}
 	p("\n")
+	for _, l := range rep.Limits {
+		if l.Backend == BackendRedis && (l.WakeUp != nil || l.FanOut != nil) {
+			redisFloorSection(p, l)
+		}
+	}
+}
+
+// redisFloorSection shows the Redis figures beyond one client's round
+// trip, each also in those round trips: trial by trial (both were measured
+// in the same trial), and best over best, as the ceilings use them.
+func redisFloorSection(p printer, l Limit) {
+	p("Two more Redis figures bound the locks that do more than one request to one server at a time.\n")
+	if l.WakeUp != nil {
+		p("The **wake-up hop** is the cheapest hand-off between two clients through Redis: one client's RPUSH reaching\n")
+		p("another's BLPOP, already blocked on the list. Two clients play ping-pong with a token, each sending its push\n")
+		p("and its next BLPOP in one pipeline (so its BLPOP is always waiting before the other can push back), and a hop is\n")
+		p("half a cycle. A lock that hands the lock to a sleeping waiter (`%s`) cannot hand over faster.\n", fairLock)
+	}
+	if fo := l.FanOut; fo != nil {
+		p("The **fan-out** is one client sending `%s` to all %d lock nodes in parallel, a goroutine per node as the\n", fo.Request, fo.Nodes)
+		p("multi-node locks do, and waiting for every answer, or for %d (the others finish in the background, as behind a\n", fo.Majority)
+		p("lock that returns at a majority): the round trip of a lock on several nodes, whose bound and ceiling use it.\n")
+	}
+	p("`in round trips` divides each figure by one client's `%s` round trip in the same trial; `best ÷ best` divides\n", l.Request)
+	p("the fastest trials, as the ceilings do.\n\n")
+	p("| figure | per trial | best | in round trips | best ÷ best |\n| --- | ---: | ---: | ---: | ---: |\n")
+	rts := func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
+	ping := l.OneClient.Trials
+	if w := l.WakeUp; w != nil {
+		in := perRoundTrip(w.HopMS.Trials, ping)
+		usec := func(f float64) string { return fmtSec(f / 1000) }
+		p("| wake-up hop (`%s`) | %s | %s | %s | %s |\n", w.Request, fmtStatWith(w.HopMS, usec), usec(w.HopMS.Min),
+			fmtStatWith(NewStat(in), rts), rts(w.HopMS.Min*l.OneClient.Max/1000))
+	}
+	if fo := l.FanOut; fo != nil {
+		for _, row := range []struct {
+			what string
+			st   Stat
+		}{
+			{fmt.Sprintf("fan-out to %d nodes, every answer, per second", fo.Nodes), fo.AllPerSec},
+			{fmt.Sprintf("fan-out to %d nodes, %d answers, per second", fo.Nodes, fo.Majority), fo.MajorityPerSec},
+		} {
+			p("| %s | %s | %s | %s | %s |\n", row.what, fmtStat(row.st), fmtNum(row.st.Max),
+				fmtStatWith(NewStat(trialRatios(ping, row.st.Trials)), rts), rts(l.OneClient.Max/row.st.Max))
+		}
+	}
+	p("\n")
 }
 
 func (r *Result) label() string {
@@ -181,7 +231,8 @@ func (rep *Report) uncontendedSection(p printer) {
 	p("MONITOR feed, commands called inside a Lua script left out; ZooKeeper: `zk_packets_received`; PostgreSQL:\n")
 	p("transactions), on the busiest node for multi-node locks; ⚠ marks a count that disagrees with the declaration in\n")
 	p("`benchmark/roundtrips.go` (a test fails on it), † a lock not declared there. `bound` is the best one-client rate\n")
-	p("above divided by that count, and `of bound` the median pairs/s over it. The limit is the cheapest request there\n")
+	p("above (for a lock on several nodes, the best fan-out rate waiting for every node) divided by that count, and\n")
+	p("`of bound` the median pairs/s over it. The limit is the cheapest request there\n")
 	p("is, and a lock's simple commands cost about as much, so a fraction near or a little above 100%% is within the noise.\n")
 	p("`vs peer` is the ratio of pairs/s to the closest peer's (same backend, nearest node count).\n\n")
 	rep.chart(p, ChartPairs, "pairs/s by implementation")
@@ -279,7 +330,7 @@ func (rep *Report) fairnessSection(p printer) {
 			continue
 		}
 		how := "polling"
-		if strings.Contains(r.Caps, "no-polling") {
+		if r.wakesWaiters() {
 			how = "notification"
 		}
 		if r.Broken == "" && r.Backend != BackendInProcess {
@@ -468,6 +519,14 @@ func fmtFrac(f *float64) string {
 func fmtPct(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
 
 func fmtPctStat(s Stat) string { return fmtStatWith(s, fmtPct) }
+
+// fmtSec prints a short time given in seconds, in µs below a millisecond.
+func fmtSec(sec float64) string {
+	if sec < 1e-3 {
+		return fmtNum(sec*1e6) + " µs"
+	}
+	return fmtNum(sec*1e3) + " ms"
+}
 
 func fmtDur(msec float64) string {
 	if msec >= 1000 {

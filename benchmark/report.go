@@ -40,6 +40,31 @@ type Limit struct {
 	OneClient Stat   `json:"one_client_per_sec"`
 	Clients   int    `json:"clients"`
 	NClients  Stat   `json:"n_clients_per_sec"`
+	// WakeUp and FanOut are Redis's (absent elsewhere, and in reports
+	// older than them): the floor of a hand-off to a sleeping waiter, and
+	// the round trip of a lock on several nodes (FanOut only when the run
+	// started more than one lock node).
+	WakeUp *WakeUpLimit `json:"wake_up,omitempty"`
+	FanOut *FanOutLimit `json:"fan_out,omitempty"`
+}
+
+// WakeUpLimit is the cheapest hand-off between two clients through Redis:
+// one client's RPUSH reaching another's blocked BLPOP (see wakeUpHop).
+type WakeUpLimit struct {
+	Request string `json:"request"`
+	// HopMS is one hop per trial, half a ping-pong cycle; its best trial
+	// is the fastest, Min.
+	HopMS Stat `json:"hop_ms"`
+}
+
+// FanOutLimit is one client sending PING to every Redis lock node in
+// parallel (see fanOut), waiting for every answer or for a majority.
+type FanOutLimit struct {
+	Request        string `json:"request"`
+	Nodes          int    `json:"nodes"`
+	Majority       int    `json:"majority"`
+	AllPerSec      Stat   `json:"all_per_sec"`
+	MajorityPerSec Stat   `json:"majority_per_sec"`
 }
 
 // Result is one implementation's figures.
@@ -49,6 +74,9 @@ type Result struct {
 	Broken  string `json:"broken,omitempty"`
 	Backend string `json:"backend"`
 	Caps    string `json:"capabilities"`
+	// RedisNodes is how many Redis lock nodes the lock uses (absent for
+	// other backends): a lock on several sends to all of them at once.
+	RedisNodes int `json:"redis_nodes,omitempty"`
 	// RoundTrips per uncontended pair, counted by the servers, beside the
 	// declaration (absent for in-process locks and runs without the
 	// uncontended workload).

@@ -32,7 +32,7 @@ type bench struct {
 }
 
 // Per-trial figures, summarised into Stats at the end.
-type limitAcc struct{ one, many []float64 }
+type limitAcc struct{ one, many, hop, fanAll, fanMajority []float64 }
 
 type implAcc struct {
 	spec                 impls.Spec
@@ -126,7 +126,7 @@ func (b *bench) newBar(backends []string) *progressbar.ProgressBar {
 	if b.opts.has(Independent) {
 		perImpl++
 	}
-	total := b.opts.Trials * (len(backends) + len(b.accs)*perImpl)
+	total := b.opts.Trials * (len(backends) + b.redisLimitSteps(backends) + len(b.accs)*perImpl)
 	if b.opts.has(Sweep) {
 		total += b.sweepTrials() * len(b.accs) * len(b.sweepPoints())
 	}
@@ -220,7 +220,41 @@ func (b *bench) measureLimit(ctx context.Context, trial int, be string) error {
 	}
 	acc.one = append(acc.one, one)
 	acc.many = append(acc.many, many)
+	if be != BackendRedis {
+		return nil
+	}
+	b.step(trial, "limit: "+be, "wake-up hop")
+	hop, err := b.wakeUpHop(ctx, b.opts.Duration)
+	if err != nil {
+		return err
+	}
+	acc.hop = append(acc.hop, hop)
+	if n := len(b.topo.RedisAddrs); n > 1 {
+		b.step(trial, "limit: "+be, fmt.Sprintf("fan-out to %d", n))
+		all, err := b.fanOut(ctx, n, b.opts.Duration)
+		if err != nil {
+			return err
+		}
+		maj, err := b.fanOut(ctx, majorityOf(n), b.opts.Duration)
+		if err != nil {
+			return err
+		}
+		acc.fanAll, acc.fanMajority = append(acc.fanAll, all), append(acc.fanMajority, maj)
+	}
 	return nil
+}
+
+// redisLimitSteps is how many steps of the bar the Redis limits beyond the
+// round trip take per trial: the wake-up hop, and the fan-out when there
+// are several lock nodes.
+func (b *bench) redisLimitSteps(backends []string) int {
+	if !slices.Contains(backends, BackendRedis) {
+		return 0
+	}
+	if len(b.topo.RedisAddrs) > 1 {
+		return 2
+	}
+	return 1
 }
 
 func (b *bench) measureImpl(ctx context.Context, trial int, a *implAcc) error {
