@@ -481,8 +481,13 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 				first = false
 			} else {
 				// Nobody releases an expired lock: the oldest waiter must
-				// look when it runs out.
-				sleep = min(sleep, left+time.Millisecond)
+				// look when it runs out. The BLPOP ends half a short wait
+				// early, so that even a timeout Redis serves a tick late
+				// leaves less than a short wait, which is slept above: a
+				// BLPOP timed to the expiry itself ended up to 100 ms after
+				// it, and the recovery from a killed holder came out past
+				// its TTL.
+				sleep = min(sleep, left-shortWait/2)
 			}
 		}
 		if dl, ok := ctx.Deadline(); ok {
