@@ -186,14 +186,9 @@ const hopWarmup = 20
 // request), with a read timeout that outlasts a BLPOP. A pipeline's read
 // deadline is the client's ReadTimeout, whatever the BLPOP's own timeout.
 func (b *bench) newWaitClient(addr string) *redis.Client {
-	lock := redislock.NewClient(addr, b.opts.TTL)
-	write := lock.Options().WriteTimeout
-	lock.Close()
-	return redis.NewClient(&redis.Options{
-		Addr: addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second,
-		ReadTimeout: hopWait + time.Second, WriteTimeout: write,
-		PoolSize: 2, ContextTimeoutEnabled: true,
-	})
+	o := redislock.ClientOptions(addr, b.opts.TTL)
+	o.ReadTimeout, o.PoolSize = hopWait+time.Second, 2
+	return redis.NewClient(o)
 }
 
 // wakeUpHop measures one hop, in milliseconds: two clients play ping-pong

@@ -165,10 +165,8 @@ func (rep *Report) limitSection(p printer) {
 		p("| %s | `%s` | %s | %s | %s | %s |\n", l.Backend, l.Request, fmtStat(l.OneClient), fmtNum(l.OneClient.Max), fmtStat(l.NClients), fmtNum(l.NClients.Max))
 	}
 	p("\n")
-	for _, l := range rep.Limits {
-		if l.Backend == BackendRedis && (l.WakeUp != nil || l.FanOut != nil) {
-			redisFloorSection(p, l)
-		}
+	if l := redisLimit(rep.Limits); l != nil && (l.WakeUp != nil || l.FanOut != nil) {
+		redisFloorSection(p, *l)
 	}
 }
 

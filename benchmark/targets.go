@@ -212,16 +212,17 @@ func floorsOf(limits []Limit) floors {
 	f := floors{rt: map[string]float64{}}
 	for _, l := range limits {
 		f.rt[l.Backend] = l.OneClient.Max
-		if l.Backend != BackendRedis {
-			continue
-		}
-		if w := l.WakeUp; w != nil && w.HopMS.Min > 0 {
-			f.hopMS = w.HopMS.Min
-		}
-		if fo := l.FanOut; fo != nil && fo.AllPerSec.Max > 0 && fo.MajorityPerSec.Max > 0 {
-			f.fanAll, f.fanMajority = fo.AllPerSec.Max, fo.MajorityPerSec.Max
-			f.fanNodes, f.fanQuorum = fo.Nodes, fo.Majority
-		}
+	}
+	l := redisLimit(limits)
+	if l == nil {
+		return f
+	}
+	if w := l.WakeUp; w != nil && w.HopMS.Min > 0 {
+		f.hopMS = w.HopMS.Min
+	}
+	if fo := l.FanOut; fo != nil && fo.AllPerSec.Max > 0 && fo.MajorityPerSec.Max > 0 {
+		f.fanAll, f.fanMajority = fo.AllPerSec.Max, fo.MajorityPerSec.Max
+		f.fanNodes, f.fanQuorum = fo.Nodes, fo.Majority
 	}
 	return f
 }

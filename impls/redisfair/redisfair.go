@@ -327,11 +327,9 @@ func New(addr string, ttl time.Duration) *Locker {
 	l.opTimeout = max(ttl/4, 100*time.Millisecond)
 	// The waits' connections must outlast a heartbeat's BLPOP and still
 	// see a stalled server as an error soon after it.
-	l.wait = redis.NewClient(&redis.Options{
-		Addr: addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second,
-		ReadTimeout: l.heartbeat + l.opTimeout, WriteTimeout: l.opTimeout,
-		PoolSize: 2, ContextTimeoutEnabled: true,
-	})
+	wait := redislock.ClientOptions(addr, ttl)
+	wait.ReadTimeout, wait.WriteTimeout, wait.PoolSize = l.heartbeat+l.opTimeout, l.opTimeout, 2
+	l.wait = redis.NewClient(wait)
 	// Dial the wait connection now, in the background, so that a client's
 	// first wait does not pay for a dial and a handshake while the line
 	// behind it waits too. A failure here is only a connection not warmed.

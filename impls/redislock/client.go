@@ -19,6 +19,13 @@ import (
 // for a lock we hold), and timeouts well under the TTL, so that a stalled
 // server turns into an error before the lease runs out.
 func NewClient(addr string, ttl time.Duration) *redis.Client {
+	return redis.NewClient(ClientOptions(addr, ttl))
+}
+
+// ClientOptions are NewClient's settings, for a client that must differ
+// in a timeout or its pool (a connection that blocks in BLPOP) and in
+// nothing else.
+func ClientOptions(addr string, ttl time.Duration) *redis.Options {
 	t := ttl / 4
 	if t < 50*time.Millisecond {
 		t = 50 * time.Millisecond
@@ -26,7 +33,7 @@ func NewClient(addr string, ttl time.Duration) *redis.Client {
 	if t > time.Second {
 		t = time.Second
 	}
-	return redis.NewClient(&redis.Options{
+	return &redis.Options{
 		Addr:       addr,
 		MaxRetries: -1,
 		// One dial per request: go-redis would otherwise retry a refused
@@ -38,7 +45,7 @@ func NewClient(addr string, ttl time.Duration) *redis.Client {
 		PoolSize:      4,
 		// A lock client must see a cut connection as an error, not hide it.
 		ContextTimeoutEnabled: true,
-	})
+	}
 }
 
 // NewToken returns 128 unguessable bits from crypto/rand, hex-encoded:

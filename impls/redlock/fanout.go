@@ -15,6 +15,9 @@ type reply struct {
 	err error // classified *impls.Error; nil when the node answered
 }
 
+// yes is a node that answered and did what was asked.
+func (r reply) yes() bool { return r.err == nil && r.ok }
+
 // fanout is one request sent to every node in parallel. Replies land in
 // replies as they come; arrived carries the index of each, so a caller can
 // decide before the slowest node answers, and done is closed once every
@@ -68,6 +71,22 @@ func (l *Redlock) send(ctx context.Context, op string, do func(ctx context.Conte
 		}()
 	}
 	return f
+}
+
+// until reads the replies as they land and reports whether n of them said
+// yes, returning as soon as they have: the slower requests go on. False
+// means every request answered without n yeses.
+func (f *fanout) until(n int) bool {
+	yes := 0
+	for range f.sent {
+		if f.replies[<-f.arrived].yes() {
+			yes++
+		}
+		if yes >= n {
+			return true
+		}
+	}
+	return false
 }
 
 // queue takes node i's place in line: prev is closed when the request

@@ -205,19 +205,10 @@ func (l *Redlock) attempt(ctx context.Context, key string) (impls.Lease, error) 
 	// Redis processes to schedule). The other requests go on, and whatever
 	// this client sends a node next waits for them (send), so a late SET
 	// can never land after our release and outlive it.
-	granted := 0
-	for range f.sent {
-		r := f.replies[<-f.arrived]
-		if r.err == nil && r.ok {
-			granted++
-		}
-		if granted >= l.quorum {
-			break
-		}
-	}
+	majority := f.until(l.quorum)
 	end := time.Now()
 	validity := l.grantValidity(start, end)
-	if granted >= l.quorum && validity > 0 {
+	if majority && validity > 0 {
 		// Every key was set at or after start, so each lives until at least
 		// start+TTL by the node's clock; end+validity is start+TTL-drift.
 		return &lease{l: l, key: key, token: token, validUntil: end.Add(validity), acquire: f, lost: make(chan struct{})}, nil
@@ -225,7 +216,7 @@ func (l *Redlock) attempt(ctx context.Context, key string) (impls.Lease, error) 
 	<-f.done
 	rs := f.replies
 	var held, failed []int
-	granted = 0
+	granted := 0
 	for i, r := range rs {
 		switch {
 		case r.err != nil:
@@ -318,7 +309,7 @@ func (s *lease) settle() {
 	if s.nodes == nil {
 		s.nodes = []int{}
 		for i, r := range s.acquire.replies {
-			if r.err == nil && r.ok {
+			if r.yes() {
 				s.nodes = append(s.nodes, i)
 			}
 		}
@@ -432,23 +423,20 @@ func (s *lease) Release(ctx context.Context) error {
 	// Decided by the first majority to delete our key, like the grant; the
 	// other deletes go on, ahead of whatever this client sends them next.
 	f := s.l.send(ctx, "release", runScript(redislock.ReleaseScript, s.key, s.token))
-	deleted := 0
-	for range f.sent {
-		if r := f.replies[<-f.arrived]; r.err == nil && r.ok {
-			deleted++
-		}
-		if deleted >= s.l.quorum {
-			s.released = true
-			return nil
-		}
+	if f.until(s.l.quorum) {
+		s.released = true
+		return nil
 	}
 	<-f.done
 	rs := f.replies
-	failed, ambiguous := 0, false
+	deleted, failed, ambiguous := 0, 0, false
 	for _, r := range rs {
-		if r.err != nil {
+		switch {
+		case r.err != nil:
 			failed++
 			ambiguous = ambiguous || errors.Is(r.err, impls.ErrUnknown)
+		case r.ok:
+			deleted++
 		}
 	}
 	ctxErr := impls.ContextErr(ctx)
