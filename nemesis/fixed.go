@@ -4,15 +4,15 @@ import (
 	"slices"
 	"time"
 
-	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 )
 
 // Fixed schedules re-express scripted scenarios over the nemesis: the same
 // fault kinds, inject and heal steps and history records that explore
-// draws at random, landed at a failpoint instead of a random moment.
-// (scenarios/ still runs its own scripts; these show the one mechanism.)
+// draws at random, landed at a failpoint instead of a random moment. The
+// verdict matrix runs its client, server and partition cells as these
+// (scenarios.scheduleScenario), and `bench explore -fixed NAME` runs one.
 var Fixed = map[string]func(impl string, fencing bool, ttl time.Duration) Schedule{}
 
 func init() {
@@ -54,8 +54,13 @@ var fixedSchedules = map[string]func(impl string, fencing bool, ttl time.Duratio
 	// late-release: the holder is SIGSTOPped just before it releases, past
 	// its lease, then resumed to release a lock another client may hold.
 	"late-release": func(impl string, fencing bool, ttl time.Duration) Schedule {
+		// Long sections, so that the stale release lands while another
+		// holder still works; long enough after it for the checker's
+		// minimum progress with them (a lock that holds through the pause
+		// grants nothing during it).
 		return fixed(impl, fencing, ttl, Step{Kind: ClientPause, Target: "client-0",
-			After: failpointOr(impl, failpoint.BetweenGetAndDel, failpoint.BeforeRelease), Duration: Duration(pastTTL(ttl))})
+			After: failpointOr(impl, failpoint.BetweenGetAndDel, failpoint.BeforeRelease), Duration: Duration(pastTTL(ttl))},
+			shape{workMin: ttl / 5, workMax: ttl / 3, observe: 6 * time.Second})
 	},
 	// server-restart: the lock's first server is SIGKILLed and restarted
 	// without its data while the holder is inside its section; the holder
@@ -63,23 +68,25 @@ var fixedSchedules = map[string]func(impl string, fencing bool, ttl time.Duratio
 	// server.
 	"server-restart": func(impl string, fencing bool, ttl time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: ServerRestartEmpty, Target: firstServer(impl), Holder: "client-0",
-			After: failpoint.InCriticalSection})
+			After: failpoint.InCriticalSection}, serverShape)
 	},
 	// server-pause: the lock's first server is SIGSTOPped past a lease while
 	// the holder is inside its section, then resumed; the holder writes
 	// after the others had time to take the lock.
 	"server-pause": func(impl string, fencing bool, ttl time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: ServerPause, Target: firstServer(impl), Holder: "client-0",
-			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl))})
+			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl))}, serverShape)
 	},
-	// redis-failover: the single Redis master dies while the holder is
-	// inside its section; its replica is promoted and takes over its
-	// address; the holder writes after the others had time to take the lock
-	// from the new master. Unlike the scripted scenario, replication runs
-	// freely, so the grant is lost only if it had not reached the replica.
-	"redis-failover": func(impl string, fencing bool, ttl time.Duration) Schedule {
+	// redis-failover-replicated: the single Redis master dies while the
+	// holder is inside its section; its replica is promoted and takes over
+	// its address; the holder writes after the others had time to take the
+	// lock from the new master. Unlike the scenario redis-failover (still
+	// scripted: it stalls the replica before the grant, a step no schedule
+	// can take yet), replication runs freely, so the grant is lost only if
+	// it had not reached the replica.
+	"redis-failover-replicated": func(impl string, fencing bool, ttl time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: FailOver, Target: firstServer(impl), Holder: "client-0",
-			After: failpoint.InCriticalSection})
+			After: failpoint.InCriticalSection}, serverShape)
 	},
 }
 
@@ -119,9 +126,49 @@ func FixedNames() []string {
 	return out
 }
 
-func fixed(impl string, fencing bool, ttl time.Duration, st Step) Schedule {
-	return Schedule{Impl: impl, Fencing: fencing, TTL: Duration(ttl), Clients: 4, Seed: 1,
-		// Two bounds after the heal: room for the checker's minimum
-		// progress with sections of up to a third of the TTL.
-		Duration: Duration(st.Heal() + 2*checker.Bound(ttl)), Faults: []Step{st}}
+// shape is how a fixed schedule's workload runs around its one fault.
+// Zero fields take the scripted scenarios' defaults: four clients,
+// sections of 5-20 ms (a few hundred of them in a run: enough to catch an
+// overlap, few enough for a readable timeline), and one second of
+// contention after the heal. The runner goes on past that until some
+// client was granted the lock after the heal, or the liveness bound
+// passed, so a short observation never hides a stuck lock.
+type shape struct {
+	clients          int
+	workMin, workMax time.Duration
+	observe          time.Duration
+}
+
+// serverShape is the shape of a fault on a server while a holder waits at
+// its failpoint: two clients, the holder and the one the lost lock is
+// granted to. The holder leaves after its stale section (see Step.Holder).
+// With a third client, behind a plain DEL release, a later grant with a
+// higher token could read before the second holder writes and get that
+// colliding write refused, hiding the repeated fencing token in some runs
+// and not others.
+var serverShape = shape{clients: 2}
+
+func fixed(impl string, fencing bool, ttl time.Duration, st Step, sh ...shape) Schedule {
+	var s shape
+	if len(sh) > 0 {
+		s = sh[0]
+	}
+	if s.clients == 0 {
+		s.clients = 4
+	}
+	if s.workMax == 0 {
+		s.workMin, s.workMax = 5*time.Millisecond, 20*time.Millisecond
+	}
+	if s.observe == 0 {
+		s.observe = time.Second
+	}
+	end := st.Heal() + s.observe
+	if st.Holder != "" {
+		// The holder goes on after the heal once another client has read
+		// the resource, or half a TTL passed.
+		end += ttl / 2
+	}
+	return Schedule{Impl: impl, Fencing: fencing, TTL: Duration(ttl), Clients: s.clients, Seed: 1,
+		WorkMin: Duration(s.workMin), WorkMax: Duration(s.workMax),
+		Duration: Duration(end), Faults: []Step{st}}
 }

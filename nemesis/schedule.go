@@ -52,8 +52,9 @@ type Step struct {
 	// Holder, with After, is the client stopped at the failpoint when the
 	// fault strikes something else (a lock server): it stays inside its
 	// section through the fault and goes on only after the heal, once the
-	// others had time to be granted the lock (the scripted scenarios'
-	// hand-off). Empty: the target itself is the client stopped.
+	// others had time to be granted the lock, and leaves the run after
+	// that stale section, so the only client left to write is the one the
+	// lost lock went to. Empty: the target itself is the client stopped.
 	Holder string `json:"holder,omitempty"`
 }
 
@@ -82,7 +83,14 @@ type Schedule struct {
 	TTL      Duration `json:"ttl"`
 	Clients  int      `json:"clients"`
 	Duration Duration `json:"duration"` // the workload's length
-	Faults   []Step   `json:"faults"`
+	// WorkMin and WorkMax bound each critical section's work (uniform
+	// between them). Zero: explore's long sections (see
+	// scenarios.ScheduleWork), which is what every drawn schedule uses.
+	// Fixed schedules set the short sections of the scripted scenarios
+	// they replace, which reach the checker's minimum in a second.
+	WorkMin Duration `json:"work_min,omitempty"`
+	WorkMax Duration `json:"work_max,omitempty"`
+	Faults  []Step   `json:"faults"`
 	// Verdict is what the run that wrote this file was judged; a replay
 	// is compared with it. Empty in a generated schedule.
 	Verdict string `json:"verdict,omitempty"`
@@ -101,6 +109,9 @@ func (s Schedule) Validate() error {
 	}
 	if s.Clients < 1 {
 		return errors.New("clients must be at least 1")
+	}
+	if s.WorkMin < 0 || s.WorkMax < s.WorkMin {
+		return fmt.Errorf("work must satisfy 0 <= work_min <= work_max, not %v and %v", time.Duration(s.WorkMin), time.Duration(s.WorkMax))
 	}
 	if s.Fencing && !spec.Caps.Fencing {
 		return fmt.Errorf("%s issues no fencing tokens, so fencing cannot apply", spec.Name)

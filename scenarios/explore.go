@@ -40,9 +40,6 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
 	spec, err := impls.Lookup(s.Impl)
 	if err != nil {
 		return nil, err
@@ -54,17 +51,7 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 	needs := cluster.Needs{
 		RedisNodes: spec.Backend.RedisNodes, ZooKeeper: spec.Backend.ZooKeeper,
 		Postgres: spec.Backend.Postgres, Resource: true,
-	}
-	for _, st := range s.Faults {
-		if st.Kind == nemesis.ServerClockJump {
-			needs.ClockShift = true
-		}
-		// Only a schedule with network faults (or a fail-over, which
-		// moves an address) puts servers and clients on hosts of their
-		// own: namespaces cost time to make.
-		needs.Hosts = needs.Hosts || nemesis.NeedsHosts(st.Kind)
-		needs.Replica = needs.Replica || st.Kind == nemesis.FailOver
-	}
+	}.Merge(scheduleNeeds(s))
 	start := time.Now()
 	topo, err := cluster.Start(ctx, needs, cluster.External{})
 	if err != nil {
@@ -88,7 +75,43 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 	if err != nil {
 		return nil, err
 	}
-	sys := &exploreSystem{env: env, next: s.Clients}
+	run, end, err := runSchedule(ctx, env, s, logf)
+	if err != nil {
+		return nil, err
+	}
+	run.Decision = checker.Decide(checker.Input{Events: run.Events, TTL: ttl, End: end,
+		Minimum: checker.DefaultMinimum, Timeout: env.CheckTimeout})
+	run.Elapsed = time.Since(start)
+	return run, nil
+}
+
+// scheduleNeeds is what a schedule's faults need beyond the lock's own
+// servers and the resource.
+func scheduleNeeds(s nemesis.Schedule) cluster.Needs {
+	var needs cluster.Needs
+	for _, st := range s.Faults {
+		if st.Kind == nemesis.ServerClockJump {
+			needs.ClockShift = true
+		}
+		// Only a schedule with network faults (or a fail-over, which
+		// moves an address) puts servers and clients on hosts of their
+		// own: namespaces cost time to make.
+		needs.Hosts = needs.Hosts || nemesis.NeedsHosts(st.Kind)
+		needs.Replica = needs.Replica || st.Kind == nemesis.FailOver
+	}
+	return needs
+}
+
+// runSchedule runs s on env's servers: the workers, the faults at their
+// times, the end of the run. It returns the merged history and when
+// recording stopped; the caller has the checker judge it.
+func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(string, ...any)) (*ScheduleRun, int64, error) {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	ttl := time.Duration(s.TTL)
+	work := ScheduleWork(s)
+	sys := &exploreSystem{env: env, next: s.Clients, work: work}
 	defer sys.stopAll()
 	// A first step that waits for a failpoint: its target alone takes the
 	// first grant and stops there; the others wait for "go".
@@ -96,12 +119,12 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 	if len(s.Faults) > 0 && s.Faults[0].After != "" {
 		trigger = s.Faults[0].After
 		if _, err := fmt.Sscanf(s.Faults[0].Stopped(), "client-%d", &victim); err != nil {
-			return nil, fmt.Errorf("fault 0: stopped client %q: %w", s.Faults[0].Stopped(), err)
+			return nil, 0, fmt.Errorf("fault 0: stopped client %q: %w", s.Faults[0].Stopped(), err)
 		}
 	}
 	for id := 0; id < s.Clients; id++ {
 		w, err := startExploreWorker(ctx, env, id, func(ws *WorkerSpec) {
-			exploreWork(env)(ws)
+			work(ws)
 			switch {
 			case trigger != "" && id == victim:
 				ws.Arm = []string{trigger}
@@ -110,19 +133,19 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 			}
 		})
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		sys.slots = append(sys.slots, w)
 		sys.all = append(sys.all, w)
 	}
 	if trigger != "" {
 		if _, err := sys.slots[victim].Await(ctx, "failpoint "+trigger, 30*time.Second+5*ttl); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		for i, w := range sys.slots {
 			if i != victim {
 				if err := w.Go(); err != nil {
-					return nil, err
+					return nil, 0, err
 				}
 			}
 		}
@@ -138,24 +161,27 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 		}
 	}
 	// A heal can take longer than planned (a restarted server must answer
-	// first). No fault starts, and the run does not end, less than the
-	// liveness bound after the last heal really finished: the checker then
-	// always has its bound to see a grant, and a stuck verdict is the
-	// lock's, never a fault that came too soon.
+	// first). No fault starts less than the liveness bound after the last
+	// heal really finished, and the run does not end before that either
+	// unless some client was granted the lock since: the checker then
+	// always sees a grant after every heal, or its whole bound without
+	// one, and a stuck verdict is the lock's, never a fault that came too
+	// soon or a run that ended too early.
 	bound := checker.Bound(ttl)
 	var notBefore time.Duration
+	var healed int64 // when the last heal finished (monotonic ns)
 	for i, st := range s.Faults {
 		if err := sleepUntil(max(time.Duration(st.At), notBefore)); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		k, err := nemesis.Lookup(st.Kind)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		begin := lin.Now()
 		note, err := k.Inject(ctx, sys, st.Target)
 		if err != nil {
-			return nil, fmt.Errorf("fault %d (%s %s): inject: %w", i, st.Kind, st.Target, err)
+			return nil, 0, fmt.Errorf("fault %d (%s %s): inject: %w", i, st.Kind, st.Target, err)
 		}
 		logf("fault %d/%d: %s %s for %v", i+1, len(s.Faults), st.Kind, st.Target, time.Duration(st.Duration))
 		if st.After != "" {
@@ -163,61 +189,95 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 		}
 		// The heal comes st.Duration after the fault was in place, even if
 		// injecting it took a while (a SIGSTOP waits for every thread).
-		select {
-		case <-time.After(time.Duration(st.Duration)):
-		case <-ctx.Done():
-			k.Heal(context.Background(), sys, st.Target)
-			return nil, ctx.Err()
+		// A victim stopped at a failpoint stays inside its section and
+		// leaves it just before the heal (a paused one reads the line when
+		// it wakes; a killed one reads nothing), except one cut off by the
+		// network: it goes on a TTL before the heal (at most half the cut),
+		// so that its write, to the resource it still reaches, and its
+		// release, to lock servers it does not, both meet the cut, as they
+		// would for a holder that cannot know it was cut off.
+		wait, inCut := time.Duration(st.Duration), time.Duration(0)
+		if st.After != "" && st.Holder == "" && nemesis.IsNetwork(st.Kind) {
+			inCut = min(ttl, wait/2)
+			wait -= inCut
 		}
-		if st.After != "" && st.Holder == "" {
-			// The victim stays inside its section for the whole fault and
-			// leaves its failpoint just before the heal (a paused one reads
-			// the line when it wakes; a killed one reads nothing).
-			if err := sys.slots[victim].Continue(); err != nil && st.Kind != nemesis.ClientKill {
-				return nil, fmt.Errorf("continue client %d: %w", victim, err)
+		for i, d := range []time.Duration{wait, inCut} {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				k.Heal(context.Background(), sys, st.Target)
+				return nil, 0, ctx.Err()
+			}
+			if i == 0 && st.After != "" && st.Holder == "" {
+				if err := sys.slots[victim].Continue(); err != nil && st.Kind != nemesis.ClientKill {
+					return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
+				}
 			}
 		}
 		healNote, err := k.Heal(ctx, sys, st.Target)
 		if err != nil {
-			return nil, fmt.Errorf("fault %d (%s %s): heal: %w", i, st.Kind, st.Target, err)
+			return nil, 0, fmt.Errorf("fault %d (%s %s): heal: %w", i, st.Kind, st.Target, err)
 		}
 		if st.After != "" && st.Holder != "" {
 			// A holder held up by a fault on a server goes on after the
 			// heal, once another client has read the resource since the
-			// fault began (or half a TTL passed): the scripted scenarios'
-			// hand-off.
+			// fault began (or half a TTL passed), and leaves after that
+			// section.
 			if err := sys.handOff(ctx, victim, begin); err != nil {
-				return nil, fmt.Errorf("continue client %d: %w", victim, err)
+				return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
 			}
 		}
 		notBefore = time.Since(t0) + bound
-		env.Rec.Record(lin.Event{Kind: lin.Fault, Time: begin, End: lin.Now(),
+		healed = lin.Now()
+		env.Rec.Record(lin.Event{Kind: lin.Fault, Time: begin, End: healed,
 			Text: fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, st.Target, time.Duration(st.Duration), note, healNote)})
 		run.Injected[st.Kind]++
 	}
-	if err := sleepUntil(max(time.Duration(s.Duration), notBefore+100*time.Millisecond)); err != nil {
-		return nil, err
+	if err := sleepUntil(time.Duration(s.Duration)); err != nil {
+		return nil, 0, err
+	}
+	if rest := notBefore - time.Since(t0); healed != 0 && rest > 0 {
+		// Short of the bound: go on until a grant after the last heal,
+		// then for as long after it as the schedule leaves after its last
+		// heal (a lock can come back late: TCP backs off its retransmits
+		// during a cut), but never past the bound. No grant: the whole
+		// bound, and a little slack keeps the checker from calling the
+		// run too short to judge.
+		tail := time.Duration(s.Duration) - s.Faults[len(s.Faults)-1].Heal()
+		if g, ok := sys.grantAfter(ctx, healed, rest); ok {
+			if err := sleepUntil(min(notBefore, time.Since(t0)+tail-time.Duration(lin.Now()-g))); err != nil {
+				return nil, 0, err
+			}
+		} else if err := sleepUntil(notBefore + 100*time.Millisecond); err != nil {
+			return nil, 0, err
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, 0, ctx.Err()
 	}
 	end := lin.Now()
 	sys.stopAll()
 	if err := env.collect(sys.all); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	run.Events = env.Rec.Events()
-	run.Decision = checker.Decide(checker.Input{Events: run.Events, TTL: ttl, End: end,
-		Minimum: checker.DefaultMinimum, Timeout: env.CheckTimeout})
-	run.Elapsed = time.Since(start)
-	return run, nil
+	return run, end, nil
 }
 
-// exploreWork makes each critical section last a tenth to a third of the
-// TTL, so that a holder spends most of its time inside one: a fault drawn
-// at a random moment then often lands on a holder mid-section, where a
-// lock's flaws show. With sections of a few milliseconds (the scenarios'
-// default) 45 seconds of random client pauses and server restarts against
-// redis-setnx-px found nothing, though the scripted scenarios break it.
-func exploreWork(env *Env) func(*WorkerSpec) {
-	return func(ws *WorkerSpec) { ws.WorkMin, ws.WorkMax = env.TTL/10, env.TTL/3 }
+// ScheduleWork sets a worker's critical-section work for s: the
+// schedule's own bounds, else explore's: each section lasts a tenth to a
+// third of the TTL, so that a holder spends most of its time inside one,
+// and a fault drawn at a random moment often lands on a holder
+// mid-section, where a lock's flaws show. With sections of a few
+// milliseconds (the scripted scenarios' default) 45 seconds of random
+// client pauses and server restarts against redis-setnx-px found nothing,
+// though the scripted scenarios break it.
+func ScheduleWork(s nemesis.Schedule) func(*WorkerSpec) {
+	if s.WorkMax > 0 {
+		return func(ws *WorkerSpec) { ws.WorkMin, ws.WorkMax = time.Duration(s.WorkMin), time.Duration(s.WorkMax) }
+	}
+	ttl := time.Duration(s.TTL)
+	return func(ws *WorkerSpec) { ws.WorkMin, ws.WorkMax = ttl/10, ttl/3 }
 }
 
 // startExploreWorker starts client id, trying up to three times: with a
@@ -247,6 +307,7 @@ type exploreSystem struct {
 	slots []*Worker // the process now in each client slot
 	all   []*Worker // every worker started, killed ones too (their histories count)
 	next  int       // the next client id
+	work  func(*WorkerSpec)
 }
 
 func (x *exploreSystem) Client(slot int) (nemesis.Process, error) {
@@ -265,7 +326,7 @@ func (x *exploreSystem) ReplaceClient(ctx context.Context, slot int) (int, error
 	x.mu.Unlock()
 	// A new id: the killed process's sections stay in the history under
 	// its own, with the one it died in left unknown.
-	w, err := startExploreWorker(ctx, x.env, id, exploreWork(x.env))
+	w, err := startExploreWorker(ctx, x.env, id, x.work)
 	if err != nil {
 		return 0, err
 	}
@@ -319,7 +380,8 @@ func (x *exploreSystem) LockServers() []string {
 }
 
 // handOff lets the client in slot go on from its failpoint once another
-// client has read the resource after since, or half a TTL passed from now.
+// client has read the resource after since, or half a TTL passed from now,
+// and leave the run after that section.
 func (x *exploreSystem) handOff(ctx context.Context, slot int, since int64) error {
 	x.mu.Lock()
 	holder := x.slots[slot]
@@ -331,7 +393,17 @@ func (x *exploreSystem) handOff(ctx context.Context, slot int, since int64) erro
 	}
 	x.mu.Unlock()
 	r.victim = holder
-	return r.handOffSince(ctx, since, holder.Continue)
+	return r.handOffSince(ctx, since, holder.ContinueThenLeave)
+}
+
+// grantAfter waits, at most for bound, until some client records a grant
+// after time after, and returns its time.
+func (x *exploreSystem) grantAfter(ctx context.Context, after int64, bound time.Duration) (int64, bool) {
+	x.mu.Lock()
+	// waitFor skips its first worker (a victim); here every client counts.
+	r := &faultRun{env: x.env, workers: append([]*Worker{nil}, x.all...)}
+	x.mu.Unlock()
+	return r.waitFor(ctx, lin.Acquired, after, bound)
 }
 
 // stopAll stops every worker still running (each finishes its section).

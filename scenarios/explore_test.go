@@ -2,7 +2,6 @@ package scenarios_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,63 +155,5 @@ func assertNothingLeft(t *testing.T) {
 		if len(f) > 1 && f[1] == me && f[0] != "Z" {
 			t.Errorf("child process still running after the run: %s", strings.TrimSpace(s[:strings.LastIndexByte(s, ')')+1]))
 		}
-	}
-}
-
-// TestFixedSchedules runs three scripted scenarios re-expressed as fixed
-// schedules over the nemesis and compares their verdicts with the reviewed
-// expectation table, one run per cell and two more on a disagreement (the
-// cell takes the worst, as the matrix does).
-func TestFixedSchedules(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs real servers")
-	}
-	tests := []struct {
-		impl     string
-		scenario string
-		fencing  bool
-	}{
-		{"redis-setnx-px", "pause-past-ttl", false},
-		{"redis-setnx-px", "pause-past-ttl", true},
-		{"redis-setnx-px", "holder-crash", false},
-		{"pg-advisory", "holder-partition", false},
-		{"zookeeper", "holder-partition", false},
-	}
-	for _, tc := range tests {
-		name := fmt.Sprintf("%s/%s/fenced=%v", tc.impl, tc.scenario, tc.fencing)
-		t.Run(name, func(t *testing.T) {
-			want, err := scenarios.Expected(tc.impl, tc.scenario, tc.fencing)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := nemesis.Fixed[tc.scenario](tc.impl, tc.fencing, time.Second)
-			// Before Validate, which finds a network kind inapplicable
-			// without hosts (container mode): a skip with its reason.
-			if slices.ContainsFunc(s.Faults, func(st nemesis.Step) bool { return nemesis.IsNetwork(st.Kind) }) && hosts.Available() != nil {
-				t.Skipf("network faults need hosts: %v", hosts.Available())
-			}
-			if err := s.Validate(); err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			defer assertNothingLeft(t)
-			var got checker.Verdict
-			for run := 1; run <= 3; run++ {
-				r, err := scenarios.RunSchedule(ctx, s, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("run %d: %s (%s); %d sections, %d grants after the fault", run, r.Decision.Verdict, r.Decision.Detail,
-					r.Decision.Sections, r.Decision.Liveness.GrantsAfterFault)
-				got = checker.Worst(got, r.Decision.Verdict)
-				if got == want.Verdict {
-					break
-				}
-			}
-			if got != want.Verdict {
-				t.Fatalf("verdict %s, the table expects %s: %s", got, want.Verdict, want.Why)
-			}
-		})
 	}
 }

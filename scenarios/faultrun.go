@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults/netproxy"
 	"github.com/locklab/locklab/impls"
@@ -35,9 +32,6 @@ type plan struct {
 	inject  func(ctx context.Context, r *faultRun) error
 	// observe is how long the others keep contending after inject.
 	observe func(env *Env) time.Duration
-	// recovery: measure the time from r.faultTime until a client other than
-	// the victim is granted the lock; none within the bound means stuck.
-	recovery bool
 	// judge may set scenario-specific figures and verdicts after the run.
 	judge func(r *faultRun, out *Outcome) error
 }
@@ -48,7 +42,7 @@ type faultRun struct {
 	net       *netproxy.Net
 	workers   []*Worker
 	victim    *Worker
-	faultTime int64 // monotonic ns of the fault recovery is measured from
+	faultTime int64 // monotonic ns of the fault a hand-off counts reads from
 	events    []lin.Event
 	phases    []phase
 }
@@ -143,17 +137,6 @@ func runPlan(ctx context.Context, env *Env, p plan) (*Outcome, error) {
 		}
 	}
 	out := &Outcome{Figures: map[string]float64{}, Clients: p.workers, Processes: true}
-	if p.recovery {
-		// A figure only: whether the lock recovered in time is the
-		// checker's call, from the same history.
-		bound := env.recoveryBound()
-		if t, ok := r.waitFor(ctx, lin.Acquired, r.faultTime, bound); ok {
-			out.Recovery = time.Duration(t - r.faultTime)
-			out.Figures["recovery-ms"] = float64(out.Recovery.Milliseconds())
-		} else {
-			out.Detail = fmt.Sprintf("no other client was granted the lock within %v of the fault", bound)
-		}
-	}
 	if p.observe != nil {
 		select {
 		case <-time.After(p.observe(env)):
@@ -187,10 +170,6 @@ func (r *faultRun) stopWorkers() {
 	wg.Wait()
 }
 
-// recoveryBound is how long after a crash another client must be granted
-// the lock before the run counts as stuck: a few TTLs (or sessions).
-func (e *Env) recoveryBound() time.Duration { return checker.Bound(e.TTL) }
-
 // lockAddrs returns the addresses client id uses for the Redis lock nodes:
 // its own proxy to each when the plan has proxies.
 func (r *faultRun) lockAddrs(id int) ([]string, error) {
@@ -211,7 +190,7 @@ func (r *faultRun) lockAddrs(id int) ([]string, error) {
 	return addrs, nil
 }
 
-// mark records the moment recovery is measured from.
+// mark records the moment a hand-off counts reads from.
 func (r *faultRun) mark() { r.faultTime = lin.Now() }
 
 // waitFor follows the workers' histories until a client other than the
@@ -314,15 +293,4 @@ func (r *faultRun) grantsBetween(from, to int64) int {
 		}
 	}
 	return n
-}
-
-// failpointOr returns the implementation's own failpoint name when it has
-// it, else fallback.
-func failpointOr(name, fallback string) func(impls.Spec) string {
-	return func(spec impls.Spec) string {
-		if slices.Contains(spec.Failpoints, name) {
-			return name
-		}
-		return fallback
-	}
 }

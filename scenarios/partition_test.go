@@ -60,10 +60,10 @@ func TestHolderPartition(t *testing.T) {
 			if out.Verdict != tt.want {
 				t.Errorf("verdict %s, want %s (%s) %s", out.Verdict, tt.want, out.Detail, out.HTML)
 			}
-			during := out.Figures["other-read-during-cut-ms"] >= 0
+			during := out.Figures["other-read-during-fault-ms"] >= 0
 			if during != tt.grantedDuringCut {
 				t.Errorf("another client read during the cut: %v (after %v ms), want %v",
-					during, out.Figures["other-read-during-cut-ms"], tt.grantedDuringCut)
+					during, out.Figures["other-read-during-fault-ms"], tt.grantedDuringCut)
 			}
 			// The run's hosts, and every process on them, end with the run.
 			for _, ns := range hosts.Leftovers() {

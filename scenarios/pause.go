@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locklab/locklab/faults/failpoint"
-	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/runner"
 )
 
@@ -22,15 +20,9 @@ func longWork(env *Env, _ int, ws *WorkerSpec) {
 }
 
 func init() {
-	Register(workerScenario("pause-past-ttl",
-		"the holder is SIGSTOPped after its last check and before its write, for longer than the TTL, then resumed",
-		nil, nil, plan{
-			trigger: func(impls.Spec) string { return failpoint.InCriticalSection },
-			inject: func(ctx context.Context, r *faultRun) error {
-				return r.victim.Pause(ctx, pastTTL(r.env), " (a GC pause, holding the lock)", r.victim.Continue)
-			},
-			observe: func(*Env) time.Duration { return time.Second },
-		}))
+	Register(scheduleScenario("pause-past-ttl",
+		"the holder is SIGSTOPped after its last check and before its write, for longer than the TTL, then resumed (a GC pause, holding the lock)",
+		nil))
 
 	Register(workerScenario("slow-work-past-ttl",
 		"the holder stays alive but works longer than the TTL in one critical section",
@@ -47,19 +39,9 @@ func init() {
 			observe: func(env *Env) time.Duration { return pastTTL(env) + 1500*time.Millisecond },
 		}))
 
-	Register(workerScenario("late-release",
+	Register(scheduleScenario("late-release",
 		"the holder is SIGSTOPped just before releasing, until its lease expired and another client holds; then it releases",
-		nil, nil, plan{
-			edit:    longWork,
-			trigger: failpointOr(failpoint.BetweenGetAndDel, failpoint.BeforeRelease),
-			inject: func(ctx context.Context, r *faultRun) error {
-				return r.victim.Pause(ctx, pastTTL(r.env), " (before its release)", r.victim.Continue)
-			},
-			// Long enough after the pause for every lock to reach the
-			// checker's minimum progress with these long sections (a lock
-			// that holds through the pause grants nothing during it).
-			observe: func(*Env) time.Duration { return 6 * time.Second },
-		}))
+		nil))
 
 	Register(workerScenario("client-clock-skew",
 		"one client's own clock runs three TTLs ahead of the others'",

@@ -113,6 +113,9 @@ type Scenario struct {
 	// Needs returns the servers beyond the lock's own and the resource.
 	Needs func(spec impls.Spec) cluster.Needs
 	Run   func(ctx context.Context, env *Env) (*Outcome, error)
+	// Schedule names the nemesis's fixed schedule the scenario runs
+	// (nemesis.Fixed); empty for one still scripted in this package.
+	Schedule string
 	// Demo marks a scenario kept for a lesson's figure but left out of the
 	// verdict matrix, because its verdicts repeat another scenario's.
 	Demo bool

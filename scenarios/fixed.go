@@ -1,0 +1,121 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
+	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/nemesis"
+)
+
+// scheduleScenario is a scenario that is one of the nemesis's fixed
+// schedules (nemesis.Fixed[name]): the same fault kinds, inject and heal
+// steps, worker runner and history records as `bench explore`, landed at
+// a failpoint. The matrix runs it on the servers Run started for the cell
+// and the checker judges it as any scenario. applies, if set, narrows the
+// locks the cell is for beyond what the schedule itself accepts.
+func scheduleScenario(name, summary string, applies func(impls.Spec, bool) error) Scenario {
+	if nemesis.Fixed[name] == nil {
+		panic("scenarios: no fixed schedule " + name)
+	}
+	schedule := func(spec impls.Spec, fencing bool, ttl time.Duration) nemesis.Schedule {
+		return nemesis.Fixed[name](spec.Name, fencing, ttl)
+	}
+	return Scenario{
+		Name: name, Summary: summary, Schedule: name,
+		Applies: func(spec impls.Spec, fencing bool) error {
+			if spec.Backend.InProcess {
+				return errExploreInProcess
+			}
+			if applies != nil {
+				if err := applies(spec, fencing); err != nil {
+					return err
+				}
+			}
+			// Fencing is the cell's to ask for; the schedule checks the rest.
+			return schedule(spec, false, time.Second).Validate()
+		},
+		Needs: func(spec impls.Spec) cluster.Needs { return scheduleNeeds(schedule(spec, false, time.Second)) },
+		Run: func(ctx context.Context, env *Env) (*Outcome, error) {
+			s := schedule(env.Impl, env.Fencing, env.TTL)
+			s.Seed = env.Seed
+			return runFixed(ctx, env, s)
+		},
+	}
+}
+
+// runFixed runs a one-fault fixed schedule on env and has the checker
+// judge it (Env.Judge). Besides the verdict it reports, as figures, what
+// the scripted scenarios it replaces reported.
+func runFixed(ctx context.Context, env *Env, s nemesis.Schedule) (*Outcome, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if len(s.Faults) != 1 || s.Faults[0].After == "" {
+		return nil, errors.New("a scenario's schedule is one fault at a failpoint")
+	}
+	run, _, err := runSchedule(ctx, env, s, env.Logf)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Figures: map[string]float64{}, Clients: s.Clients, Processes: true}
+	if err := faultFigures(env, s.Faults[0], run.Events, out); err != nil {
+		return nil, err
+	}
+	if err := env.Judge(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// faultFigures reads off the history how long the fault lasted, when a
+// client other than the one stopped at the failpoint first read the
+// resource during it (-1: never), and, for a killed holder, the time until
+// another client was granted the lock (Outcome.Recovery). They are
+// figures only: the verdict is the checker's.
+func faultFigures(env *Env, st nemesis.Step, events []lin.Event, out *Outcome) error {
+	var victim int
+	if _, err := fmt.Sscanf(st.Stopped(), "client-%d", &victim); err != nil {
+		return fmt.Errorf("stopped client %q: %w", st.Stopped(), err)
+	}
+	var fault *lin.Event
+	for i, e := range events {
+		if e.Kind == lin.Fault {
+			fault = &events[i]
+			break
+		}
+	}
+	if fault == nil {
+		return errors.New("the fault is missing from the history")
+	}
+	out.Figures["fault-ms"] = float64(time.Duration(fault.End - fault.Time).Milliseconds())
+	out.Figures["other-read-during-fault-ms"] = -1
+	for _, e := range events {
+		if e.Kind == lin.Read && e.Client != victim && e.Time > fault.Time && e.Time < fault.End {
+			out.Figures["other-read-during-fault-ms"] = float64(time.Duration(e.Time - fault.Time).Milliseconds())
+			break
+		}
+	}
+	if st.Kind != nemesis.ClientKill {
+		return nil
+	}
+	// The checker's liveness bound: past it, the run is stuck anyway.
+	bound := checker.Bound(env.TTL)
+	for _, e := range events {
+		if e.Kind == lin.Acquired && e.Client != victim && e.Time > fault.Time {
+			if d := time.Duration(e.Time - fault.Time); d <= bound {
+				out.Recovery = d
+				out.Figures["recovery-ms"] = float64(d.Milliseconds())
+				return nil
+			}
+			break
+		}
+	}
+	out.Detail = fmt.Sprintf("no other client was granted the lock within %v of the fault", bound)
+	return nil
+}
