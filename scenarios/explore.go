@@ -110,7 +110,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		logf = func(string, ...any) {}
 	}
 	ttl := time.Duration(s.TTL)
-	work := ScheduleWork(s)
+	work := scheduleWork(s)
 	sys := &exploreSystem{env: env, next: s.Clients, work: work}
 	defer sys.stopAll()
 	// A first step that waits for a failpoint: its target alone takes the
@@ -264,7 +264,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 	return run, end, nil
 }
 
-// ScheduleWork sets a worker's critical-section work for s: the
+// scheduleWork sets a worker's critical-section work for s: the
 // schedule's own bounds, else explore's: each section lasts a tenth to a
 // third of the TTL, so that a holder spends most of its time inside one,
 // and a fault drawn at a random moment often lands on a holder
@@ -272,7 +272,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 // milliseconds (the scripted scenarios' default) 45 seconds of random
 // client pauses and server restarts against redis-setnx-px found nothing,
 // though the scripted scenarios break it.
-func ScheduleWork(s nemesis.Schedule) func(*WorkerSpec) {
+func scheduleWork(s nemesis.Schedule) func(*WorkerSpec) {
 	if s.WorkMax > 0 {
 		return func(ws *WorkerSpec) { ws.WorkMin, ws.WorkMax = time.Duration(s.WorkMin), time.Duration(s.WorkMax) }
 	}
@@ -400,10 +400,9 @@ func (x *exploreSystem) handOff(ctx context.Context, slot int, since int64) erro
 // after time after, and returns its time.
 func (x *exploreSystem) grantAfter(ctx context.Context, after int64, bound time.Duration) (int64, bool) {
 	x.mu.Lock()
-	// waitFor skips its first worker (a victim); here every client counts.
-	r := &faultRun{env: x.env, workers: append([]*Worker{nil}, x.all...)}
+	all := append([]*Worker(nil), x.all...)
 	x.mu.Unlock()
-	return r.waitFor(ctx, lin.Acquired, after, bound)
+	return waitFor(ctx, all, lin.Acquired, after, bound)
 }
 
 // stopAll stops every worker still running (each finishes its section).

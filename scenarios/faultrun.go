@@ -193,11 +193,11 @@ func (r *faultRun) lockAddrs(id int) ([]string, error) {
 // mark records the moment a hand-off counts reads from.
 func (r *faultRun) mark() { r.faultTime = lin.Now() }
 
-// waitFor follows the workers' histories until a client other than the
-// victim records an event of kind after time after, or bound passes.
-func (r *faultRun) waitFor(ctx context.Context, kind lin.Kind, after int64, bound time.Duration) (int64, bool) {
-	tails := make([]*historyTail, 0, len(r.workers)-1)
-	for _, w := range r.workers[1:] {
+// waitFor follows the histories of workers until one of them records an
+// event of kind after time after, or bound passes.
+func waitFor(ctx context.Context, workers []*Worker, kind lin.Kind, after int64, bound time.Duration) (int64, bool) {
+	tails := make([]*historyTail, 0, len(workers))
+	for _, w := range workers {
 		t := &historyTail{path: w.Spec.History}
 		defer t.close()
 		tails = append(tails, t)
@@ -244,7 +244,8 @@ func (r *faultRun) handOff(ctx context.Context, resume func() error) error {
 // the victim then waited for that holder's next section, whose higher token
 // made the resource refuse the victim's write and hid the repeated token.
 func (r *faultRun) handOffSince(ctx context.Context, since int64, resume func() error) error {
-	r.waitFor(ctx, lin.Read, since, handOffWait(r.env))
+	// Any client but the victim.
+	waitFor(ctx, r.workers[1:], lin.Read, since, handOffWait(r.env))
 	return resume()
 }
 
