@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
 )
 
-// The network fault kinds: packets dropped by the hosts' firewalls
+// The network fault kinds: packets dropped or held by the hosts' firewalls
 // (faults/netfault), never a reset or closed connection, so a client learns
 // of a cut only by timing out, and whatever it sent may or may not have
 // arrived. The protected resource stays reachable in every kind but
@@ -21,27 +22,48 @@ const (
 	NetOneWayReplies   = "net-oneway-replies"   // lock servers -> a client dropped: requests land, replies vanish
 	NetIsolate         = "net-isolate"          // one host (a client or a lock server) cut from every other host
 	NetLoss            = "net-loss"             // 30% of the packets between a client and the lock servers lost, both ways
+	NetDelay           = "net-delay"            // every packet between a client and the lock servers held TTL/8 ± TTL/16, both ways
 )
 
 // lossPercent is net-loss's rate: enough that most requests need a
 // retransmission and some time out, not so much that nothing gets through.
 const lossPercent = 30
 
+// delayOf is net-delay's delay and jitter for a lease of ttl: an eighth of
+// the lease each way, give or take a sixteenth, so a round trip takes an
+// eighth to three eighths of a lease. That is a slow link, not a dead one
+// (net-partition-client is the dead one): the lab's Redis clients wait a
+// quarter of the lease for a reply (redislock.ClientOptions), so about
+// half their requests are answered, late, and the rest time out after they
+// may well have landed, leaving a grant or a release whose outcome the
+// client cannot know. A delay past the clients' wait would only turn every
+// request into a timeout, and every dial too, as a cut does. A ZooKeeper
+// client waits two thirds of its session, so it stays connected, slowly.
+func delayOf(ttl time.Duration) (d, jitter time.Duration) { return ttl / 8, ttl / 16 }
+
 func init() {
-	register(netKind{name: NetPartitionClient, clientOnly: true, inject: func(ctx context.Context, c *hosts.Host, servers []*hosts.Host) error {
+	register(netKind{name: NetPartitionClient, clientOnly: true, inject: func(ctx context.Context, c *hosts.Host, servers []*hosts.Host, _ time.Duration) error {
 		return netfault.Partition(ctx, []*hosts.Host{c}, servers)
 	}})
-	register(netKind{name: NetOneWayReplies, clientOnly: true, inject: func(ctx context.Context, c *hosts.Host, servers []*hosts.Host) error {
+	register(netKind{name: NetOneWayReplies, clientOnly: true, inject: func(ctx context.Context, c *hosts.Host, servers []*hosts.Host, _ time.Duration) error {
 		return netfault.OneWay(ctx, servers, []*hosts.Host{c})
 	}})
-	register(netKind{name: NetLoss, clientOnly: true, inject: func(ctx context.Context, c *hosts.Host, servers []*hosts.Host) error {
+	register(netKind{name: NetDelay, clientOnly: true, inject: func(ctx context.Context, c *hosts.Host, servers []*hosts.Host, ttl time.Duration) error {
+		d, jitter := delayOf(ttl)
+		errs := []error{netfault.Delay(ctx, c, servers, d, jitter)}
+		for _, s := range servers {
+			errs = append(errs, netfault.Delay(ctx, s, []*hosts.Host{c}, d, jitter))
+		}
+		return errors.Join(errs...)
+	}})
+	register(netKind{name: NetLoss, clientOnly: true, inject: func(ctx context.Context, c *hosts.Host, servers []*hosts.Host, _ time.Duration) error {
 		errs := []error{netfault.Lose(ctx, c, servers, lossPercent)}
 		for _, s := range servers {
 			errs = append(errs, netfault.Lose(ctx, s, []*hosts.Host{c}, lossPercent))
 		}
 		return errors.Join(errs...)
 	}})
-	register(netKind{name: NetIsolate, inject: func(ctx context.Context, h *hosts.Host, _ []*hosts.Host) error {
+	register(netKind{name: NetIsolate, inject: func(ctx context.Context, h *hosts.Host, _ []*hosts.Host, _ time.Duration) error {
 		return netfault.Isolate(ctx, h)
 	}})
 }
@@ -51,12 +73,12 @@ func init() {
 func IsNetwork(kind string) bool { return strings.HasPrefix(kind, "net-") }
 
 // netKind is one shape of dropped packets. Its target is a client slot or,
-// unless clientOnly, a lock server; inject gets the target's host and
-// every lock server's host.
+// unless clientOnly, a lock server; inject gets the target's host, every
+// lock server's host and the run's lease time.
 type netKind struct {
 	name       string
 	clientOnly bool
-	inject     func(ctx context.Context, target *hosts.Host, servers []*hosts.Host) error
+	inject     func(ctx context.Context, target *hosts.Host, servers []*hosts.Host, ttl time.Duration) error
 }
 
 func (k netKind) Name() string { return k.name }
@@ -67,6 +89,11 @@ func (k netKind) Applies(spec impls.Spec, topo Topology) error {
 	}
 	if spec.Backend.InProcess || topo.InProcess {
 		return errInProcess
+	}
+	if k.name == NetDelay {
+		if err := netfault.DelayAvailable(); err != nil {
+			return err
+		}
 	}
 	return serverApplies(spec, topo)
 }
@@ -101,9 +128,13 @@ func (k netKind) Inject(ctx context.Context, sys System, target string) (string,
 	if err != nil {
 		return "", err
 	}
-	if err := k.inject(ctx, h, servers); err != nil {
+	if err := k.inject(ctx, h, servers, sys.TTL()); err != nil {
 		netfault.Heal(context.WithoutCancel(ctx), append(servers, h)...)
 		return "", fmt.Errorf("%s %s: %w", k.name, target, err)
+	}
+	if k.name == NetDelay {
+		d, jitter := delayOf(sys.TTL())
+		return fmt.Sprintf("host %s (%s), packets held %v ± %v each way", h.Name, h.IP, d, jitter), nil
 	}
 	return fmt.Sprintf("host %s (%s), packets dropped", h.Name, h.IP), nil
 }

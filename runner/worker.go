@@ -200,14 +200,20 @@ func runWorker(raw string) error {
 	for !stopping.Load() {
 		ctx, cancel := context.WithTimeout(context.Background(), ws.AcquireTimeout)
 		err := client.Section(ctx)
+		waited := ctx.Err() != nil
 		cancel()
 		if err == nil && ws.Think > 0 {
 			time.Sleep(ws.Think)
 		}
 		if err != nil {
 			rec.Record(lin.Event{Kind: lin.AcquireFailed, Client: ws.ID, Text: errorKind(err)})
-			if !errors.Is(err, context.DeadlineExceeded) {
+			if !waited {
 				// A failing backend answers at once: do not spin on it.
+				// (Not errors.Is(err, context.DeadlineExceeded): a dial's
+				// "i/o timeout" matches that too, and go-redis hands a
+				// failed dial's error straight back to every request for
+				// a while, which spun this loop 100,000 times a second
+				// under a slow network.)
 				time.Sleep(10 * time.Millisecond)
 			}
 		}

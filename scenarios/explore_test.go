@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenarios"
@@ -23,8 +24,8 @@ import (
 // to the same verdict; `local-mutex` cannot be explored (its clients share
 // one process) and says why; redis-setnx-px with fencing must stay safe
 // under client crashes and pauses (as the expectation table says), server
-// pauses and client|server partitions (a stale holder's write carries an
-// old token, and the resource refuses it). After each, no worker, server or
+// pauses, client|server partitions and a slow network (a stale holder's
+// write carries an old token, and the resource refuses it). After each, no worker, server or
 // network namespace of this process may be left.
 func TestExplore(t *testing.T) {
 	if testing.Short() {
@@ -43,8 +44,8 @@ func TestExplore(t *testing.T) {
 	}{
 		{name: "none is caught", impl: "none", duration: 10 * time.Second, want: checker.Unsafe},
 		{name: "local-mutex is skipped", impl: "local-mutex", duration: 10 * time.Second, refuse: "share one process"},
-		{name: "redis-setnx-px fenced under client faults, server pauses and partitions", impl: "redis-setnx-px", fencing: true,
-			kinds:    []string{nemesis.ClientKill, nemesis.ClientPause, nemesis.ServerPause, nemesis.NetPartitionClient},
+		{name: "redis-setnx-px fenced under client faults, server pauses, partitions and delay", impl: "redis-setnx-px", fencing: true,
+			kinds:    []string{nemesis.ClientKill, nemesis.ClientPause, nemesis.ServerPause, nemesis.NetPartitionClient, nemesis.NetDelay},
 			duration: 30 * time.Second, want: checker.Safe},
 	}
 	for _, tc := range tests {
@@ -135,6 +136,9 @@ func assertNothingLeft(t *testing.T) {
 	t.Helper()
 	if pids := cluster.LivePIDs(); len(pids) > 0 {
 		t.Errorf("processes still tracked after the run: %v", pids)
+	}
+	if held := netfault.Holding(); len(held) > 0 {
+		t.Errorf("packets still held (a delay never healed): %v", held)
 	}
 	me := strconv.Itoa(os.Getpid())
 	for _, ns := range hosts.Leftovers() {

@@ -124,7 +124,7 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // checkSchedule replays a schedule file (bench check -schedule FILE).
-func checkSchedule(ctx context.Context, path, out string, stdout, stderr io.Writer) error {
+func checkSchedule(ctx context.Context, path, out string, keep bool, stdout, stderr io.Writer) error {
 	s, err := nemesis.Load(path)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -145,7 +145,7 @@ func checkSchedule(ctx context.Context, path, out string, stdout, stderr io.Writ
 	if s.Verdict != "" {
 		fmt.Fprintf(stdout, "recorded verdict: %s\n", s.Verdict)
 	}
-	if scenarios.Failed(d.Verdict) {
+	if scenarios.Failed(d.Verdict) || keep {
 		if out == "" {
 			out = filepath.Join(os.TempDir(), "locklab", "explore")
 		}

@@ -204,7 +204,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if *implName != "" || *scenarioName != "" {
 			return fmt.Errorf("%w: -schedule names its implementation and faults itself; drop -impl and -scenario", errUsage)
 		}
-		return checkSchedule(ctx, *schedule, *out, stdout, stderr)
+		return checkSchedule(ctx, *schedule, *out, *keep, stdout, stderr)
 	}
 	if *implName == "" || *scenarioName == "" {
 		return fmt.Errorf("%w: check needs -impl and -scenario; implementations: %s; scenarios: %s",
