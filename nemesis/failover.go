@@ -46,7 +46,7 @@ func (failOver) Applies(spec impls.Spec, topo Topology) error {
 		return fmt.Errorf("the master's address moves between hosts of the lab's own: %s", topo.NoHosts)
 	}
 	if !topo.Replica {
-		return errors.New("the topology has no replica to promote (only a schedule that asks for a fail-over starts one)")
+		return errors.New("the topology has no replica to promote (only a schedule, or an exploration, that names fail-over starts one)")
 	}
 	return nil
 }

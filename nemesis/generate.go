@@ -27,6 +27,7 @@ type Plan struct {
 // the checker's liveness rule (a grant within the bound after every heal)
 // judges the lock, not a fault that came too soon. A fault lasts from a
 // tenth of the TTL to three TTLs, so some outlive a lease and some do not.
+// A fail-over, when the topology has a replica for one, ends the faults.
 func Generate(p Plan) Schedule {
 	s := Schedule{Seed: p.Seed, Impl: p.Impl, Fencing: p.Fencing, TTL: Duration(p.TTL),
 		Clients: p.Clients, Duration: Duration(p.Duration), Faults: []Step{}}
@@ -59,6 +60,11 @@ func Generate(p Plan) Schedule {
 			break
 		}
 		s.Faults = append(s.Faults, Step{At: Duration(at), Kind: k.Name(), Target: target, Duration: Duration(d)})
+		if k.Name() == FailOver {
+			// The old master stays dead: the rest of the run is the
+			// promoted replica's, with no fault after it (see Validate).
+			break
+		}
 		at += d + between(bound, bound+2*p.TTL)
 	}
 	return s

@@ -13,6 +13,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -50,6 +51,17 @@ type Server struct {
 	Kind cluster.Kind
 	// ClockShift: started with a movable wall clock (faults/clockjump).
 	ClockShift bool
+}
+
+// ExploreTopology is the topology explore draws from for the kinds asked
+// for: TopologyFor, with a replica when they name fail-over. A replica is
+// one more server in every run, so only a user who asks for a fail-over by
+// name gets one; the default mix of every kind that applies never fails
+// over.
+func ExploreTopology(spec impls.Spec, clients int, asked []string) Topology {
+	t := TopologyFor(spec, clients)
+	t.Replica = slices.Contains(asked, FailOver)
+	return t
 }
 
 // TopologyFor names the servers cluster.Start gives spec's backend (the

@@ -71,6 +71,46 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	}
 }
 
+// TestGenerateFailOver: a fail-over is drawn only when asked for by name,
+// and then always as the last fault, whatever the seed. Without hosts the
+// fail-over does not apply, and the test says so.
+func TestGenerateFailOver(t *testing.T) {
+	spec, err := impls.Lookup("redis-setnx-px")
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := []string{ClientPause, FailOver}
+	topo := ExploreTopology(spec, 4, asked)
+	if topo.NoHosts != "" {
+		t.Skip(topo.NoHosts)
+	}
+	if plain := ExploreTopology(spec, 4, nil); plain.Replica {
+		t.Error("the default mix starts a replica")
+	}
+	ks, skipped, err := Applicable(spec, topo, asked)
+	if err != nil || len(ks) != 2 {
+		t.Fatalf("applicable %v, skipped %v, err %v; want both kinds", ks, skipped, err)
+	}
+	drawn := 0
+	for seed := int64(1); seed <= 40; seed++ {
+		s := Generate(Plan{Seed: seed, Impl: spec.Name, TTL: time.Second, Clients: 4, Duration: 2 * time.Minute, Topology: topo, Kinds: ks})
+		if err := s.Validate(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for i, st := range s.Faults {
+			if st.Kind == FailOver {
+				drawn++
+				if i != len(s.Faults)-1 {
+					t.Errorf("seed %d: fail-over is fault %d of %d", seed, i, len(s.Faults))
+				}
+			}
+		}
+	}
+	if drawn == 0 {
+		t.Error("40 seeds drew no fail-over")
+	}
+}
+
 func TestApplicable(t *testing.T) {
 	tests := []struct {
 		impl    string

@@ -522,7 +522,7 @@ func PlanExplore(o ExploreOptions) (nemesis.Schedule, map[string]string, error) 
 	if o.Clients <= 0 {
 		o.Clients = 4
 	}
-	topo := nemesis.TopologyFor(o.Impl, o.Clients)
+	topo := nemesis.ExploreTopology(o.Impl, o.Clients, o.Kinds)
 	ks, skipped, err := nemesis.Applicable(o.Impl, topo, o.Kinds)
 	if err != nil {
 		return nemesis.Schedule{}, nil, err

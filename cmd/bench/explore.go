@@ -409,7 +409,7 @@ func onlyKinds(dir, file string, kinds []string) bool {
 // withoutKinds is the kinds that apply to spec (of those asked for), less
 // the excluded ones.
 func withoutKinds(spec impls.Spec, clients int, asked, excluded []string) []string {
-	ks, _, err := nemesis.Applicable(spec, nemesis.TopologyFor(spec, clients), asked)
+	ks, _, err := nemesis.Applicable(spec, nemesis.ExploreTopology(spec, clients, asked), asked)
 	if err != nil {
 		return nil
 	}
