@@ -231,10 +231,10 @@ func stopDelay(h *hosts.Host) {
 	if hd == nil {
 		return
 	}
-	// A packet read just before the rules went is held from now on, so
-	// wait for the last one's longest delay, not just for none pending.
+	// A packet queued just before the rules went may still be on its way
+	// to the read loop: a short grace before "none pending" counts.
 	deadline := time.Now().Add(hd.d + hd.jitter + time.Second)
-	time.Sleep(hd.d + hd.jitter)
+	time.Sleep(20 * time.Millisecond)
 	for time.Now().Before(deadline) {
 		hd.mu.Lock()
 		n := hd.pending

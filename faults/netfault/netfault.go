@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/locklab/locklab/cluster/hosts"
 )
@@ -100,10 +101,17 @@ iptables -w -X %[2]s 2>/dev/null
 true`, Tag, Chain)
 		if err := h.Run(ctx, "sh", "-c", script); err != nil {
 			errs = append(errs, fmt.Errorf("heal %s: %w", h.Name, err))
-			continue
 		}
-		// After the rules: nothing new is held once they are gone.
-		stopDelay(h)
+	}
+	// After the rules, so nothing new is held; every host at once, as each
+	// waits for its last held packet to go.
+	var wg sync.WaitGroup
+	for _, h := range hs {
+		wg.Add(1)
+		go func() { defer wg.Done(); stopDelay(h) }()
+	}
+	wg.Wait()
+	for _, h := range hs {
 		if left, err := Faults(ctx, h); err != nil || len(left) > 0 {
 			errs = append(errs, fmt.Errorf("heal %s: still there: %v %v", h.Name, left, err))
 		}
