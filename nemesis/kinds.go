@@ -12,8 +12,8 @@ import (
 	"github.com/locklab/locklab/impls"
 )
 
-// The fault kinds that exist today. Network partitions and netem join them
-// once the lab's hosts can carry them.
+// The process and clock fault kinds. The network kinds are in netkinds.go,
+// the fail-over in failover.go.
 const (
 	ClientKill         = "client-kill"          // SIGKILL a client; a new process takes its slot at the heal
 	ClientPause        = "client-pause"         // SIGSTOP a client (a GC pause), SIGCONT at the heal
