@@ -269,11 +269,15 @@ func TestDelay(t *testing.T) {
 				netfault.Heal(ctx, a, b)
 				t.Fatal(err)
 			}
+			var trips []time.Duration
 			for i := 0; i < 5; i++ {
-				if rtt, min := roundTrip(), 2*(delay-c.jitter); rtt < min {
+				rtt, min := roundTrip(), 2*(delay-c.jitter)
+				if rtt < min {
 					t.Errorf("round trip %d took %v, want at least %v", i, rtt, min)
 				}
+				trips = append(trips, rtt.Round(time.Millisecond))
 			}
+			t.Logf("round trips with %v ± %v each way: %v", delay, c.jitter, trips)
 			if err := netfault.Heal(ctx, a, b); err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +286,9 @@ func TestDelay(t *testing.T) {
 					t.Errorf("%s after heal: %v %v", h.Name, left, err)
 				}
 			}
-			if rtt := roundTrip(); rtt >= delay {
+			rtt := roundTrip()
+			t.Logf("healed round trip: %v", rtt)
+			if rtt >= delay {
 				t.Errorf("healed round trip took %v, no faster than one delay (%v): the delay outlived its heal", rtt, delay)
 			}
 		})
