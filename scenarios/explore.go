@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -516,6 +519,10 @@ func Suspects(r *ScheduleRun) []int {
 // Failed reports whether a verdict is a counterexample worth shrinking.
 func Failed(v checker.Verdict) bool { return v == checker.Unsafe || v == checker.Stuck }
 
+// ErrNoKind is PlanExplore's error when none of the kinds asked for can
+// reach the lock: `bench explore -impl all` skips such a lock, saying why.
+var ErrNoKind = errors.New("no fault kind asked for applies")
+
 // PlanExplore draws the schedule an exploration would run, with the kinds
 // it skipped and why; it starts nothing.
 func PlanExplore(o ExploreOptions) (nemesis.Schedule, map[string]string, error) {
@@ -543,7 +550,11 @@ func PlanExplore(o ExploreOptions) (nemesis.Schedule, map[string]string, error) 
 		return s, skipped, s.Validate()
 	}
 	if len(ks) == 0 {
-		return nemesis.Schedule{}, skipped, fmt.Errorf("no fault kind applies to %s", o.Impl.Name)
+		var why []string
+		for _, k := range slices.Sorted(maps.Keys(skipped)) {
+			why = append(why, k+": "+skipped[k])
+		}
+		return nemesis.Schedule{}, skipped, fmt.Errorf("%w to %s (%s)", ErrNoKind, o.Impl.Name, strings.Join(why, "; "))
 	}
 	s := nemesis.Generate(nemesis.Plan{Seed: o.Seed, Impl: o.Impl.Name, Fencing: o.Fencing, TTL: o.TTL,
 		Clients: o.Clients, Duration: o.Duration, Topology: topo, Kinds: ks})

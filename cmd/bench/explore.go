@@ -348,8 +348,7 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 // its minimal counterexample, if any, checks times more.
 func exploreOne(ctx context.Context, eo scenarios.ExploreOptions, checks int, dir string, stdout io.Writer) (exploreRow, error) {
 	row := exploreRow{Impl: eo.Impl.Name, Broken: eo.Impl.Broken != "", Fixed: eo.Fixed}
-	if eo.Impl.Backend.InProcess {
-		_, _, err := scenarios.PlanExplore(eo)
+	if _, _, err := scenarios.PlanExplore(eo); eo.Impl.Backend.InProcess || errors.Is(err, scenarios.ErrNoKind) {
 		row.Skipped = fmt.Sprint(err)
 		fmt.Fprintf(stdout, "%s: skipped: %s\n", row.Impl, row.Skipped)
 		return row, nil

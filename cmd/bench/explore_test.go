@@ -52,6 +52,7 @@ func TestExploreBadInput(t *testing.T) {
 		{[]string{"explore", "-impl", "nope"}, "redis-setnx-px"},
 		{[]string{"explore", "-impl", "local-mutex"}, "share one process"},
 		{[]string{"explore", "-impl", "none", "-kinds", "meteor"}, "unknown fault kind"},
+		{[]string{"explore", "-impl", "none", "-kinds", "net-delay"}, "no fault kind asked for applies to none"},
 		{[]string{"explore", "-impl", "none", "-fencing"}, "no fencing tokens"},
 		{[]string{"explore", "-impl", "none", "-duration", "0s"}, "must be positive"},
 		{[]string{"explore", "-impl", "none,nope"}, "redis-setnx-px"},
