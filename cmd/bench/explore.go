@@ -468,7 +468,7 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed ti
 	if len(o.Without) > 0 {
 		fmt.Fprintf(&b, " -rerun-without %s", strings.Join(o.Without, ","))
 	}
-	fmt.Fprintf(&b, " -out results/explore` in %v; do not edit by hand.\n\n", elapsed.Round(time.Second))
+	fmt.Fprintf(&b, " -out %s` in %v; do not edit by hand.\n\n", o.Out, elapsed.Round(time.Second))
 	fmt.Fprintf(&b, "Note: %s.\n\n", seedNote)
 	b.WriteString("Each row is one random exploration of the unfenced lock (or a fixed schedule, named), healed between faults. " +
 		"Verdict: porcupine's (unsafe) or liveness (stuck: no grant within the bound after a heal). " +
