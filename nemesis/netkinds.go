@@ -48,14 +48,19 @@ func init() {
 	register(netKind{name: NetOneWayReplies, clientOnly: true, inject: func(ctx context.Context, c *hosts.Host, servers []*hosts.Host, _ time.Duration) error {
 		return netfault.OneWay(ctx, servers, []*hosts.Host{c})
 	}})
-	register(netKind{name: NetDelay, clientOnly: true, inject: func(ctx context.Context, c *hosts.Host, servers []*hosts.Host, ttl time.Duration) error {
-		d, jitter := delayOf(ttl)
-		errs := []error{netfault.Delay(ctx, c, servers, d, jitter)}
-		for _, s := range servers {
-			errs = append(errs, netfault.Delay(ctx, s, []*hosts.Host{c}, d, jitter))
-		}
-		return errors.Join(errs...)
-	}})
+	register(netKind{name: NetDelay, clientOnly: true, available: netfault.DelayAvailable,
+		inject: func(ctx context.Context, c *hosts.Host, servers []*hosts.Host, ttl time.Duration) error {
+			d, jitter := delayOf(ttl)
+			errs := []error{netfault.Delay(ctx, c, servers, d, jitter)}
+			for _, s := range servers {
+				errs = append(errs, netfault.Delay(ctx, s, []*hosts.Host{c}, d, jitter))
+			}
+			return errors.Join(errs...)
+		},
+		done: func(ttl time.Duration) string {
+			d, jitter := delayOf(ttl)
+			return fmt.Sprintf("packets held %v ± %v each way", d, jitter)
+		}})
 	register(netKind{name: NetLoss, clientOnly: true, inject: func(ctx context.Context, c *hosts.Host, servers []*hosts.Host, _ time.Duration) error {
 		errs := []error{netfault.Lose(ctx, c, servers, lossPercent)}
 		for _, s := range servers {
@@ -72,13 +77,18 @@ func init() {
 // hosts of their own.
 func IsNetwork(kind string) bool { return strings.HasPrefix(kind, "net-") }
 
-// netKind is one shape of dropped packets. Its target is a client slot or,
-// unless clientOnly, a lock server; inject gets the target's host, every
-// lock server's host and the run's lease time.
+// netKind is one shape of dropped or held packets. Its target is a client
+// slot or, unless clientOnly, a lock server; inject gets the target's host,
+// every lock server's host and the run's lease time.
 type netKind struct {
 	name       string
 	clientOnly bool
 	inject     func(ctx context.Context, target *hosts.Host, servers []*hosts.Host, ttl time.Duration) error
+	// available, if set, says why this kernel cannot carry the kind.
+	available func() error
+	// done, if set, says what inject did, for the history; else "packets
+	// dropped".
+	done func(ttl time.Duration) string
 }
 
 func (k netKind) Name() string { return k.name }
@@ -90,8 +100,8 @@ func (k netKind) Applies(spec impls.Spec, topo Topology) error {
 	if spec.Backend.InProcess || topo.InProcess {
 		return errInProcess
 	}
-	if k.name == NetDelay {
-		if err := netfault.DelayAvailable(); err != nil {
+	if k.available != nil {
+		if err := k.available(); err != nil {
 			return err
 		}
 	}
@@ -132,11 +142,11 @@ func (k netKind) Inject(ctx context.Context, sys System, target string) (string,
 		netfault.Heal(context.WithoutCancel(ctx), append(servers, h)...)
 		return "", fmt.Errorf("%s %s: %w", k.name, target, err)
 	}
-	if k.name == NetDelay {
-		d, jitter := delayOf(sys.TTL())
-		return fmt.Sprintf("host %s (%s), packets held %v ± %v each way", h.Name, h.IP, d, jitter), nil
+	done := "packets dropped"
+	if k.done != nil {
+		done = k.done(sys.TTL())
 	}
-	return fmt.Sprintf("host %s (%s), packets dropped", h.Name, h.IP), nil
+	return fmt.Sprintf("host %s (%s), %s", h.Name, h.IP, done), nil
 }
 
 func (k netKind) Heal(ctx context.Context, sys System, target string) (string, error) {
