@@ -31,7 +31,7 @@ func TestScenarioSchedules(t *testing.T) {
 		{"release-hand-off", false, "no fault: a figure of how the lock hands over"},
 		{"slow-work-past-ttl", false, "no fault: a holder whose first section outlives its lease"},
 		{"client-clock-skew", false, "no fault the nemesis injects: a client started with a skewed clock"},
-		{"redis-failover", false, "stalls the replica before the grant, a step no schedule can take yet"},
+		{"redis-failover", false, "moves the clients by proxy, which container mode reaches too: a schedule's fail-over moves an address between the lab's hosts, and container mode has none"},
 		{"queued-waiter-crash", false, "strikes a waiter in the queue, a failpoint no schedule names yet"},
 		{"queued-waiter-pause", false, "strikes a waiter in the queue, a failpoint no schedule names yet"},
 		{"redlock-restart", false, "a reset on the proxy: on hosts go-redis's dial breaker hides the restarted node"},

@@ -14,10 +14,12 @@ import (
 
 // redis-failover runs two clients, the victim and the one the lost lock is
 // granted to, and the victim leaves after its stale section, as the fixed
-// server-restart schedule does (nemesis.serverShape says why). It stays
-// scripted because it stalls the replica before the victim's grant, so
-// that the grant is certainly among the writes the fail-over loses: a
-// step before the failpoint, which no schedule can take yet. The fixed
+// server-restart schedule does (nemesis.serverShape says why). It stalls
+// the replica before the victim's grant, so that the grant is certainly
+// among the writes the fail-over loses. It stays scripted, moving the
+// clients to the replica through the in-process proxy, because that works
+// in container mode too: the nemesis's fail-over moves the master's address
+// between the lab's hosts, and container mode has none. The fixed
 // redis-failover-replicated lets replication run and is usually safe.
 
 func init() {
