@@ -348,12 +348,14 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 // its minimal counterexample, if any, checks times more.
 func exploreOne(ctx context.Context, eo scenarios.ExploreOptions, checks int, dir string, stdout io.Writer) (exploreRow, error) {
 	row := exploreRow{Impl: eo.Impl.Name, Broken: eo.Impl.Broken != "", Fixed: eo.Fixed}
-	if _, _, err := scenarios.PlanExplore(eo); eo.Impl.Backend.InProcess || errors.Is(err, scenarios.ErrNoKind) {
-		row.Skipped = fmt.Sprint(err)
+	x, err := scenarios.Explore(ctx, eo)
+	// Explore plans before it starts anything, so a lock it cannot explore
+	// is refused at once, and with -impl all that is a row, not the end.
+	if err != nil && (eo.Impl.Backend.InProcess || errors.Is(err, scenarios.ErrNoKind)) {
+		row.Skipped = err.Error()
 		fmt.Fprintf(stdout, "%s: skipped: %s\n", row.Impl, row.Skipped)
 		return row, nil
 	}
-	x, err := scenarios.Explore(ctx, eo)
 	if err != nil {
 		return row, err
 	}

@@ -63,7 +63,6 @@ func DelayAvailable() error {
 type holder struct {
 	conn      *netlink.Conn
 	d, jitter time.Duration
-	desc      string
 
 	mu      sync.Mutex
 	pending int           // packets held, their verdicts not yet sent
@@ -93,7 +92,7 @@ func Delay(ctx context.Context, h *hosts.Host, from []*hosts.Host, d, jitter tim
 	holders.Lock()
 	defer holders.Unlock()
 	if hd := holders.m[h]; hd != nil && (hd.d != d || hd.jitter != jitter) {
-		return fmt.Errorf("delay %s: already delayed by %s; heal it first", h.Name, hd.desc)
+		return fmt.Errorf("delay %s: already delayed by %s; heal it first", h.Name, hd)
 	} else if hd == nil {
 		hd, err := openHolder(h, d, jitter)
 		if err != nil {
@@ -116,7 +115,7 @@ func openHolder(h *hosts.Host, d, jitter time.Duration) (*holder, error) {
 		return nil, fmt.Errorf("open netfilter netlink socket: %w", err)
 	}
 	be := binary.BigEndian
-	bind := binary.BigEndian.AppendUint16([]byte{nfqnlCfgCmdBind, 0}, unix.AF_INET)
+	bind := be.AppendUint16([]byte{nfqnlCfgCmdBind, 0}, unix.AF_INET)
 	params := append(be.AppendUint32(nil, 0), nfqnlCopyMeta) // copy no payload
 	flags := be.AppendUint32(nil, nfqaCfgFFailOpen)
 	for _, attrs := range [][]netlink.Attribute{
@@ -131,12 +130,16 @@ func openHolder(h *hosts.Host, d, jitter time.Duration) (*holder, error) {
 	// Held packets' ids arrive faster than a burst can be read otherwise.
 	_ = conn.SetReadBuffer(4 << 20)
 	hd := &holder{conn: conn, d: d, jitter: jitter, done: make(chan struct{})}
-	hd.desc = d.String()
-	if jitter > 0 {
-		hd.desc += " ± " + jitter.String()
-	}
 	go hd.run()
 	return hd, nil
+}
+
+// String is the delay, as "40ms ± 20ms".
+func (hd *holder) String() string {
+	if hd.jitter > 0 {
+		return hd.d.String() + " ± " + hd.jitter.String()
+	}
+	return hd.d.String()
 }
 
 // message is a netfilter queue message for the lab's queue.
@@ -210,7 +213,8 @@ func (hd *holder) hold(id uint32) {
 			hd.pending--
 			hd.mu.Unlock()
 		}()
-		verdict := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, nfAccept), id)
+		be := binary.BigEndian
+		verdict := be.AppendUint32(be.AppendUint32(nil, nfAccept), id)
 		if m, err := message(nfqnlMsgVerdict, netlink.Request, []netlink.Attribute{{Type: nfqaVerdictHdr, Data: verdict}}); err == nil {
 			// A send that fails leaves the packet held until the socket
 			// closes, when the kernel drops it: a lost packet, which TCP
@@ -262,7 +266,7 @@ func delayed(h *hosts.Host) string {
 	holders.Lock()
 	defer holders.Unlock()
 	if hd := holders.m[h]; hd != nil {
-		return fmt.Sprintf("netfilter queue %d held open by the lab: packets delayed %s", queueNum, hd.desc)
+		return fmt.Sprintf("netfilter queue %d held open by the lab: packets delayed %s", queueNum, hd)
 	}
 	return ""
 }
