@@ -27,7 +27,8 @@ type Plan struct {
 // the checker's liveness rule (a grant within the bound after every heal)
 // judges the lock, not a fault that came too soon. A fault lasts from a
 // tenth of the TTL to three TTLs, so some outlive a lease and some do not.
-// A fail-over, when the topology has a replica for one, ends the faults.
+// Half the faults that can strike a client strike the holder. A
+// fail-over, when the topology has a replica for one, ends the faults.
 func Generate(p Plan) Schedule {
 	s := Schedule{Seed: p.Seed, Impl: p.Impl, Fencing: p.Fencing, TTL: Duration(p.TTL),
 		Clients: p.Clients, Duration: Duration(p.Duration), Faults: []Step{}}
@@ -55,6 +56,11 @@ func Generate(p Plan) Schedule {
 		k := p.Kinds[rng.IntN(len(p.Kinds))]
 		targets := k.Targets(p.Topology)
 		target := targets[rng.IntN(len(targets))]
+		if strikesClients(targets) && rng.IntN(2) == 0 {
+			// Half the faults that can strike a client aim at the holder
+			// (see HolderTarget); the rest strike any target, waiters too.
+			target = HolderTarget
+		}
 		d := length()
 		if at+d+bound > p.Duration {
 			break

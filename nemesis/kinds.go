@@ -32,6 +32,24 @@ func init() {
 	register(clockJump{})
 }
 
+// HolderTarget is a target that names no client slot but whichever client
+// is inside its critical section when the fault strikes; the runner picks
+// it then (scenarios.RunSchedule). A fault that strikes a random client at
+// a random moment mostly finds a waiter, which tells little about a lock;
+// aimed at the holder it lands where a lock's flaws show, and a replay of
+// the schedule strikes the holder again, whichever client that is then,
+// so a counterexample found this way replays far more often.
+const HolderTarget = "holder"
+
+// strikesClients reports whether a kind's targets include client slots,
+// so it can aim at the holder.
+func strikesClients(targets []string) bool {
+	return slices.ContainsFunc(targets, func(t string) bool {
+		_, err := clientSlot(t)
+		return err == nil
+	})
+}
+
 // errInProcess is why no client fault reaches an in-process lock.
 var errInProcess = errors.New("its clients share one process, so no client can be crashed or paused on its own")
 
@@ -246,7 +264,11 @@ func (clockJump) Heal(ctx context.Context, sys System, target string) (string, e
 	return "clock back to true time", n.JumpClock(0)
 }
 
-// kindTargets reports whether target is one of k's targets in topo.
+// kindTargets reports whether target is one of k's targets in topo, or
+// the holder when k strikes clients.
 func kindTargets(k Kind, topo Topology, target string) bool {
+	if target == HolderTarget {
+		return strikesClients(k.Targets(topo))
+	}
 	return slices.Contains(k.Targets(topo), target)
 }

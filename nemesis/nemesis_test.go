@@ -63,6 +63,21 @@ func TestGenerateIsDeterministic(t *testing.T) {
 			if last := a.Faults[len(a.Faults)-1].Heal(); last+bound > tc.d {
 				t.Errorf("last heal at %v leaves less than %v before the end %v", last, bound, tc.d)
 			}
+			// Half the faults that can strike a client aim at the holder:
+			// over a long schedule, some do and some do not.
+			aimed, clients := 0, 0
+			for _, st := range a.Faults {
+				k, _ := Lookup(st.Kind)
+				if strikesClients(k.Targets(p.Topology)) {
+					clients++
+					if st.Target == HolderTarget {
+						aimed++
+					}
+				}
+			}
+			if clients >= 8 && (aimed == 0 || aimed == clients) {
+				t.Errorf("%d of %d faults that can strike a client aim at the holder; want some, not all", aimed, clients)
+			}
 			p.Seed++
 			if c := Generate(p); reflect.DeepEqual(a.Faults, c.Faults) {
 				t.Errorf("seeds %d and %d drew the same schedule", tc.seed, p.Seed)
@@ -191,6 +206,13 @@ func TestValidate(t *testing.T) {
 		{"holder not a client", edit(func(s *Schedule) {
 			s.Faults[0] = Step{Kind: ServerPause, Target: "redis-1", After: "in-critical-section", Holder: "redis-1", Duration: Duration(time.Second)}
 		}), "stops a client"},
+		{"aimed at the holder", edit(func(s *Schedule) { s.Faults[0].Target = HolderTarget }), ""},
+		{"holder of a server fault", edit(func(s *Schedule) {
+			s.Faults[0].Kind, s.Faults[0].Target = ServerPause, HolderTarget
+		}), "cannot strike"},
+		{"holder at a failpoint", edit(func(s *Schedule) {
+			s.Faults[0].At, s.Faults[0].After, s.Faults[0].Target = 0, "in-critical-section", HolderTarget
+		}), "names the client it stops"},
 		{"fail-over", edit(func(s *Schedule) {
 			s.Faults = append(s.Faults, Step{At: Duration(3 * time.Second), Kind: FailOver, Target: "redis-1"})
 		}), ""},

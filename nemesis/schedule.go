@@ -33,7 +33,8 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // Step is one fault of a schedule: at At after the workload starts, Kind
-// strikes Target, and heals Duration later. The runner delays a step (and
+// strikes Target (a client slot, a server, or HolderTarget: the client in
+// its critical section then), and heals Duration later. The runner delays a step (and
 // the run's end) when the heal before it finished late, so that at least
 // the liveness bound separates a finished heal from what comes next.
 type Step struct {
@@ -130,10 +131,17 @@ func (s Schedule) Validate() error {
 			return fmt.Errorf("fault %d: %s does not apply to %s: %w", i, st.Kind, spec.Name, err)
 		}
 		if !kindTargets(k, topo, st.Target) {
-			return fmt.Errorf("fault %d: %s cannot strike %q; targets: %v", i, st.Kind, st.Target, k.Targets(topo))
+			targets := k.Targets(topo)
+			if strikesClients(targets) {
+				targets = append(targets, HolderTarget)
+			}
+			return fmt.Errorf("fault %d: %s cannot strike %q; targets: %v", i, st.Kind, st.Target, targets)
 		}
 		if st.At < 0 || st.Duration < 0 {
 			return fmt.Errorf("fault %d: negative time", i)
+		}
+		if st.After != "" && st.Target == HolderTarget {
+			return fmt.Errorf("fault %d: a failpoint step names the client it stops, not %q", i, HolderTarget)
 		}
 		if st.After != "" {
 			if err := validAfter(spec, topo, i, st); err != nil {

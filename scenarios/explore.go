@@ -181,12 +181,20 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		if err != nil {
 			return nil, 0, err
 		}
-		begin := lin.Now()
-		note, err := k.Inject(ctx, sys, st.Target)
-		if err != nil {
-			return nil, 0, fmt.Errorf("fault %d (%s %s): inject: %w", i, st.Kind, st.Target, err)
+		// A fault aimed at the holder strikes the client in its section
+		// now; the history names which one.
+		target, shown := st.Target, st.Target
+		if target == nemesis.HolderTarget {
+			slot, how := sys.holder(ctx, ttl)
+			target = fmt.Sprintf("client-%d", slot)
+			shown = "holder " + target + how
 		}
-		logf("fault %d/%d: %s %s for %v", i+1, len(s.Faults), st.Kind, st.Target, time.Duration(st.Duration))
+		begin := lin.Now()
+		note, err := k.Inject(ctx, sys, target)
+		if err != nil {
+			return nil, 0, fmt.Errorf("fault %d (%s %s): inject: %w", i, st.Kind, shown, err)
+		}
+		logf("fault %d/%d: %s %s for %v", i+1, len(s.Faults), st.Kind, shown, time.Duration(st.Duration))
 		if st.After != "" {
 			note += ", at failpoint " + st.After
 		}
@@ -208,7 +216,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 			select {
 			case <-time.After(d):
 			case <-ctx.Done():
-				k.Heal(context.Background(), sys, st.Target)
+				k.Heal(context.Background(), sys, target)
 				return nil, 0, ctx.Err()
 			}
 			if i == 0 && st.After != "" && st.Holder == "" {
@@ -217,9 +225,9 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 				}
 			}
 		}
-		healNote, err := k.Heal(ctx, sys, st.Target)
+		healNote, err := k.Heal(ctx, sys, target)
 		if err != nil {
-			return nil, 0, fmt.Errorf("fault %d (%s %s): heal: %w", i, st.Kind, st.Target, err)
+			return nil, 0, fmt.Errorf("fault %d (%s %s): heal: %w", i, st.Kind, shown, err)
 		}
 		if st.After != "" && st.Holder != "" {
 			// A holder held up by a fault on a server goes on after the
@@ -233,7 +241,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		notBefore = time.Since(t0) + bound
 		healed = lin.Now()
 		env.Rec.Record(lin.Event{Kind: lin.Fault, Time: begin, End: healed,
-			Text: fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, st.Target, time.Duration(st.Duration), note, healNote)})
+			Text: fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, shown, time.Duration(st.Duration), note, healNote)})
 		run.Injected[st.Kind]++
 	}
 	if err := sleepUntil(time.Duration(s.Duration)); err != nil {
@@ -311,6 +319,9 @@ type exploreSystem struct {
 	all   []*Worker // every worker started, killed ones too (their histories count)
 	next  int       // the next client id
 	work  func(*WorkerSpec)
+	// sections follows each worker's history, for faults aimed at the
+	// holder (see holder).
+	sections map[*Worker]*sectionWatch
 }
 
 func (x *exploreSystem) Client(slot int) (nemesis.Process, error) {
@@ -399,6 +410,71 @@ func (x *exploreSystem) handOff(ctx context.Context, slot int, since int64) erro
 	return r.handOffSince(ctx, since, holder.ContinueThenLeave)
 }
 
+// holder returns the slot of the client inside its critical section (its
+// history's last grant has no release after it), waiting up to within for
+// one; when two are (a lock that failed), the one granted first. When no
+// client enters its section in time (a stuck lock), it returns the client
+// granted last, or slot 0, and says so in how.
+func (x *exploreSystem) holder(ctx context.Context, within time.Duration) (slot int, how string) {
+	deadline := time.Now().Add(within)
+	for {
+		x.mu.Lock()
+		slots := append([]*Worker(nil), x.slots...)
+		if x.sections == nil {
+			x.sections = map[*Worker]*sectionWatch{}
+		}
+		var watches []*sectionWatch
+		for _, w := range slots {
+			sw := x.sections[w]
+			if sw == nil {
+				sw = &sectionWatch{tail: historyTail{path: w.Spec.History}}
+				x.sections[w] = sw
+			}
+			watches = append(watches, sw)
+		}
+		x.mu.Unlock()
+		in, last := -1, -1
+		for i, sw := range watches {
+			sw.update()
+			if sw.in && (in < 0 || sw.granted < watches[in].granted) {
+				in = i
+			}
+			if sw.granted != 0 && (last < 0 || sw.granted > watches[last].granted) {
+				last = i
+			}
+		}
+		if in >= 0 {
+			return in, ""
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			if last < 0 {
+				return 0, fmt.Sprintf(" (no client in its section within %v, none granted yet)", within)
+			}
+			return last, fmt.Sprintf(" (no client in its section within %v: the one granted last)", within)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// sectionWatch follows one worker's history to know whether it is inside
+// a critical section.
+type sectionWatch struct {
+	tail    historyTail
+	in      bool
+	granted int64 // the time of its last grant, 0 before the first
+}
+
+func (sw *sectionWatch) update() {
+	for _, e := range sw.tail.next() {
+		switch e.Kind {
+		case lin.Acquired:
+			sw.in, sw.granted = true, e.Time
+		case lin.Released:
+			sw.in = false
+		}
+	}
+}
+
 // grantAfter waits, at most for bound, until some client records a grant
 // after time after, and returns its time.
 func (x *exploreSystem) grantAfter(ctx context.Context, after int64, bound time.Duration) (int64, bool) {
@@ -412,6 +488,10 @@ func (x *exploreSystem) grantAfter(ctx context.Context, after int64, bound time.
 func (x *exploreSystem) stopAll() {
 	x.mu.Lock()
 	all := append([]*Worker(nil), x.all...)
+	for _, sw := range x.sections {
+		sw.tail.close()
+	}
+	x.sections = nil
 	x.mu.Unlock()
 	r := &faultRun{env: x.env, workers: all}
 	r.stopWorkers()
