@@ -87,7 +87,7 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for _, k := range sortedReasons(skipped) {
 		fmt.Fprintf(stdout, "skipped kind %s: %s\n", k, skipped[k])
 	}
-	fmt.Fprintf(stdout, "schedule: %d faults over %v\n", len(sched.Faults), time.Duration(sched.Duration))
+	fmt.Fprintf(stdout, "schedule: %s over %v\n", faults(len(sched.Faults)), time.Duration(sched.Duration))
 	if *dry {
 		for _, st := range sched.Faults {
 			fmt.Fprintln(stdout, stepLine(st))
@@ -107,8 +107,8 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "detail: %s\n", d.Detail)
 	}
 	if x.Minimal != nil {
-		fmt.Fprintf(stdout, "minimal schedule: %d faults over %v (from %d; %d candidates, %d kept, %v shrinking%s)\n",
-			len(x.Minimal.Faults), time.Duration(x.Minimal.Duration), len(sched.Faults), x.Shrink.Candidates, x.Shrink.Accepted,
+		fmt.Fprintf(stdout, "minimal schedule: %s over %v (from %d; %d candidates, %d kept, %v shrinking%s)\n",
+			faults(len(x.Minimal.Faults)), time.Duration(x.Minimal.Duration), len(sched.Faults), x.Shrink.Candidates, x.Shrink.Accepted,
 			x.Shrink.Elapsed.Round(time.Second), outOfTime(x.Shrink.OutOfTime))
 		for _, st := range x.Minimal.Faults {
 			fmt.Fprintln(stdout, stepLine(st))
@@ -129,8 +129,8 @@ func checkSchedule(ctx context.Context, path, out string, keep bool, stdout, std
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	fmt.Fprintf(stdout, "impl: %s\nfencing: %v\nseed: %d\nschedule: %s (%d faults over %v)\nnote: %s\n",
-		s.Impl, s.Fencing, s.Seed, path, len(s.Faults), time.Duration(s.Duration), seedNote)
+	fmt.Fprintf(stdout, "impl: %s\nfencing: %v\nseed: %d\nschedule: %s (%s over %v)\nnote: %s\n",
+		s.Impl, s.Fencing, s.Seed, path, faults(len(s.Faults)), time.Duration(s.Duration), seedNote)
 	r, err := scenarios.RunSchedule(ctx, s, func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) })
 	if err != nil {
 		return err
@@ -496,7 +496,7 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed ti
 		}
 		minimal, replayed, files := "-", "-", "-"
 		if r.Schedule != "" {
-			minimal = fmt.Sprintf("%d faults over %s", r.MinimalFaults, r.MinimalDuration)
+			minimal = fmt.Sprintf("%s over %s", faults(r.MinimalFaults), r.MinimalDuration)
 			if r.ShrinkOutOfTime {
 				minimal += " (shrinking ran out of time)"
 			}
@@ -565,4 +565,12 @@ func sweepScratch() {
 			os.RemoveAll(d)
 		}
 	}
+}
+
+// faults counts faults in words: "1 fault", "3 faults".
+func faults(n int) string {
+	if n == 1 {
+		return "1 fault"
+	}
+	return fmt.Sprintf("%d faults", n)
 }
