@@ -24,6 +24,7 @@ func (s topoSystem) ReplaceClient(context.Context, int) (int, error) { return 0,
 func (s topoSystem) TTL() time.Duration                              { return time.Second }
 func (s topoSystem) ClientHost(int) (*hosts.Host, error)             { return nil, errNoClients }
 func (s topoSystem) LockServers() []string                           { return []string{"redis-1", ReplicaName} }
+func (s topoSystem) Clients() int                                    { return 0 }
 
 func (s topoSystem) Server(name string) (*cluster.Node, error) {
 	if n := s.topo.Node(name); n != nil {

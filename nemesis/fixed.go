@@ -2,15 +2,18 @@ package nemesis
 
 import (
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 )
 
 // Fixed schedules re-express scripted scenarios over the nemesis: the same
 // fault kinds, inject and heal steps and history records that explore
-// draws at random, landed at a failpoint instead of a random moment. The
+// draws at random, landed at a failpoint instead of a random moment (or,
+// for redlock-partition's two cuts, at set moments). The
 // verdict matrix runs its client, server and partition cells as these
 // (scenarios.scheduleScenario), and `bench explore -fixed NAME` runs one.
 var Fixed = map[string]func(impl string, fencing bool, ttl time.Duration) Schedule{}
@@ -87,6 +90,29 @@ var fixedSchedules = map[string]func(impl string, fencing bool, ttl time.Duratio
 	"redis-failover-replicated": func(impl string, fencing bool, ttl time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: FailOver, Target: firstServer(impl), Holder: "client-0",
 			After: failpoint.InCriticalSection}, serverShape)
+	},
+	// redlock-partition: every client is cut off a minority of a multi-node
+	// lock's servers (a quorum stays reachable: grants must go on), healed,
+	// then off a majority (no quorum: no grant may come), healed. No
+	// failpoint: the cuts strike whoever is where, as a partition does.
+	"redlock-partition": func(impl string, fencing bool, ttl time.Duration) Schedule {
+		var nodes []string
+		if spec, err := impls.Lookup(impl); err == nil {
+			for _, s := range TopologyFor(spec, 1).Servers {
+				nodes = append(nodes, s.Name)
+			}
+		}
+		q := len(nodes)/2 + 1
+		minority, majority := strings.Join(nodes[min(q, len(nodes)):], "+"), strings.Join(nodes[:min(q, len(nodes))], "+")
+		cut := 2 * ttl
+		second := Lead + cut + checker.Bound(ttl)
+		return Schedule{Impl: impl, Fencing: fencing, TTL: Duration(ttl), Clients: 4, Seed: 1,
+			WorkMin: Duration(5 * time.Millisecond), WorkMax: Duration(20 * time.Millisecond),
+			Duration: Duration(second + cut + time.Second),
+			Faults: []Step{
+				{At: Duration(Lead), Kind: NetPartitionNodes, Target: minority, Duration: Duration(cut)},
+				{At: Duration(second), Kind: NetPartitionNodes, Target: majority, Duration: Duration(cut)},
+			}}
 	},
 }
 

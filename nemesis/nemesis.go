@@ -108,6 +108,8 @@ type System interface {
 	ServerHost(name string) (*hosts.Host, error)
 	// LockServers names the lock's servers (not the resource).
 	LockServers() []string
+	// Clients is the number of client slots.
+	Clients() int
 }
 
 // Kind is one kind of fault.

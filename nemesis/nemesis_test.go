@@ -135,10 +135,13 @@ func TestApplicable(t *testing.T) {
 		{"local-mutex", nil, map[string]string{ClientKill: "share one process", ServerPause: "no lock server"}},
 		{"none", []string{ClientKill, ClientPause}, map[string]string{ServerKill: "no lock server"}},
 		// A plain topology has no replica: the generator never draws a fail-over.
-		{"redis-setnx-px", slices.DeleteFunc(Names(), func(n string) bool { return n == FailOver }),
-			map[string]string{FailOver: "no replica"}},
-		{"zookeeper", slices.DeleteFunc(Names(), func(n string) bool { return n == ServerClockJump || n == FailOver }),
+		{"redis-setnx-px", slices.DeleteFunc(Names(), func(n string) bool { return n == FailOver || n == NetPartitionNodes }),
+			map[string]string{FailOver: "no replica", NetPartitionNodes: "fewer than 3"}},
+		{"zookeeper", slices.DeleteFunc(Names(), func(n string) bool { return n == ServerClockJump || n == FailOver || n == NetPartitionNodes }),
 			map[string]string{ServerClockJump: "only Redis", FailOver: "single Redis"}},
+		// Five independent nodes: a cut of some of them is a kind of its own.
+		{"redlock", slices.DeleteFunc(Names(), func(n string) bool { return n == FailOver }),
+			map[string]string{FailOver: "single Redis"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.impl, func(t *testing.T) {
@@ -234,7 +237,11 @@ func TestValidate(t *testing.T) {
 		})
 	}
 	for name, f := range Fixed {
-		s := f("redis-setnx-px", false, time.Second)
+		impl := "redis-setnx-px"
+		if name == "redlock-partition" {
+			impl = "redlock" // it cuts some of several nodes
+		}
+		s := f(impl, false, time.Second)
 		if err := s.Validate(); err != nil {
 			t.Errorf("fixed %s: %v", name, err)
 		}
@@ -354,5 +361,30 @@ func TestShrink(t *testing.T) {
 	got, st, err := Shrink(context.Background(), orig, bound, 0, nil, func(context.Context, Schedule) (bool, error) { return true, nil })
 	if err != nil || !reflect.DeepEqual(got, orig) || !st.OutOfTime {
 		t.Fatalf("zero budget: %v, out of time %v, changed %v", err, st.OutOfTime, !reflect.DeepEqual(got, orig))
+	}
+}
+
+// TestNodesCut: a cut of some of Redlock's five nodes names them by "+",
+// and leaves a quorum exactly when at most two are cut.
+func TestNodesCut(t *testing.T) {
+	spec, _ := impls.Lookup("redlock")
+	topo := TopologyFor(spec, 4)
+	targets := nodesCut{}.Targets(topo)
+	if len(targets) != 31 || targets[0] != "redis-1" || targets[30] != "redis-1+redis-2+redis-3+redis-4+redis-5" {
+		t.Fatalf("targets %v: want the 31 non-empty sets, smallest first", targets)
+	}
+	tests := []struct {
+		st          Step
+		cut, leaves bool
+	}{
+		{Step{Kind: NetPartitionNodes, Target: "redis-4+redis-5"}, true, true},
+		{Step{Kind: NetPartitionNodes, Target: "redis-1+redis-2+redis-3"}, true, false},
+		{Step{Kind: NetPartitionNodes, Target: "redis-3"}, true, true},
+		{Step{Kind: NetIsolate, Target: "redis-3"}, false, false},
+	}
+	for _, tc := range tests {
+		if cut, leaves := CutLeavesQuorum(tc.st, len(topo.Servers)); cut != tc.cut || leaves != tc.leaves {
+			t.Errorf("%s %s: cut %v, leaves a quorum %v; want %v, %v", tc.st.Kind, tc.st.Target, cut, leaves, tc.cut, tc.leaves)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ const (
 	NetIsolate         = "net-isolate"          // one host (a client or a lock server) cut from every other host
 	NetLoss            = "net-loss"             // 30% of the packets between a client and the lock servers lost, both ways
 	NetDelay           = "net-delay"            // every packet between a client and the lock servers held TTL/8 ± TTL/16, both ways
+	NetPartitionNodes  = "net-partition-nodes"  // every client | some of a multi-node lock's servers, both ways
 )
 
 // lossPercent is net-loss's rate: enough that most requests need a
@@ -68,6 +70,7 @@ func init() {
 		}
 		return errors.Join(errs...)
 	}})
+	register(nodesCut{})
 	register(netKind{name: NetIsolate, inject: func(ctx context.Context, h *hosts.Host, _ []*hosts.Host, _ time.Duration) error {
 		return netfault.Isolate(ctx, h)
 	}})
@@ -163,4 +166,104 @@ func (k netKind) Heal(ctx context.Context, sys System, target string) (string, e
 		return "", err
 	}
 	return "healed", nil
+}
+
+// nodesCut cuts every client off some of the servers of a lock over
+// several independent nodes (Redlock), both ways, packets dropped. Its
+// target names the nodes cut, joined by "+" ("redis-4+redis-5"): a cut of
+// a minority leaves every client a quorum, a cut of a majority leaves none
+// (see CutLeavesQuorum). On a lock with one server it would only repeat
+// net-isolate of that server, so it applies to multi-node locks alone.
+type nodesCut struct{}
+
+func (nodesCut) Name() string { return NetPartitionNodes }
+
+func (nodesCut) Applies(spec impls.Spec, topo Topology) error {
+	if topo.NoHosts != "" {
+		return errors.New(topo.NoHosts)
+	}
+	if spec.Backend.InProcess || topo.InProcess {
+		return errInProcess
+	}
+	if len(topo.Servers) < 3 {
+		return fmt.Errorf("%s has fewer than 3 lock servers, so no cut leaves a quorum on one side and not the other (net-isolate cuts a single server)", spec.Name)
+	}
+	return nil
+}
+
+// Targets lists every non-empty set of lock servers, smallest first, each
+// set in the servers' order: 31 sets for five nodes.
+func (nodesCut) Targets(topo Topology) []string {
+	n := len(topo.Servers)
+	var sets [][]string
+	for mask := 1; mask < 1<<n; mask++ {
+		var set []string
+		for i, s := range topo.Servers {
+			if mask&(1<<i) != 0 {
+				set = append(set, s.Name)
+			}
+		}
+		sets = append(sets, set)
+	}
+	slices.SortStableFunc(sets, func(a, b []string) int { return len(a) - len(b) })
+	var out []string
+	for _, set := range sets {
+		out = append(out, strings.Join(set, "+"))
+	}
+	return out
+}
+
+func (nodesCut) hosts(sys System, target string) (clients, cut []*hosts.Host, err error) {
+	for slot := range sys.Clients() {
+		h, err := sys.ClientHost(slot)
+		if err != nil {
+			return nil, nil, err
+		}
+		clients = append(clients, h)
+	}
+	for _, name := range strings.Split(target, "+") {
+		h, err := sys.ServerHost(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		cut = append(cut, h)
+	}
+	return clients, cut, nil
+}
+
+func (k nodesCut) Inject(ctx context.Context, sys System, target string) (string, error) {
+	clients, cut, err := k.hosts(sys, target)
+	if err != nil {
+		return "", err
+	}
+	if err := netfault.Partition(ctx, clients, cut); err != nil {
+		netfault.Heal(context.WithoutCancel(ctx), append(clients, cut...)...)
+		return "", fmt.Errorf("%s %s: %w", NetPartitionNodes, target, err)
+	}
+	left := len(sys.LockServers()) - len(cut)
+	return fmt.Sprintf("every client (%d hosts) cut off %s, packets dropped both ways; %d of %d nodes reachable",
+		len(clients), strings.ReplaceAll(target, "+", ", "), left, len(sys.LockServers())), nil
+}
+
+func (k nodesCut) Heal(ctx context.Context, sys System, target string) (string, error) {
+	clients, cut, err := k.hosts(sys, target)
+	if err != nil {
+		return "", err
+	}
+	if err := netfault.Heal(ctx, append(clients, cut...)...); err != nil {
+		return "", err
+	}
+	return "healed", nil
+}
+
+// CutLeavesQuorum says whether st cuts every client off some of a
+// multi-node lock's servers (cut) and, if so, whether the nodes still
+// reachable make a majority of all servers, which a lock over
+// independent nodes needs to grant (Redlock: N/2+1).
+func CutLeavesQuorum(st Step, servers int) (cut, leaves bool) {
+	if st.Kind != NetPartitionNodes {
+		return false, false
+	}
+	left := servers - len(strings.Split(st.Target, "+"))
+	return true, left >= servers/2+1
 }

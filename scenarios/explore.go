@@ -83,6 +83,7 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 		return nil, err
 	}
 	run.Decision = checker.Decide(checker.Input{Events: run.Events, TTL: ttl, End: end,
+		QuorumLoss: env.QuorumLoss, Available: env.Available,
 		Minimum: checker.DefaultMinimum, Timeout: env.CheckTimeout})
 	run.Elapsed = time.Since(start)
 	return run, nil
@@ -195,6 +196,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 			return nil, 0, fmt.Errorf("fault %d (%s %s): inject: %w", i, st.Kind, shown, err)
 		}
 		logf("fault %d/%d: %s %s for %v", i+1, len(s.Faults), st.Kind, shown, time.Duration(st.Duration))
+		whole := lin.Now() // the cut is in place on every host only now
 		if st.After != "" {
 			note += ", at failpoint " + st.After
 		}
@@ -223,6 +225,23 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 				if err := sys.slots[victim].Continue(); err != nil && st.Kind != nemesis.ClientKill {
 					return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
 				}
+			}
+		}
+		if cut, leaves := nemesis.CutLeavesQuorum(st, len(sys.LockServers())); cut && s.Name != "" {
+			// A fixed schedule's cut of some nodes is a window the checker
+			// judges: grants must go on while a quorum stays reachable,
+			// and none may come while it does not. It starts once the cut
+			// is whole, plus 200ms for a grant whose replies were already
+			// on their way, and ends as the heal begins. A random schedule
+			// records none: its cuts may be too short for the lock to
+			// grant at all, and explore judges safety and liveness only.
+			w := checker.Window{Start: whole + int64(200*time.Millisecond), End: lin.Now()}
+			if leaves {
+				w.Name = "minority-cut"
+				env.Available = append(env.Available, w)
+			} else {
+				w.Name = "majority-cut"
+				env.QuorumLoss = append(env.QuorumLoss, w)
 			}
 		}
 		healNote, err := k.Heal(ctx, sys, target)
@@ -360,6 +379,12 @@ func (x *exploreSystem) Server(name string) (*cluster.Node, error) {
 }
 
 func (x *exploreSystem) TTL() time.Duration { return x.env.TTL }
+
+func (x *exploreSystem) Clients() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return len(x.slots)
+}
 
 func (x *exploreSystem) ClientHost(slot int) (*hosts.Host, error) {
 	x.mu.Lock()

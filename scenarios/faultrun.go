@@ -44,13 +44,6 @@ type faultRun struct {
 	victim    *Worker
 	faultTime int64 // monotonic ns of the fault a hand-off counts reads from
 	events    []lin.Event
-	phases    []phase
-}
-
-// phase is a named span of a scenario, [start, end] in monotonic ns.
-type phase struct {
-	name       string
-	start, end int64
 }
 
 // workerScenario builds a Scenario from a plan.
@@ -283,15 +276,4 @@ func (h *historyTail) close() {
 	if h.f != nil {
 		h.f.Close()
 	}
-}
-
-// grantsBetween counts grants in [from, to] over the merged history.
-func (r *faultRun) grantsBetween(from, to int64) int {
-	n := 0
-	for _, e := range r.events {
-		if e.Kind == lin.Acquired && e.Time >= from && e.Time <= to {
-			n++
-		}
-	}
-	return n
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/checker"
@@ -49,28 +51,51 @@ func scheduleScenario(name, summary string, applies func(impls.Spec, bool) error
 	}
 }
 
-// runFixed runs a one-fault fixed schedule on env and has the checker
-// judge it (Env.Judge). Besides the verdict it reports, as figures, what
-// the scripted scenarios it replaces reported.
+// runFixed runs a fixed schedule on env and has the checker judge it
+// (Env.Judge). Besides the verdict it reports, as figures, what the
+// scripted scenarios it replaces reported.
 func runFixed(ctx context.Context, env *Env, s nemesis.Schedule) (*Outcome, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if len(s.Faults) != 1 || s.Faults[0].After == "" {
-		return nil, errors.New("a scenario's schedule is one fault at a failpoint")
+	if len(s.Faults) == 0 {
+		return nil, errors.New("a scenario's schedule has a fault")
 	}
 	run, _, err := runSchedule(ctx, env, s, env.Logf)
 	if err != nil {
 		return nil, err
 	}
 	out := &Outcome{Figures: map[string]float64{}, Clients: s.Clients, Processes: true}
-	if err := faultFigures(env, s.Faults[0], run.Events, out); err != nil {
-		return nil, err
+	if s.Faults[0].After != "" {
+		if err := faultFigures(env, s.Faults[0], run.Events, out); err != nil {
+			return nil, err
+		}
 	}
+	windowFigures(env, run.Events, out)
 	if err := env.Judge(out); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// windowFigures counts the grants inside each window the run recorded
+// (a cut of some nodes: see runSchedule), as grants-NAME figures and in
+// the detail.
+func windowFigures(env *Env, events []lin.Event, out *Outcome) {
+	var details []string
+	for _, w := range append(slices.Clone(env.Available), env.QuorumLoss...) {
+		n := 0
+		for _, e := range events {
+			if e.Kind == lin.Acquired && e.Time >= w.Start && e.Time <= w.End {
+				n++
+			}
+		}
+		out.Figures["grants-"+w.Name] += float64(n)
+		details = append(details, fmt.Sprintf("%s: %d grants", w.Name, n))
+	}
+	if len(details) > 0 {
+		out.Detail = strings.Join(details, ", ")
+	}
 }
 
 // faultFigures reads off the history how long the fault lasted, when a

@@ -6,13 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/failpoint"
-	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
-	lin "github.com/locklab/locklab/linearizability"
 )
 
 // multiRedis applies to locks over several independent Redis nodes.
@@ -112,23 +109,9 @@ func init() {
 			observe: func(*Env) time.Duration { return time.Second },
 		}))
 
-	Register(workerScenario("redlock-partition",
+	Register(scheduleScenario("redlock-partition",
 		"every client is cut off a minority of the nodes by dropped packets (still available), then off a majority (unavailable, never unsafe)",
-		redlockPartition, func(impls.Spec) cluster.Needs { return cluster.Needs{Hosts: true} }, plan{
-			inject:  partitionClients,
-			observe: func(*Env) time.Duration { return time.Second },
-			judge: func(r *faultRun, out *Outcome) error {
-				var details []string
-				for _, p := range r.phases {
-					// A grant stamped in the first 200ms may have been sent before the cut.
-					g := r.grantsBetween(p.start+int64(200*time.Millisecond), p.end)
-					out.Figures["grants-"+p.name] = float64(g)
-					details = append(details, fmt.Sprintf("%s: %d grants", p.name, g))
-				}
-				out.Detail = fmt.Sprint(details)
-				return nil
-			},
-		}))
+		redlockPartition))
 }
 
 // redlockPartition applies to Redlock's independent nodes when the lab can
@@ -139,85 +122,4 @@ func redlockPartition(spec impls.Spec, fencing bool) error {
 		return err
 	}
 	return hosts.Available()
-}
-
-// partitionClients cuts every client's host off a minority of the lock
-// nodes for two seconds, heals, then off a majority, and heals: packets
-// dropped both ways by the hosts' firewalls, so a request to a cut node
-// times out (never a reset: the client cannot tell a lost request from a
-// lost reply, and an acquire or release in flight has an unknown outcome).
-// Each cut is a fault on the timeline and a window the checker judges:
-// grants must go on through the minority cut, and none may come through
-// the majority cut.
-func partitionClients(ctx context.Context, r *faultRun) error {
-	env := r.env
-	if env.Topo.Net == nil {
-		return errors.New("redlock-partition needs hosts (cluster.Needs.Hosts)")
-	}
-	var clients []*hosts.Host
-	for _, w := range r.workers {
-		h := env.Topo.Net.Host(fmt.Sprintf("client-%d", w.ID))
-		if h == nil {
-			return fmt.Errorf("client %d is not on a host", w.ID)
-		}
-		clients = append(clients, h)
-	}
-	nodes := env.Topo.Redis
-	q := quorumOf(len(nodes))
-	for _, p := range []struct {
-		name string
-		cut  []*cluster.Node
-	}{{"minority-cut", nodes[q:]}, {"majority-cut", nodes[:q]}} {
-		var cut []*hosts.Host
-		for _, n := range p.cut {
-			if n.Host == nil {
-				return fmt.Errorf("%s is not on a host", n.Name)
-			}
-			cut = append(cut, n.Host)
-		}
-		start := lin.Now()
-		if err := netfault.Partition(ctx, clients, cut); err != nil {
-			netfault.HealAll(context.WithoutCancel(ctx), env.Topo.Net)
-			return fmt.Errorf("%s: %w", p.name, err)
-		}
-		// Installing the rules takes a firewall call per client and node,
-		// hundreds of ms on a loaded machine: the cut is whole only now.
-		cutWhole := lin.Now()
-		select {
-		case <-time.After(2 * time.Second):
-		case <-ctx.Done():
-		}
-		healStart := lin.Now()
-		if err := netfault.HealAll(context.WithoutCancel(ctx), env.Topo.Net); err != nil {
-			return fmt.Errorf("heal %s: %w", p.name, err)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		end := lin.Now()
-		env.Rec.Record(lin.Event{Kind: lin.Fault, Time: start, End: end,
-			Text: fmt.Sprintf("%s: every client cut off %s (packets dropped both ways)", p.name, names(p.cut))})
-		r.phases = append(r.phases, phase{p.name, start, end})
-		// The checker judges only while the cut is whole: from its last rule
-		// (plus 200ms, for a grant whose replies arrived just before) to the
-		// first rule the heal removes. The timeline shows the whole fault.
-		w := checker.Window{Name: p.name, Start: cutWhole + int64(200*time.Millisecond), End: healStart}
-		if p.name == "majority-cut" {
-			env.QuorumLoss = append(env.QuorumLoss, w)
-		} else {
-			env.Available = append(env.Available, w)
-		}
-	}
-	return nil
-}
-
-func names(nodes []*cluster.Node) string {
-	s := ""
-	for i, n := range nodes {
-		if i > 0 {
-			s += ", "
-		}
-		s += n.Name
-	}
-	return s
 }
