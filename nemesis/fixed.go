@@ -84,12 +84,23 @@ var fixedSchedules = map[string]func(impl string, fencing bool, ttl time.Duratio
 	// holder is inside its section; its replica is promoted and takes over
 	// its address; the holder writes after the others had time to take the
 	// lock from the new master. Unlike the scenario redis-failover (still
-	// scripted: it stalls the replica before the grant, a step no schedule
-	// can take yet), replication runs freely, so the grant is lost only if
-	// it had not reached the replica.
+	// scripted, for container mode: it stalls the replica before the grant
+	// and moves its clients by proxy), replication runs freely, so the
+	// grant is lost only if it had not reached the replica.
 	"redis-failover-replicated": func(impl string, fencing bool, ttl time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: FailOver, Target: firstServer(impl), Holder: "client-0",
 			After: failpoint.InCriticalSection}, serverShape)
+	},
+	// queued-waiter-crash and -pause: on a lock whose waiters queue on the
+	// server, a waiter in line right behind the holder is SIGKILLed or
+	// SIGSTOPped, and the holder releases half a TTL later (see
+	// Step.Queue); the killed one's slot gets a new process, the paused
+	// one resumes, past a lease.
+	"queued-waiter-crash": func(impl string, fencing bool, ttl time.Duration) Schedule {
+		return queued(impl, fencing, ttl, ClientKill)
+	},
+	"queued-waiter-pause": func(impl string, fencing bool, ttl time.Duration) Schedule {
+		return queued(impl, fencing, ttl, ClientPause)
 	},
 	// redlock-partition: every client is cut off a minority of a multi-node
 	// lock's servers (a quorum stays reachable: grants must go on), healed,
@@ -114,6 +125,15 @@ var fixedSchedules = map[string]func(impl string, fencing bool, ttl time.Duratio
 				{At: Duration(second), Kind: NetPartitionNodes, Target: majority, Duration: Duration(cut)},
 			}}
 	},
+}
+
+// queued is a queue step: client-1 holds and stops before its release,
+// client-0 waits in line right behind it and is struck, clients 2 and 3
+// wait behind that; the run goes on a TTL and a second past the heal, long
+// enough for the checker's minimum progress from the live waiters alone.
+func queued(impl string, fencing bool, ttl time.Duration, kind string) Schedule {
+	return fixed(impl, fencing, ttl, Step{Kind: kind, Target: "client-0", Holder: "client-1", Queue: true,
+		After: failpoint.BeforeRelease, Duration: Duration(pastTTL(ttl))}, shape{observe: ttl + time.Second})
 }
 
 // pastTTL is how long a pause or a cut lasts: well past the lease (or

@@ -209,6 +209,18 @@ func TestValidate(t *testing.T) {
 		{"holder not a client", edit(func(s *Schedule) {
 			s.Faults[0] = Step{Kind: ServerPause, Target: "redis-1", After: "in-critical-section", Holder: "redis-1", Duration: Duration(time.Second)}
 		}), "stops a client"},
+		{"queue", edit(func(s *Schedule) {
+			s.Faults[0] = Step{Kind: ClientKill, Target: "client-0", Holder: "client-1", After: "before-release", Queue: true, Duration: Duration(time.Second)}
+		}), ""},
+		{"queue without a holder", edit(func(s *Schedule) {
+			s.Faults[0] = Step{Kind: ClientKill, Target: "client-0", Queue: true, Duration: Duration(time.Second)}
+		}), "needs a holder"},
+		{"queue strikes the holder", edit(func(s *Schedule) {
+			s.Faults[0] = Step{Kind: ClientPause, Target: "client-1", Holder: "client-1", After: "before-release", Queue: true, Duration: Duration(time.Second)}
+		}), "other than the holder"},
+		{"queue with a server fault", edit(func(s *Schedule) {
+			s.Faults[0] = Step{Kind: ServerPause, Target: "redis-1", Holder: "client-1", After: "before-release", Queue: true, Duration: Duration(time.Second)}
+		}), "kills or pauses a waiter"},
 		{"aimed at the holder", edit(func(s *Schedule) { s.Faults[0].Target = HolderTarget }), ""},
 		{"holder of a server fault", edit(func(s *Schedule) {
 			s.Faults[0].Kind, s.Faults[0].Target = ServerPause, HolderTarget

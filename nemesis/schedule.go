@@ -57,6 +57,16 @@ type Step struct {
 	// that stale section, so the only client left to write is the one the
 	// lost lock went to. Empty: the target itself is the client stopped.
 	Holder string `json:"holder,omitempty"`
+	// Queue, with After and Holder, lines the other clients up behind the
+	// holder stopped at its failpoint before the fault strikes: the target
+	// joins the lock's queue first, right behind the holder, then the
+	// rest. The fault (a kill or a pause) strikes the target, a waiter in
+	// line; the holder releases half a TTL later, while the target is
+	// still dead or frozen, and a live waiter behind it must be granted
+	// the lock within one TTL of that release (a window the checker
+	// judges). This is how a waiter that dies in line is tested on locks
+	// whose waiters queue on the server.
+	Queue bool `json:"queue,omitempty"`
 }
 
 // Heal is when the step heals, from the start of the workload.
@@ -150,6 +160,11 @@ func (s Schedule) Validate() error {
 		} else if st.Holder != "" {
 			return fmt.Errorf("fault %d: a holder is the client stopped at a failpoint, and the step names none (after)", i)
 		}
+		if st.Queue {
+			if err := validQueue(topo, st); err != nil {
+				return fmt.Errorf("fault %d: %w", i, err)
+			}
+		}
 		if st.Kind == FailOver && i != len(s.Faults)-1 {
 			// The old master stays dead and its address moved: nothing
 			// after a fail-over could find the servers it names.
@@ -230,12 +245,30 @@ func validAfter(spec impls.Spec, topo Topology, i int, st Step) error {
 	if slot, err := clientSlot(st.Stopped()); err != nil || slot >= topo.Clients {
 		return fmt.Errorf("a failpoint stops a client of the run (client-0 to client-%d), not %q", topo.Clients-1, st.Stopped())
 	}
-	if _, err := clientSlot(st.Target); st.Holder != "" && err == nil && st.Holder != st.Target {
-		return fmt.Errorf("the fault strikes client %q but stops %q: a holder is for faults on servers", st.Target, st.Holder)
+	if _, err := clientSlot(st.Target); st.Holder != "" && err == nil && st.Holder != st.Target && !st.Queue {
+		return fmt.Errorf("the fault strikes client %q but stops %q: a holder is for faults on servers (or on a waiter in its queue)", st.Target, st.Holder)
 	}
 	generic := []string{failpoint.AfterAcquire, failpoint.InCriticalSection, failpoint.BeforeRelease}
 	if !slices.Contains(generic, st.After) && !slices.Contains(spec.Failpoints, st.After) {
 		return fmt.Errorf("%s has no failpoint %q; it has %v", spec.Name, st.After, append(generic, spec.Failpoints...))
+	}
+	return nil
+}
+
+// validQueue checks a queue step: a kill or pause of a waiter, another
+// client than the holder, with some client left to wait behind it.
+func validQueue(topo Topology, st Step) error {
+	if st.After == "" || st.Holder == "" {
+		return errors.New("a queue step needs a holder stopped at a failpoint (after, holder)")
+	}
+	if st.Kind != ClientKill && st.Kind != ClientPause {
+		return fmt.Errorf("a queue step kills or pauses a waiter, not %s", st.Kind)
+	}
+	if _, err := clientSlot(st.Target); err != nil || st.Target == st.Holder {
+		return fmt.Errorf("a queue step strikes a waiter, a client other than the holder %s, not %q", st.Holder, st.Target)
+	}
+	if topo.Clients < 3 {
+		return errors.New("a queue step needs three clients: the holder, the waiter struck, and a live waiter behind it")
 	}
 	return nil
 }

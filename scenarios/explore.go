@@ -146,12 +146,8 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		if _, err := sys.slots[victim].Await(ctx, "failpoint "+trigger, 30*time.Second+5*ttl); err != nil {
 			return nil, 0, err
 		}
-		for i, w := range sys.slots {
-			if i != victim {
-				if err := w.Go(); err != nil {
-					return nil, 0, err
-				}
-			}
+		if err := sys.goOthers(ctx, victim, s.Faults[0]); err != nil {
+			return nil, 0, err
 		}
 	}
 	run := &ScheduleRun{Schedule: s, Injected: map[string]int{}}
@@ -214,6 +210,26 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 			inCut = min(ttl, wait/2)
 			wait -= inCut
 		}
+		if st.Queue {
+			// The holder releases while the waiter struck in line right
+			// behind it is still dead or frozen: half a TTL in, so that the
+			// verdict does not hinge on where in its heartbeat cycle the
+			// waiter was struck (a ZooKeeper waiter's node outlives its
+			// process by two thirds of a session timeout to a whole one;
+			// released at once, the next grant fell either side of a TTL
+			// from run to run). A live waiter must be granted the lock
+			// within one TTL of the release, a window the checker judges.
+			settle(ctx, ttl/2)
+			wait -= ttl / 2
+			release := lin.Now()
+			env.Available = append(env.Available, checker.Window{
+				Name:  fmt.Sprintf("the TTL (%v) after the holder's release, a live waiter in line behind the silenced one", ttl),
+				Start: release, End: release + int64(ttl)})
+			if err := sys.slots[victim].Continue(); err != nil {
+				return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
+			}
+			note += fmt.Sprintf(", waiting in line right behind %s, which released %v into the fault", st.Holder, ttl/2)
+		}
 		for i, d := range []time.Duration{wait, inCut} {
 			select {
 			case <-time.After(d):
@@ -248,7 +264,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		if err != nil {
 			return nil, 0, fmt.Errorf("fault %d (%s %s): heal: %w", i, st.Kind, shown, err)
 		}
-		if st.After != "" && st.Holder != "" {
+		if st.After != "" && st.Holder != "" && !st.Queue {
 			// A holder held up by a fault on a server goes on after the
 			// heal, once another client has read the resource since the
 			// fault began (or half a TTL passed), and leaves after that
@@ -416,6 +432,35 @@ func (x *exploreSystem) LockServers() []string {
 		}
 	}
 	return out
+}
+
+// goOthers lets every client but the one stopped at first's failpoint
+// start contending. For a queue step they join the lock's line in a known
+// order, while the stopped client holds the lock: first's target, the
+// waiter it strikes, then, once it had time to join, the rest. Joining a
+// line is one request (a queue entry, a sequential node) sent at once.
+func (x *exploreSystem) goOthers(ctx context.Context, stopped int, first nemesis.Step) error {
+	waiter := -1
+	if first.Queue {
+		if _, err := fmt.Sscanf(first.Target, "client-%d", &waiter); err != nil {
+			return fmt.Errorf("queue step: waiter %q: %w", first.Target, err)
+		}
+		if err := x.slots[waiter].Go(); err != nil {
+			return err
+		}
+		settle(ctx, queueSettle(x.env))
+	}
+	for i, w := range x.slots {
+		if i != stopped && i != waiter {
+			if err := w.Go(); err != nil {
+				return err
+			}
+		}
+	}
+	if first.Queue {
+		settle(ctx, queueSettle(x.env))
+	}
+	return nil
 }
 
 // handOff lets the client in slot go on from its failpoint once another

@@ -66,16 +66,41 @@ func runFixed(ctx context.Context, env *Env, s nemesis.Schedule) (*Outcome, erro
 		return nil, err
 	}
 	out := &Outcome{Figures: map[string]float64{}, Clients: s.Clients, Processes: true}
-	if s.Faults[0].After != "" {
-		if err := faultFigures(env, s.Faults[0], run.Events, out); err != nil {
+	switch first := s.Faults[0]; {
+	case first.Queue:
+		queueFigures(env, first, run.Events, out)
+	case first.After != "":
+		if err := faultFigures(env, first, run.Events, out); err != nil {
 			return nil, err
 		}
+	default:
+		windowFigures(env, run.Events, out)
 	}
-	windowFigures(env, run.Events, out)
 	if err := env.Judge(out); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// queueFigures reads off the history how long after the holder's release
+// (the start of the window the runner recorded) a client other than the
+// struck waiter was first granted the lock: next-grant-ms, -1 if never.
+func queueFigures(env *Env, st nemesis.Step, events []lin.Event, out *Outcome) {
+	var struck int
+	fmt.Sscanf(st.Target, "client-%d", &struck) // Validate checked it
+	out.Figures["next-grant-ms"] = -1
+	if len(env.Available) == 0 {
+		return
+	}
+	release := env.Available[0].Start
+	for _, e := range events {
+		if e.Kind == lin.Acquired && e.Client != struck && e.Time > release {
+			d := time.Duration(e.Time - release)
+			out.Figures["next-grant-ms"] = float64(d.Milliseconds())
+			out.Detail = fmt.Sprintf("client %d held %v after the release", e.Client, d.Round(time.Millisecond))
+			return
+		}
+	}
 }
 
 // windowFigures counts the grants inside each window the run recorded
