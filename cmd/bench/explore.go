@@ -384,8 +384,12 @@ func exploreOne(ctx context.Context, eo scenarios.ExploreOptions, checks int, di
 			row.Replays = append(row.Replays, string(r.Decision.Verdict))
 		}
 	}
-	fmt.Fprintf(stdout, "%s%s: %s; %d sections; injected %s; minimal %d faults; replays %v\n", row.Impl, suffix(row),
-		row.Verdict, row.Sections, orNone(strings.Join(scenarios.Tally(row.Injected), ", ")), row.MinimalFaults, row.Replays)
+	minimal := ""
+	if row.Schedule != "" {
+		minimal = fmt.Sprintf("; minimal %s; replays %v", faults(row.MinimalFaults), row.Replays)
+	}
+	fmt.Fprintf(stdout, "%s%s: %s; %d sections; injected %s%s\n", row.Impl, suffix(row),
+		row.Verdict, row.Sections, orNone(strings.Join(scenarios.Tally(row.Injected), ", ")), minimal)
 	return row, nil
 }
 
