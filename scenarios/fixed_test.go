@@ -36,8 +36,8 @@ func TestScenarioSchedules(t *testing.T) {
 		{"queued-waiter-crash", true, ""},
 		{"queued-waiter-pause", true, ""},
 		{"redlock-restart", false, "a reset on the proxy: on hosts go-redis's dial breaker hides the restarted node"},
-		{"redlock-restart-delayed", false, "a reset on the proxy, as redlock-restart"},
-		{"redlock-clock-jump", false, "a reset on the proxy, as redlock-restart"},
+		{"redlock-restart-delayed", false, "the holder's cut from two nodes (a proxy reset, as in redlock-restart) spans the fault, and a schedule's faults do not overlap"},
+		{"redlock-clock-jump", false, "the holder's cut from two nodes (a proxy reset, as in redlock-restart) spans the fault, and a schedule's faults do not overlap"},
 		{"coupon", false, "a lesson's demo, outside the matrix"},
 	}
 	seen := map[string]bool{}
