@@ -337,7 +337,7 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 	if err := writeExploreTable(scratch, o, rows, time.Since(started)); err != nil {
 		return err
 	}
-	if err := copyDir(scratch, o.Out); err != nil {
+	if err := replaceTable(scratch, o.Out); err != nil {
 		return fmt.Errorf("write %s: %w", o.Out, err)
 	}
 	fmt.Fprintf(stdout, "table: %s\n", filepath.Join(o.Out, "README.md"))
@@ -529,6 +529,39 @@ func mdEscape(s string) string {
 
 // copyDir copies the regular files of src (one level) into dst, which it
 // makes.
+// tableFiles are the names of the files a table run writes: its table and
+// every counterexample's schedule, history and timeline.
+var tableFiles = []string{"README.md", "explore.json", "*.schedule.json", "*.history.jsonl", "*.html"}
+
+// replaceTable copies a finished table from src into dst and removes from
+// dst every table file src lacks, so that a counterexample of an earlier
+// table (a lock that no longer failed, a row no longer explored) does not
+// linger beside the new table as if it belonged to it. Other files in dst
+// are left alone.
+func replaceTable(src, dst string) error {
+	if err := copyDir(src, dst); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dst)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !slices.ContainsFunc(tableFiles, func(p string) bool {
+			ok, _ := filepath.Match(p, e.Name())
+			return ok
+		}) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(src, e.Name())); errors.Is(err, os.ErrNotExist) {
+			if err := os.Remove(filepath.Join(dst, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func copyDir(src, dst string) error {
 	entries, err := os.ReadDir(src)
 	if err != nil {

@@ -264,3 +264,38 @@ func comm(pid int) string {
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 	return strings.TrimSpace(string(b))
 }
+
+// TestReplaceTable: a new table replaces the old one's files, and the
+// counterexamples of rows it no longer has go with it; files that are no
+// table's stay.
+func TestReplaceTable(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	write := func(dir string, names ...string) {
+		for _, n := range names {
+			if err := os.WriteFile(filepath.Join(dir, n), []byte(dir), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(dst, "README.md", "explore.json", "old-seed1.schedule.json", "old-seed1.history.jsonl", "old-seed1.html",
+		"kept-seed1.schedule.json", "notes.txt")
+	write(src, "README.md", "explore.json", "kept-seed1.schedule.json", "new-seed1.html")
+	if err := replaceTable(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+		if b, _ := os.ReadFile(filepath.Join(dst, e.Name())); e.Name() != "notes.txt" && string(b) != src {
+			t.Errorf("%s is the old table's, not the new one's", e.Name())
+		}
+	}
+	want := []string{"README.md", "explore.json", "kept-seed1.schedule.json", "new-seed1.html", "notes.txt"}
+	if !slices.Equal(got, want) {
+		t.Errorf("after the new table, %v; want %v", got, want)
+	}
+}
