@@ -97,7 +97,7 @@ func TestExploreSignals(t *testing.T) {
 	}
 	// none is caught and shrunk first (its counterexample goes to the
 	// scratch dir), then redis-setnx-px runs on hosts: seed 4 draws a
-	// client partition at 1.3s for 1.5s for it, and the child logs its
+	// client partition at 1.25s for 1.6s for it, and the child logs its
 	// first fault once it is in place, so the signal lands mid-partition.
 	args := "explore -impl none,redis-setnx-px -kinds client-kill,net-partition-client -duration 10s -seed 4 -shrink-time 5s -replays 1"
 	tests := []struct {
