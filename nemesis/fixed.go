@@ -107,12 +107,7 @@ var fixedSchedules = map[string]func(impl string, fencing bool, ttl time.Duratio
 	// then off a majority (no quorum: no grant may come), healed. No
 	// failpoint: the cuts strike whoever is where, as a partition does.
 	"redlock-partition": func(impl string, fencing bool, ttl time.Duration) Schedule {
-		var nodes []string
-		if spec, err := impls.Lookup(impl); err == nil {
-			for _, s := range TopologyFor(spec, 1).Servers {
-				nodes = append(nodes, s.Name)
-			}
-		}
+		nodes := serverNames(impl)
 		q := len(nodes)/2 + 1
 		minority, majority := strings.Join(nodes[min(q, len(nodes)):], "+"), strings.Join(nodes[:min(q, len(nodes))], "+")
 		cut := 2 * ttl
@@ -149,15 +144,24 @@ func failpointOr(impl, own, fallback string) string {
 	return fallback
 }
 
-// firstServer names the first lock server cluster.Start gives impl's
-// backend ("" for a lock with none: Validate then says so).
-func firstServer(impl string) string {
+// serverNames names the lock servers cluster.Start gives impl's backend,
+// in order (none for an unknown lock: Validate then says so).
+func serverNames(impl string) []string {
 	spec, err := impls.Lookup(impl)
 	if err != nil {
-		return ""
+		return nil
 	}
-	if t := TopologyFor(spec, 1); len(t.Servers) > 0 {
-		return t.Servers[0].Name
+	var out []string
+	for _, s := range TopologyFor(spec, 1).Servers {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// firstServer names the first of them ("" for a lock with none).
+func firstServer(impl string) string {
+	if names := serverNames(impl); len(names) > 0 {
+		return names[0]
 	}
 	return ""
 }

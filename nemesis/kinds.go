@@ -45,7 +45,7 @@ const HolderTarget = "holder"
 // so it can aim at the holder.
 func strikesClients(targets []string) bool {
 	return slices.ContainsFunc(targets, func(t string) bool {
-		_, err := clientSlot(t)
+		_, err := ClientSlot(t)
 		return err == nil
 	})
 }
@@ -72,7 +72,7 @@ func clientTargets(topo Topology) []string {
 }
 
 // clientSlot parses "client-N".
-func clientSlot(target string) (int, error) {
+func ClientSlot(target string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimPrefix(target, "client-"))
 	if err != nil || !strings.HasPrefix(target, "client-") || n < 0 {
 		return 0, fmt.Errorf("target %q is not a client slot (client-N)", target)
@@ -102,7 +102,7 @@ func (clientKill) Applies(spec impls.Spec, topo Topology) error { return clientA
 func (clientKill) Targets(topo Topology) []string               { return clientTargets(topo) }
 
 func (clientKill) Inject(ctx context.Context, sys System, target string) (string, error) {
-	slot, err := clientSlot(target)
+	slot, err := ClientSlot(target)
 	if err != nil {
 		return "", err
 	}
@@ -115,7 +115,7 @@ func (clientKill) Inject(ctx context.Context, sys System, target string) (string
 }
 
 func (clientKill) Heal(ctx context.Context, sys System, target string) (string, error) {
-	slot, err := clientSlot(target)
+	slot, err := ClientSlot(target)
 	if err != nil {
 		return "", err
 	}
@@ -141,7 +141,7 @@ func (clientPause) Heal(ctx context.Context, sys System, target string) (string,
 }
 
 func signalClient(sys System, target string, sig syscall.Signal) error {
-	slot, err := clientSlot(target)
+	slot, err := ClientSlot(target)
 	if err != nil {
 		return err
 	}

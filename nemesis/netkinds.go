@@ -96,12 +96,21 @@ type netKind struct {
 
 func (k netKind) Name() string { return k.name }
 
-func (k netKind) Applies(spec impls.Spec, topo Topology) error {
+// onHosts says why no network fault can reach spec's clients on topo: no
+// hosts of the lab's own, or clients in one process.
+func onHosts(spec impls.Spec, topo Topology) error {
 	if topo.NoHosts != "" {
 		return errors.New(topo.NoHosts)
 	}
 	if spec.Backend.InProcess || topo.InProcess {
 		return errInProcess
+	}
+	return nil
+}
+
+func (k netKind) Applies(spec impls.Spec, topo Topology) error {
+	if err := onHosts(spec, topo); err != nil {
+		return err
 	}
 	if k.available != nil {
 		if err := k.available(); err != nil {
@@ -128,7 +137,7 @@ func (k netKind) hosts(sys System, topo []string, target string) (*hosts.Host, [
 		}
 		servers = append(servers, h)
 	}
-	if slot, err := clientSlot(target); err == nil {
+	if slot, err := ClientSlot(target); err == nil {
 		h, err := sys.ClientHost(slot)
 		return h, servers, err
 	}
@@ -179,11 +188,8 @@ type nodesCut struct{}
 func (nodesCut) Name() string { return NetPartitionNodes }
 
 func (nodesCut) Applies(spec impls.Spec, topo Topology) error {
-	if topo.NoHosts != "" {
-		return errors.New(topo.NoHosts)
-	}
-	if spec.Backend.InProcess || topo.InProcess {
-		return errInProcess
+	if err := onHosts(spec, topo); err != nil {
+		return err
 	}
 	if len(topo.Servers) < 3 {
 		return fmt.Errorf("%s has fewer than 3 lock servers, so no cut leaves a quorum on one side and not the other (net-isolate cuts a single server)", spec.Name)

@@ -242,10 +242,10 @@ func validAfter(spec impls.Spec, topo Topology, i int, st Step) error {
 	if i != 0 || st.At != 0 {
 		return errors.New("only the first fault can wait for a failpoint, and its at must be 0")
 	}
-	if slot, err := clientSlot(st.Stopped()); err != nil || slot >= topo.Clients {
+	if slot, err := ClientSlot(st.Stopped()); err != nil || slot >= topo.Clients {
 		return fmt.Errorf("a failpoint stops a client of the run (client-0 to client-%d), not %q", topo.Clients-1, st.Stopped())
 	}
-	if _, err := clientSlot(st.Target); st.Holder != "" && err == nil && st.Holder != st.Target && !st.Queue {
+	if _, err := ClientSlot(st.Target); st.Holder != "" && err == nil && st.Holder != st.Target && !st.Queue {
 		return fmt.Errorf("the fault strikes client %q but stops %q: a holder is for faults on servers (or on a waiter in its queue)", st.Target, st.Holder)
 	}
 	generic := []string{failpoint.AfterAcquire, failpoint.InCriticalSection, failpoint.BeforeRelease}
@@ -264,7 +264,7 @@ func validQueue(topo Topology, st Step) error {
 	if st.Kind != ClientKill && st.Kind != ClientPause {
 		return fmt.Errorf("a queue step kills or pauses a waiter, not %s", st.Kind)
 	}
-	if _, err := clientSlot(st.Target); err != nil || st.Target == st.Holder {
+	if _, err := ClientSlot(st.Target); err != nil || st.Target == st.Holder {
 		return fmt.Errorf("a queue step strikes a waiter, a client other than the holder %s, not %q", st.Holder, st.Target)
 	}
 	if topo.Clients < 3 {

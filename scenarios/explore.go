@@ -122,8 +122,9 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 	trigger, victim := "", -1
 	if len(s.Faults) > 0 && s.Faults[0].After != "" {
 		trigger = s.Faults[0].After
-		if _, err := fmt.Sscanf(s.Faults[0].Stopped(), "client-%d", &victim); err != nil {
-			return nil, 0, fmt.Errorf("fault 0: stopped client %q: %w", s.Faults[0].Stopped(), err)
+		var err error
+		if victim, err = nemesis.ClientSlot(s.Faults[0].Stopped()); err != nil {
+			return nil, 0, fmt.Errorf("fault 0: %w", err)
 		}
 	}
 	for id := 0; id < s.Clients; id++ {
@@ -442,8 +443,9 @@ func (x *exploreSystem) LockServers() []string {
 func (x *exploreSystem) goOthers(ctx context.Context, stopped int, first nemesis.Step) error {
 	waiter := -1
 	if first.Queue {
-		if _, err := fmt.Sscanf(first.Target, "client-%d", &waiter); err != nil {
-			return fmt.Errorf("queue step: waiter %q: %w", first.Target, err)
+		var err error
+		if waiter, err = nemesis.ClientSlot(first.Target); err != nil {
+			return fmt.Errorf("queue step: %w", err)
 		}
 		if err := x.slots[waiter].Go(); err != nil {
 			return err
@@ -486,23 +488,24 @@ func (x *exploreSystem) handOff(ctx context.Context, slot int, since int64) erro
 // client enters its section in time (a stuck lock), it returns the client
 // granted last, or slot 0, and says so in how.
 func (x *exploreSystem) holder(ctx context.Context, within time.Duration) (slot int, how string) {
+	// The slots do not change while it waits: faults do not overlap, so no
+	// client is being replaced.
+	x.mu.Lock()
+	if x.sections == nil {
+		x.sections = map[*Worker]*sectionWatch{}
+	}
+	var watches []*sectionWatch
+	for _, w := range x.slots {
+		sw := x.sections[w]
+		if sw == nil {
+			sw = &sectionWatch{tail: historyTail{path: w.Spec.History}}
+			x.sections[w] = sw
+		}
+		watches = append(watches, sw)
+	}
+	x.mu.Unlock()
 	deadline := time.Now().Add(within)
 	for {
-		x.mu.Lock()
-		slots := append([]*Worker(nil), x.slots...)
-		if x.sections == nil {
-			x.sections = map[*Worker]*sectionWatch{}
-		}
-		var watches []*sectionWatch
-		for _, w := range slots {
-			sw := x.sections[w]
-			if sw == nil {
-				sw = &sectionWatch{tail: historyTail{path: w.Spec.History}}
-				x.sections[w] = sw
-			}
-			watches = append(watches, sw)
-		}
-		x.mu.Unlock()
 		in, last := -1, -1
 		for i, sw := range watches {
 			sw.update()

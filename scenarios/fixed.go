@@ -86,8 +86,7 @@ func runFixed(ctx context.Context, env *Env, s nemesis.Schedule) (*Outcome, erro
 // (the start of the window the runner recorded) a client other than the
 // struck waiter was first granted the lock: next-grant-ms, -1 if never.
 func queueFigures(env *Env, st nemesis.Step, events []lin.Event, out *Outcome) {
-	var struck int
-	fmt.Sscanf(st.Target, "client-%d", &struck) // Validate checked it
+	struck, _ := nemesis.ClientSlot(st.Target) // Validate checked it
 	out.Figures["next-grant-ms"] = -1
 	if len(env.Available) == 0 {
 		return
@@ -129,9 +128,9 @@ func windowFigures(env *Env, events []lin.Event, out *Outcome) {
 // another client was granted the lock (Outcome.Recovery). They are
 // figures only: the verdict is the checker's.
 func faultFigures(env *Env, st nemesis.Step, events []lin.Event, out *Outcome) error {
-	var victim int
-	if _, err := fmt.Sscanf(st.Stopped(), "client-%d", &victim); err != nil {
-		return fmt.Errorf("stopped client %q: %w", st.Stopped(), err)
+	victim, err := nemesis.ClientSlot(st.Stopped())
+	if err != nil {
+		return err
 	}
 	var fault *lin.Event
 	for i, e := range events {

@@ -527,8 +527,6 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 }
 
-// copyDir copies the regular files of src (one level) into dst, which it
-// makes.
 // tableFiles are the names of the files a table run writes: its table and
 // every counterexample's schedule, history and timeline.
 var tableFiles = []string{"README.md", "explore.json", "*.schedule.json", "*.history.jsonl", "*.html"}
@@ -562,6 +560,8 @@ func replaceTable(src, dst string) error {
 	return nil
 }
 
+// copyDir copies the regular files of src (one level) into dst, which it
+// makes.
 func copyDir(src, dst string) error {
 	entries, err := os.ReadDir(src)
 	if err != nil {
