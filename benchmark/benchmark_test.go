@@ -17,14 +17,14 @@ import (
 	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/cluster"
 	_ "github.com/locklab/locklab/impls/all"
-	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/runner"
 )
 
 func TestMain(m *testing.M) {
 	// The recovery workload runs the holder-crash scenario, whose clients
 	// are this test binary re-executed as workers: without this dispatch a
 	// worker would run the tests again instead of being a client.
-	scenarios.MaybeRunWorker()
+	runner.MaybeRunWorker()
 	code := m.Run()
 	cluster.StopAll()
 	os.Exit(code)

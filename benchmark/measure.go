@@ -11,7 +11,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/resource"
-	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/workload"
 )
 
 // pair is one acquire-release of one client, stamped with the process's
@@ -62,7 +62,7 @@ func (r *run) waits() []time.Duration {
 // critical sections, its own connection to the protected resource.
 type lockClient struct {
 	locker  impls.Locker
-	section *scenarios.Client
+	section *workload.Client
 	relAt   time.Time // set by the before-release hook of the section
 }
 
@@ -83,7 +83,7 @@ func (b *bench) newClients(l load) ([]*lockClient, error) {
 		c := &lockClient{locker: lk}
 		if l.section {
 			key := l.keys(i)
-			c.section = &scenarios.Client{
+			c.section = &workload.Client{
 				ID: i, Key: key, Locker: lk, Rec: rec,
 				Counter: resource.New(b.topo.ResourceAddr, key),
 				Hit: func(name string) {

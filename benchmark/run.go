@@ -12,6 +12,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -357,7 +358,7 @@ func (b *bench) recovery(ctx context.Context, s impls.Spec) *RecoveryR {
 	if _, err := scenarios.Lookup(HolderCrash); err != nil {
 		return &RecoveryR{Note: "n/a (holder-crash scenario not built)"}
 	}
-	out, err := scenarios.Run(ctx, HolderCrash, scenarios.Options{
+	out, err := scenarios.Run(ctx, HolderCrash, engine.Options{
 		Impl: s, Clients: 4, Sections: b.opts.RecoverySections, TTL: b.opts.TTL, Seed: 1,
 		External: b.opts.External, OutDir: os.TempDir(),
 	})

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/all" // every lock a page can name
 	lin "github.com/locklab/locklab/linearizability"
@@ -236,13 +237,13 @@ func runOne(ctx context.Context, opt Options, r Run) (Record, error) {
 	if seed == 0 {
 		seed = 1
 	}
-	var out *scenarios.Outcome
+	var out *engine.Outcome
 	var tried []int64
 	for i := 0; i < opt.Attempts; i++ {
 		s := seed + int64(i)
 		tried = append(tried, s)
 		opt.Logf("lesson run %s: %s / %s fencing=%v seed %d", r.ID, r.Impl, r.Scenario, r.Fencing, s)
-		out, err = scenarios.Run(ctx, r.Scenario, scenarios.Options{
+		out, err = scenarios.Run(ctx, r.Scenario, engine.Options{
 			Impl: spec, Fencing: r.Fencing, Seed: s, TTL: opt.TTL, Clients: clients, Sections: sections,
 			OutDir: tmp, KeepHistory: true,
 		})

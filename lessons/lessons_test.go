@@ -14,13 +14,14 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
 func TestMain(m *testing.M) {
 	// No test here runs a fault scenario, but the binary links the
 	// scenarios package, whose workers are re-executed copies of it.
-	scenarios.MaybeRunWorker()
+	runner.MaybeRunWorker()
 	code := m.Run()
 	cluster.StopAll()
 	os.Exit(code)

@@ -34,7 +34,7 @@ func init() {
 
 // HolderTarget is a target that names no client slot but whichever client
 // is inside its critical section when the fault strikes; the runner picks
-// it then (scenarios.RunSchedule). A fault that strikes a random client at
+// it then (engine.RunSchedule). A fault that strikes a random client at
 // a random moment mostly finds a waiter, which tells little about a lock;
 // aimed at the holder it lands where a lock's flaws show, and a replay of
 // the schedule strikes the holder again, whichever client that is then,

@@ -5,7 +5,7 @@
 // It follows the split of etcd's tests/robustness failpoints: every fault
 // kind is a value with a name, a check of whether it applies to a lock and
 // a topology (with the reason when it does not), and inject/heal steps. The
-// runner that drives a schedule (scenarios.RunSchedule) records each fault
+// runner that drives a schedule (engine.RunSchedule) records each fault
 // on the history; the nemesis never judges what happened (package checker
 // does).
 package nemesis

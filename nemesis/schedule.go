@@ -96,7 +96,7 @@ type Schedule struct {
 	Duration Duration `json:"duration"` // the workload's length
 	// WorkMin and WorkMax bound each critical section's work (uniform
 	// between them). Zero: explore's long sections (see
-	// scenarios.scheduleWork), which is what every drawn schedule uses.
+	// engine.scheduleWork), which is what every drawn schedule uses.
 	// Fixed schedules set the short sections of the scripted scenarios
 	// they replace, which reach the checker's minimum in a second.
 	WorkMin Duration `json:"work_min,omitempty"`

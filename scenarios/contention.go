@@ -3,9 +3,9 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/workload"
 )
@@ -19,17 +19,13 @@ func init() {
 	})
 }
 
-// stuckBound is how long one acquire may wait before the run counts as
-// stuck: far longer than any healthy hand-off, a few TTLs.
-func (e *Env) stuckBound() time.Duration { return 5*e.TTL + 10*time.Second }
-
-func runContention(ctx context.Context, env *Env) (*Outcome, error) {
-	clients := make([]*Client, env.Clients)
+func runContention(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
+	clients := make([]*workload.Client, env.Clients)
 	for i := range clients {
 		c, err := env.NewClient(i, env.Config(i))
 		if err != nil {
 			for _, c := range clients[:i] {
-				CloseClient(c)
+				engine.CloseClient(c)
 			}
 			return nil, err
 		}
@@ -37,17 +33,17 @@ func runContention(ctx context.Context, env *Env) (*Outcome, error) {
 	}
 	defer func() {
 		for _, c := range clients {
-			CloseClient(c)
+			engine.CloseClient(c)
 		}
 	}()
-	res := workload.Contend(ctx, clients, env.Sections, env.stuckBound())
+	res := workload.Contend(ctx, clients, env.Sections, env.AcquireBound())
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := &Outcome{Clients: env.Clients}
+	out := &engine.Outcome{Clients: env.Clients}
 	if res.Stuck != nil {
 		// The gap in grants this left is the checker's to judge.
-		out.Detail = fmt.Sprintf("an acquire waited %v without the lock: %v", env.stuckBound(), res.Stuck)
+		out.Detail = fmt.Sprintf("an acquire waited %v without the lock: %v", env.AcquireBound(), res.Stuck)
 	} else if res.Failures > env.Sections/10 {
 		return nil, fmt.Errorf("%d acquires failed (not contention, errors): see the servers' logs", res.Failures)
 	}

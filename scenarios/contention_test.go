@@ -7,13 +7,15 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/all"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
 func TestMain(m *testing.M) {
-	scenarios.MaybeRunWorker()
+	runner.MaybeRunWorker()
 	code := m.Run()
 	cluster.StopAll()
 	os.Exit(code)
@@ -36,7 +38,7 @@ func TestContentionCalibration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := scenarios.Run(context.Background(), "contention", scenarios.Options{
+			out, err := scenarios.Run(context.Background(), "contention", engine.Options{
 				Impl: spec, Clients: 8, Sections: 2000, Seed: 42, OutDir: t.TempDir(),
 			})
 			if err != nil {
@@ -65,7 +67,7 @@ func TestContentionCalibration(t *testing.T) {
 }
 
 func TestUnknownNamesListValidOnes(t *testing.T) {
-	_, err := scenarios.Run(context.Background(), "no-such-scenario", scenarios.Options{})
+	_, err := scenarios.Run(context.Background(), "no-such-scenario", engine.Options{})
 	if err == nil || !strings.Contains(err.Error(), "contention") {
 		t.Fatalf("got %v, want an error listing the valid scenarios", err)
 	}

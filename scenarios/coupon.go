@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
@@ -20,16 +21,16 @@ func init() {
 	// stock) says in money what a lost update costs.
 	s := workerScenario("coupon",
 		"the source documents' coupon sale: clients sell a stock of 100 under contention while one seller is paused past its TTL; the stock must never oversell",
-		nil, nil, plan{
-			edit:    func(env *Env, id int, ws *WorkerSpec) { ws.Limit = couponStock },
-			trigger: func(impls.Spec) string { return failpoint.InCriticalSection },
-			inject: func(ctx context.Context, r *faultRun) error {
-				return r.victim.Pause(ctx, pastTTL(r.env), " (a GC pause mid-sale)", r.victim.Continue)
+		nil, nil, engine.Script{
+			Edit:    func(env *engine.Env, id int, ws *engine.WorkerSpec) { ws.Limit = couponStock },
+			Trigger: func(impls.Spec) string { return failpoint.InCriticalSection },
+			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
+				return r.Victim.Pause(ctx, pastTTL(r.Env), " (a GC pause mid-sale)", r.Victim.Continue)
 			},
-			observe: func(*Env) time.Duration { return 1500 * time.Millisecond },
-			judge: func(r *faultRun, out *Outcome) error {
+			Observe: func(*engine.Env) time.Duration { return 1500 * time.Millisecond },
+			Figures: func(r *engine.ScriptRun, out *engine.Outcome) error {
 				sold := 0
-				for _, e := range r.events {
+				for _, e := range r.Events {
 					if e.Kind == lin.Return && e.Status == lin.OK {
 						sold++
 					}

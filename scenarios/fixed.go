@@ -2,16 +2,11 @@ package scenarios
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
-	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -32,7 +27,7 @@ func scheduleScenario(name, summary string, applies func(impls.Spec, bool) error
 		Name: name, Summary: summary, Schedule: name,
 		Applies: func(spec impls.Spec, fencing bool) error {
 			if spec.Backend.InProcess {
-				return errExploreInProcess
+				return engine.ErrInProcess
 			}
 			if applies != nil {
 				if err := applies(spec, fencing); err != nil {
@@ -42,129 +37,11 @@ func scheduleScenario(name, summary string, applies func(impls.Spec, bool) error
 			// Fencing is the cell's to ask for; the schedule checks the rest.
 			return schedule(spec, false, time.Second).Validate()
 		},
-		Needs: func(spec impls.Spec) cluster.Needs { return scheduleNeeds(schedule(spec, false, time.Second)) },
-		Run: func(ctx context.Context, env *Env) (*Outcome, error) {
+		Needs: func(spec impls.Spec) cluster.Needs { return engine.ScheduleNeeds(schedule(spec, false, time.Second)) },
+		Run: func(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
 			s := schedule(env.Impl, env.Fencing, env.TTL)
 			s.Seed = env.Seed
-			return runFixed(ctx, env, s)
+			return engine.RunFixed(ctx, env, s)
 		},
 	}
-}
-
-// runFixed runs a fixed schedule on env and has the checker judge it
-// (Env.Judge). Besides the verdict it reports, as figures, what the
-// scripted scenarios it replaces reported.
-func runFixed(ctx context.Context, env *Env, s nemesis.Schedule) (*Outcome, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	if len(s.Faults) == 0 {
-		return nil, errors.New("a scenario's schedule has a fault")
-	}
-	run, _, err := runSchedule(ctx, env, s, env.Logf)
-	if err != nil {
-		return nil, err
-	}
-	out := &Outcome{Figures: map[string]float64{}, Clients: s.Clients, Processes: true}
-	switch first := s.Faults[0]; {
-	case first.Queue:
-		queueFigures(env, first, run.Events, out)
-	case first.After != "":
-		if err := faultFigures(env, first, run.Events, out); err != nil {
-			return nil, err
-		}
-	default:
-		windowFigures(env, run.Events, out)
-	}
-	if err := env.Judge(out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// queueFigures reads off the history how long after the holder's release
-// (the start of the window the runner recorded) a client other than the
-// struck waiter was first granted the lock: next-grant-ms, -1 if never.
-func queueFigures(env *Env, st nemesis.Step, events []lin.Event, out *Outcome) {
-	struck, _ := nemesis.ClientSlot(st.Target) // Validate checked it
-	out.Figures["next-grant-ms"] = -1
-	if len(env.Available) == 0 {
-		return
-	}
-	release := env.Available[0].Start
-	for _, e := range events {
-		if e.Kind == lin.Acquired && e.Client != struck && e.Time > release {
-			d := time.Duration(e.Time - release)
-			out.Figures["next-grant-ms"] = float64(d.Milliseconds())
-			out.Detail = fmt.Sprintf("client %d held %v after the release", e.Client, d.Round(time.Millisecond))
-			return
-		}
-	}
-}
-
-// windowFigures counts the grants inside each window the run recorded
-// (a cut of some nodes: see runSchedule), as grants-NAME figures and in
-// the detail.
-func windowFigures(env *Env, events []lin.Event, out *Outcome) {
-	var details []string
-	for _, w := range append(slices.Clone(env.Available), env.QuorumLoss...) {
-		n := 0
-		for _, e := range events {
-			if e.Kind == lin.Acquired && e.Time >= w.Start && e.Time <= w.End {
-				n++
-			}
-		}
-		out.Figures["grants-"+w.Name] += float64(n)
-		details = append(details, fmt.Sprintf("%s: %d grants", w.Name, n))
-	}
-	if len(details) > 0 {
-		out.Detail = strings.Join(details, ", ")
-	}
-}
-
-// faultFigures reads off the history how long the fault lasted, when a
-// client other than the one stopped at the failpoint first read the
-// resource during it (-1: never), and, for a killed holder, the time until
-// another client was granted the lock (Outcome.Recovery). They are
-// figures only: the verdict is the checker's.
-func faultFigures(env *Env, st nemesis.Step, events []lin.Event, out *Outcome) error {
-	victim, err := nemesis.ClientSlot(st.Stopped())
-	if err != nil {
-		return err
-	}
-	var fault *lin.Event
-	for i, e := range events {
-		if e.Kind == lin.Fault {
-			fault = &events[i]
-			break
-		}
-	}
-	if fault == nil {
-		return errors.New("the fault is missing from the history")
-	}
-	out.Figures["fault-ms"] = float64(time.Duration(fault.End - fault.Time).Milliseconds())
-	out.Figures["other-read-during-fault-ms"] = -1
-	for _, e := range events {
-		if e.Kind == lin.Read && e.Client != victim && e.Time > fault.Time && e.Time < fault.End {
-			out.Figures["other-read-during-fault-ms"] = float64(time.Duration(e.Time - fault.Time).Milliseconds())
-			break
-		}
-	}
-	if st.Kind != nemesis.ClientKill {
-		return nil
-	}
-	// The checker's liveness bound: past it, the run is stuck anyway.
-	bound := checker.Bound(env.TTL)
-	for _, e := range events {
-		if e.Kind == lin.Acquired && e.Client != victim && e.Time > fault.Time {
-			if d := time.Duration(e.Time - fault.Time); d <= bound {
-				out.Recovery = d
-				out.Figures["recovery-ms"] = float64(d.Milliseconds())
-				return nil
-			}
-			break
-		}
-	}
-	out.Detail = fmt.Sprintf("no other client was granted the lock within %v of the fault", bound)
-	return nil
 }

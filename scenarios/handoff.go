@@ -10,7 +10,9 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/workload"
 )
 
 // release-hand-off exists because a lock that keeps itself held after a
@@ -36,13 +38,13 @@ func init() {
 	})
 }
 
-func runHandOff(ctx context.Context, env *Env) (*Outcome, error) {
-	clients := make([]*Client, env.Clients)
+func runHandOff(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
+	clients := make([]*workload.Client, env.Clients)
 	for i := range clients {
 		c, err := env.NewClient(i, env.Config(i))
 		if err != nil {
 			for _, c := range clients[:i] {
-				CloseClient(c)
+				engine.CloseClient(c)
 			}
 			return nil, err
 		}
@@ -50,7 +52,7 @@ func runHandOff(ctx context.Context, env *Env) (*Outcome, error) {
 	}
 	defer func() {
 		for _, c := range clients {
-			CloseClient(c)
+			engine.CloseClient(c)
 		}
 	}()
 	if len(clients) < 2 {
@@ -59,7 +61,7 @@ func runHandOff(ctx context.Context, env *Env) (*Outcome, error) {
 
 	// Client 0 takes the lock alone, so every other client starts out
 	// waiting behind it.
-	actx, cancel := context.WithTimeout(ctx, env.stuckBound())
+	actx, cancel := context.WithTimeout(ctx, env.AcquireBound())
 	first, err := clients[0].Locker.Acquire(actx, env.Key)
 	cancel()
 	if err != nil {
@@ -81,7 +83,7 @@ func runHandOff(ctx context.Context, env *Env) (*Outcome, error) {
 	for _, c := range clients[1:] {
 		wg.Add(1)
 		waiting.Add(1)
-		go func(c *Client) {
+		go func(c *workload.Client) {
 			defer wg.Done()
 			once := sync.OnceFunc(waiting.Done)
 			defer once()
@@ -120,7 +122,7 @@ func runHandOff(ctx context.Context, env *Env) (*Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := &Outcome{Clients: env.Clients}
+	out := &engine.Outcome{Clients: env.Clients}
 	switch {
 	case gaveUp != nil:
 		// The missing grants are the checker's to judge.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 )
 
@@ -58,8 +59,8 @@ func Cells(specs []impls.Spec, names []string) ([]Cell, error) {
 // whatever the lab expects of it: a cell expected safe has as many chances
 // to show a counterexample as one expected unsafe. The cell's verdict is
 // the worst of its runs (Worst).
-func RunCell(ctx context.Context, c Cell, runs int, base Options) ([]*Outcome, error) {
-	var outs []*Outcome
+func RunCell(ctx context.Context, c Cell, runs int, base engine.Options) ([]*engine.Outcome, error) {
+	var outs []*engine.Outcome
 	for i := 0; i < runs; i++ {
 		o := base
 		o.Impl, o.Fencing = c.Impl, c.Fencing
@@ -76,7 +77,7 @@ func RunCell(ctx context.Context, c Cell, runs int, base Options) ([]*Outcome, e
 // Worst combines the verdicts of several runs: one counterexample makes
 // the cell unsafe, one inconclusive run keeps it from being safe. A fault
 // that never reached the lock in any run leaves the cell not applicable.
-func Worst(outs []*Outcome) Verdict {
+func Worst(outs []*engine.Outcome) Verdict {
 	var v Verdict
 	na := len(outs) > 0
 	for _, o := range outs {

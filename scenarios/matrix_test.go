@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -53,7 +54,7 @@ func TestVerdictMatrix(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := scenarios.Options{Seed: int64(1000*i + 1), TTL: time.Second, Clients: 8, Sections: 1000, OutDir: t.TempDir()}
+			opts := engine.Options{Seed: int64(1000*i + 1), TTL: time.Second, Clients: 8, Sections: 1000, OutDir: t.TempDir()}
 			outs, err := scenarios.RunCell(context.Background(), c, runs, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -89,7 +90,7 @@ func TestVerdictMatrix(t *testing.T) {
 }
 
 // checkFigures asserts the figures some verdicts stand on.
-func checkFigures(t *testing.T, c scenarios.Cell, out *scenarios.Outcome) {
+func checkFigures(t *testing.T, c scenarios.Cell, out *engine.Outcome) {
 	t.Helper()
 	switch c.Scenario {
 	case "holder-crash", "crash-after-setnx":

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -51,7 +52,7 @@ func TestHolderPartition(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := scenarios.Run(context.Background(), "holder-partition", scenarios.Options{
+			out, err := scenarios.Run(context.Background(), "holder-partition", engine.Options{
 				Impl: spec, Fencing: tt.fencing, Seed: 11, OutDir: t.TempDir(),
 			})
 			if err != nil {

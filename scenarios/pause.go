@@ -5,17 +5,18 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/runner"
 )
 
 // pastTTL is how long a pause or a slow section lasts: well past the lease
 // (or ZooKeeper session) so that it surely expired and someone else holds.
-func pastTTL(env *Env) time.Duration { return env.TTL*5/2 + 500*time.Millisecond }
+func pastTTL(env *engine.Env) time.Duration { return env.TTL*5/2 + 500*time.Millisecond }
 
 // longWork keeps holders inside their critical sections for most of the
 // time they hold the lock, so a lock freed behind a holder's back lets
 // another client in while the holder still works.
-func longWork(env *Env, _ int, ws *WorkerSpec) {
+func longWork(env *engine.Env, _ int, ws *engine.WorkerSpec) {
 	ws.WorkMin, ws.WorkMax = env.TTL/5, env.TTL/3
 }
 
@@ -26,17 +27,17 @@ func init() {
 
 	Register(workerScenario("slow-work-past-ttl",
 		"the holder stays alive but works longer than the TTL in one critical section",
-		nil, nil, plan{
-			edit: func(env *Env, id int, ws *WorkerSpec) {
+		nil, nil, engine.Script{
+			Edit: func(env *engine.Env, id int, ws *engine.WorkerSpec) {
 				if id == 0 {
 					ws.FirstWork = pastTTL(env)
 				}
 			},
-			inject: func(ctx context.Context, r *faultRun) error {
-				r.env.FaultAt(fmt.Sprintf("client 0 starts a %v critical section", pastTTL(r.env)))
+			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
+				r.Env.FaultAt(fmt.Sprintf("client 0 starts a %v critical section", pastTTL(r.Env)))
 				return nil
 			},
-			observe: func(env *Env) time.Duration { return pastTTL(env) + 1500*time.Millisecond },
+			Observe: func(env *engine.Env) time.Duration { return pastTTL(env) + 1500*time.Millisecond },
 		}))
 
 	Register(scheduleScenario("late-release",
@@ -45,8 +46,8 @@ func init() {
 
 	Register(workerScenario("client-clock-skew",
 		"one client's own clock runs three TTLs ahead of the others'",
-		nil, nil, plan{
-			edit: func(env *Env, id int, ws *WorkerSpec) {
+		nil, nil, engine.Script{
+			Edit: func(env *engine.Env, id int, ws *engine.WorkerSpec) {
 				longWork(env, id, ws)
 				// Everyone steps back after a section, so the skewed client
 				// meets locks that others hold and judges their expiry.
@@ -55,14 +56,14 @@ func init() {
 					ws.ClockSkew = 3 * env.TTL
 				}
 			},
-			inject: func(ctx context.Context, r *faultRun) error {
-				r.env.Reach = ReachClockReads
-				r.env.FaultAt(fmt.Sprintf("client 0's clock runs %v ahead", 3*r.env.TTL))
+			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
+				r.Env.Reach = ReachClockReads
+				r.Env.FaultAt(fmt.Sprintf("client 0's clock runs %v ahead", 3*r.Env.TTL))
 				return nil
 			},
 			// Long enough for the checker's minimum progress with long
 			// sections and think time between them.
-			observe: func(env *Env) time.Duration { return 6 * time.Second },
+			Observe: func(env *engine.Env) time.Duration { return 6 * time.Second },
 		}))
 }
 

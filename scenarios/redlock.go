@@ -8,6 +8,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 )
@@ -35,78 +36,80 @@ func quorumOf(n int) int { return n/2 + 1 }
 // failures it probes once a second), and with a one-second TTL nobody
 // reaches the restarted node before the holder's keys expire, so the run
 // shows nothing about the restart.
-func isolateVictim(ctx context.Context, r *faultRun) error {
-	nodes := r.env.Topo.Redis
+func isolateVictim(ctx context.Context, r *engine.ScriptRun) error {
+	nodes := r.Env.Topo.Redis
 	for _, n := range nodes[quorumOf(len(nodes)):] {
-		links := r.net.Links(0, n.Name)
+		links := r.Net.Links(0, n.Name)
 		if len(links) == 0 {
 			return fmt.Errorf("no link from client 0 to %s to cut", n.Name)
 		}
 		for _, l := range links {
 			l.Cut()
-			r.env.FaultAt("proxy reset " + l.String() + " (connections refused at once)")
+			r.Env.FaultAt("proxy reset " + l.String() + " (connections refused at once)")
 		}
 	}
 	return nil
 }
 
 // pivot is the node of the victim's bare majority that the fault hits.
-func pivot(r *faultRun) *cluster.Node { return r.env.Topo.Redis[quorumOf(len(r.env.Topo.Redis))-1] }
+func pivot(r *engine.ScriptRun) *cluster.Node {
+	return r.Env.Topo.Redis[quorumOf(len(r.Env.Topo.Redis))-1]
+}
 
 func init() {
 	inCS := func(impls.Spec) string { return failpoint.InCriticalSection }
 	Register(workerScenario("redlock-restart",
 		"a node in the holder's bare majority restarts empty at once",
-		multiRedis, nil, plan{
-			proxies: true, setup: isolateVictim, trigger: inCS,
-			inject: func(ctx context.Context, r *faultRun) error {
+		multiRedis, nil, engine.Script{
+			Proxies: true, Setup: isolateVictim, Trigger: inCS,
+			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
 				n := pivot(r)
-				r.env.FaultAt(fmt.Sprintf("SIGKILL %s; restart it empty at once", n.Name))
+				r.Env.FaultAt(fmt.Sprintf("SIGKILL %s; restart it empty at once", n.Name))
 				if err := n.Restart(ctx, false); err != nil {
 					return err
 				}
-				return r.handOff(ctx, r.victim.Continue)
+				return r.HandOff(ctx, r.Victim.Continue)
 			},
-			observe: func(*Env) time.Duration { return time.Second },
+			Observe: func(*engine.Env) time.Duration { return time.Second },
 		}))
 
 	Register(workerScenario("redlock-restart-delayed",
 		"a node in the holder's bare majority crashes and restarts empty only after the max TTL (antirez's delayed restart)",
-		multiRedis, nil, plan{
-			proxies: true, setup: isolateVictim, trigger: inCS,
-			inject: func(ctx context.Context, r *faultRun) error {
+		multiRedis, nil, engine.Script{
+			Proxies: true, Setup: isolateVictim, Trigger: inCS,
+			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
 				n := pivot(r)
-				r.env.FaultAt(fmt.Sprintf("SIGKILL %s; it stays down past the max TTL", n.Name))
+				r.Env.FaultAt(fmt.Sprintf("SIGKILL %s; it stays down past the max TTL", n.Name))
 				if err := n.Kill(); err != nil {
 					return err
 				}
 				down := time.Now()
 				// No one can be granted a majority now; the victim goes on
 				// after the same short hand-off wait as in redlock-restart.
-				if err := r.handOff(ctx, r.victim.Continue); err != nil {
+				if err := r.HandOff(ctx, r.Victim.Continue); err != nil {
 					return err
 				}
-				time.Sleep(time.Until(down.Add(r.env.TTL*3/2 + 200*time.Millisecond)))
-				r.env.FaultAt(fmt.Sprintf("restart %s empty", n.Name))
+				time.Sleep(time.Until(down.Add(r.Env.TTL*3/2 + 200*time.Millisecond)))
+				r.Env.FaultAt(fmt.Sprintf("restart %s empty", n.Name))
 				return n.Restart(ctx, false)
 			},
-			observe: func(*Env) time.Duration { return time.Second },
+			Observe: func(*engine.Env) time.Duration { return time.Second },
 		}))
 
 	Register(workerScenario("redlock-clock-jump",
 		"the clock of a node in the holder's bare majority jumps forward past the TTL",
-		multiRedis, func(impls.Spec) cluster.Needs { return cluster.Needs{ClockShift: true} }, plan{
-			proxies: true, setup: isolateVictim, trigger: inCS,
-			inject: func(ctx context.Context, r *faultRun) error {
+		multiRedis, func(impls.Spec) cluster.Needs { return cluster.Needs{ClockShift: true} }, engine.Script{
+			Proxies: true, Setup: isolateVictim, Trigger: inCS,
+			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
 				n := pivot(r)
-				jump := 2 * r.env.TTL
-				r.env.FaultAt(fmt.Sprintf("%s's clock jumps %v forward", n.Name, jump))
+				jump := 2 * r.Env.TTL
+				r.Env.FaultAt(fmt.Sprintf("%s's clock jumps %v forward", n.Name, jump))
 				if err := n.JumpClock(jump); err != nil {
 					return err
 				}
-				return r.handOff(ctx, r.victim.Continue)
+				return r.HandOff(ctx, r.Victim.Continue)
 			},
-			observe: func(*Env) time.Duration { return time.Second },
+			Observe: func(*engine.Env) time.Duration { return time.Second },
 		}))
 
 	Register(scheduleScenario("redlock-partition",

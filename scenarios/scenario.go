@@ -1,19 +1,21 @@
-// Package scenarios holds the workloads and fault schedules the lab runs
-// against each lock, the verdict each one reaches, and the runner that
-// starts servers, drives clients, checks the history and writes the
-// counterexample.
+// Package scenarios is data: the named scenarios the lab runs against each
+// lock (a fixed nemesis schedule, or a script for what no schedule step
+// expresses yet), which locks each applies to, the cells of the verdict
+// matrix and the reviewed expectation table. Package engine runs them;
+// package checker judges them.
 package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 )
 
@@ -33,76 +35,6 @@ const (
 	NotApplicable = checker.NotApplicable
 )
 
-// Options configure one run of a scenario.
-type Options struct {
-	Impl     impls.Spec
-	Fencing  bool
-	Seed     int64
-	Clients  int           // concurrent clients
-	Sections int           // critical sections to run in total
-	TTL      time.Duration // lease time / session timeout
-	// OutDir receives the counterexample timeline when a run is unsafe.
-	OutDir string
-	// KeepHistory writes the run's history (JSON lines) to OutDir even
-	// when the run is safe; an unsafe run always keeps it.
-	KeepHistory bool
-	// External points the run at servers the user runs.
-	External cluster.External
-	// CheckTimeout bounds porcupine; past it the verdict is unknown.
-	CheckTimeout time.Duration
-	// Logf reports progress (may be nil).
-	Logf func(format string, args ...any)
-}
-
-func (o *Options) defaults() {
-	if o.Clients <= 0 {
-		o.Clients = 8
-	}
-	if o.Sections <= 0 {
-		o.Sections = 2000
-	}
-	if o.TTL <= 0 {
-		o.TTL = 2 * time.Second
-	}
-	if o.CheckTimeout <= 0 {
-		o.CheckTimeout = 2 * time.Minute
-	}
-	if o.Seed == 0 {
-		o.Seed = time.Now().UnixNano()
-	}
-	if o.Logf == nil {
-		o.Logf = func(string, ...any) {}
-	}
-}
-
-// Outcome is the result of one run.
-type Outcome struct {
-	Scenario string
-	Impl     string
-	Fencing  bool
-	Seed     int64
-	Verdict  Verdict
-	// Clients is how many clients ran; Processes says whether each was a
-	// worker process of its own (fault scenarios) or a goroutine.
-	Clients   int
-	Processes bool
-	Sections  int // critical sections checked
-	Unknown   int // of which with an unknown outcome
-	// GrantsAfterFault counts grants after the first fault began (every
-	// grant when the run has no fault): the progress a verdict rests on.
-	GrantsAfterFault int
-	HTML             string // counterexample timeline, when unsafe
-	History          string // the recorded history (JSON lines), when kept
-	// Recovery is the time from a holder's crash until another client held
-	// the lock (0 when the scenario has no crash).
-	Recovery time.Duration
-	Detail   string // one line on what happened
-	Elapsed  time.Duration
-	// Figures holds scenario-specific numbers (grants per partition phase,
-	// coupons sold, ...), named in kebab-case.
-	Figures map[string]float64
-}
-
 // Scenario is a workload with its faults.
 type Scenario struct {
 	Name    string
@@ -112,7 +44,7 @@ type Scenario struct {
 	Applies func(spec impls.Spec, fencing bool) error
 	// Needs returns the servers beyond the lock's own and the resource.
 	Needs func(spec impls.Spec) cluster.Needs
-	Run   func(ctx context.Context, env *Env) (*Outcome, error)
+	Run   func(ctx context.Context, env *engine.Env) (*engine.Outcome, error)
 	// Schedule names the nemesis's fixed schedule the scenario runs
 	// (nemesis.Fixed); empty for one still scripted in this package.
 	Schedule string
@@ -166,4 +98,44 @@ func Names() []string {
 		names = append(names, s.Name)
 	}
 	return names
+}
+
+// Run runs scenario name against opts.Impl on fresh servers (engine.Run),
+// once the scenario says it applies.
+func Run(ctx context.Context, name string, opts engine.Options) (*engine.Outcome, error) {
+	s, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if s.Applies != nil {
+		if err := s.Applies(opts.Impl, opts.Fencing); err != nil {
+			return nil, fmt.Errorf("scenario %s does not apply to %s: %w", name, opts.Impl.Name, err)
+		}
+	}
+	job := engine.Job{Name: name, Body: s.Run}
+	if s.Needs != nil {
+		job.Needs = s.Needs(opts.Impl)
+	}
+	return engine.Run(ctx, job, opts)
+}
+
+// workerScenario is a scenario whose faults are a script (engine.Script):
+// worker processes, one of them the victim, and hooks that inject.
+func workerScenario(name, summary string, applies func(impls.Spec, bool) error, needs func(impls.Spec) cluster.Needs, p engine.Script) Scenario {
+	return Scenario{
+		Name: name, Summary: summary,
+		Applies: func(spec impls.Spec, fencing bool) error {
+			if spec.Backend.InProcess {
+				return errors.New("its clients must share one process, so they cannot be crashed or paused one by one")
+			}
+			if applies != nil {
+				return applies(spec, fencing)
+			}
+			return nil
+		},
+		Needs: needs,
+		Run: func(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
+			return engine.RunScript(ctx, env, p)
+		},
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 )
@@ -29,18 +30,18 @@ func init() {
 
 	Register(workerScenario("redis-failover",
 		"the grant never reaches the replica; the master dies; the replica is promoted and clients move to it",
-		singleRedis, func(impls.Spec) cluster.Needs { return cluster.Needs{Replica: true} }, plan{
-			workers: 2, proxies: true,
-			setup: func(ctx context.Context, r *faultRun) error {
+		singleRedis, func(impls.Spec) cluster.Needs { return cluster.Needs{Replica: true} }, engine.Script{
+			Workers: 2, Proxies: true,
+			Setup: func(ctx context.Context, r *engine.ScriptRun) error {
 				// Replication is asynchronous; stalling the replica makes
 				// certain that the holder's grant is among the writes lost.
-				r.env.FaultAt("SIGSTOP redis-replica: replication stalls")
-				return r.env.Topo.Replica.Pause()
+				r.Env.FaultAt("SIGSTOP redis-replica: replication stalls")
+				return r.Env.Topo.Replica.Pause()
 			},
-			trigger: func(impls.Spec) string { return failpoint.InCriticalSection },
-			inject: func(ctx context.Context, r *faultRun) error {
-				master, replica := r.env.Topo.Redis[0], r.env.Topo.Replica
-				r.env.FaultAt("SIGKILL " + master.Name + " (master)")
+			Trigger: func(impls.Spec) string { return failpoint.InCriticalSection },
+			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
+				master, replica := r.Env.Topo.Redis[0], r.Env.Topo.Replica
+				r.Env.FaultAt("SIGKILL " + master.Name + " (master)")
 				if err := master.Kill(); err != nil {
 					return err
 				}
@@ -53,15 +54,15 @@ func init() {
 				if err != nil {
 					return fmt.Errorf("promote replica: %w", err)
 				}
-				r.env.FaultAt("promote redis-replica to master")
-				for _, l := range r.net.Links(-1, master.Name) {
+				r.Env.FaultAt("promote redis-replica to master")
+				for _, l := range r.Net.Links(-1, master.Name) {
 					if err := l.Retarget(replica.Name, replica.Addr); err != nil {
 						return err
 					}
 				}
-				r.env.FaultAt("clients move to redis-replica")
-				return r.handOff(ctx, r.victim.ContinueThenLeave)
+				r.Env.FaultAt("clients move to redis-replica")
+				return r.HandOff(ctx, r.Victim.ContinueThenLeave)
 			},
-			observe: func(*Env) time.Duration { return time.Second },
+			Observe: func(*engine.Env) time.Duration { return time.Second },
 		}))
 }

@@ -13,14 +13,14 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/runner"
 )
 
 // Fault scenarios re-execute this binary as their client workers; a test
 // binary must answer as the bench binary would. Servers of a failed test go
 // with the run.
 func TestMain(m *testing.M) {
-	scenarios.MaybeRunWorker()
+	runner.MaybeRunWorker()
 	code := m.Run()
 	cluster.StopAll()
 	// Whatever the tests did in container mode, the engine keeps nothing of

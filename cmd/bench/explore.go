@@ -18,9 +18,9 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // seedNote says plainly what a seed fixes in explore, in the output as in
@@ -74,12 +74,12 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *seed == 0 {
 		*seed = time.Now().UnixNano()
 	}
-	o := scenarios.ExploreOptions{Impl: spec, Fencing: *fencing, Seed: *seed, TTL: *ttl, Clients: *clients,
+	o := engine.ExploreOptions{Impl: spec, Fencing: *fencing, Seed: *seed, TTL: *ttl, Clients: *clients,
 		Duration: *duration, Kinds: cluster.SplitList(*kinds), Fixed: *fixed, Replays: *replays, ShrinkBudget: *shrinkTime, OutDir: *out,
 		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }}
 	// Draw the schedule first: bad input (an unknown kind, a lock nothing
 	// applies to) fails here, before any server starts.
-	sched, skipped, err := scenarios.PlanExplore(o)
+	sched, skipped, err := engine.PlanExplore(o)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -94,12 +94,12 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return nil
 	}
-	x, err := scenarios.Explore(ctx, o)
+	x, err := engine.Explore(ctx, o)
 	if err != nil {
 		return err
 	}
 	d := x.Run.Decision
-	fmt.Fprintf(stdout, "faults injected: %s\n", orNone(strings.Join(scenarios.Tally(x.Run.Injected), ", ")))
+	fmt.Fprintf(stdout, "faults injected: %s\n", orNone(strings.Join(engine.Tally(x.Run.Injected), ", ")))
 	fmt.Fprintf(stdout, "critical sections checked: %d (%d with unknown outcome)\n", d.Sections, d.Unknown)
 	printLiveness(stdout, d.Liveness)
 	fmt.Fprintf(stdout, "minutes explored: %.1f\n", time.Duration(sched.Duration).Minutes())
@@ -131,12 +131,12 @@ func checkSchedule(ctx context.Context, path, out string, keep bool, stdout, std
 	}
 	fmt.Fprintf(stdout, "impl: %s\nfencing: %v\nseed: %d\nschedule: %s (%s over %v)\nnote: %s\n",
 		s.Impl, s.Fencing, s.Seed, path, faults(len(s.Faults)), time.Duration(s.Duration), seedNote)
-	r, err := scenarios.RunSchedule(ctx, s, func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) })
+	r, err := engine.RunSchedule(ctx, s, func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) })
 	if err != nil {
 		return err
 	}
 	d := r.Decision
-	fmt.Fprintf(stdout, "faults injected: %s\n", orNone(strings.Join(scenarios.Tally(r.Injected), ", ")))
+	fmt.Fprintf(stdout, "faults injected: %s\n", orNone(strings.Join(engine.Tally(r.Injected), ", ")))
 	fmt.Fprintf(stdout, "critical sections checked: %d (%d with unknown outcome)\n", d.Sections, d.Unknown)
 	printLiveness(stdout, d.Liveness)
 	if d.Detail != "" {
@@ -145,12 +145,12 @@ func checkSchedule(ctx context.Context, path, out string, keep bool, stdout, std
 	if s.Verdict != "" {
 		fmt.Fprintf(stdout, "recorded verdict: %s\n", s.Verdict)
 	}
-	if scenarios.Failed(d.Verdict) || keep {
+	if engine.Failed(d.Verdict) || keep {
 		if out == "" {
 			out = filepath.Join(os.TempDir(), "locklab", "explore")
 		}
 		name := strings.TrimSuffix(filepath.Base(path), ".schedule.json")
-		_, hist, html, err := scenarios.WriteCounterexample(filepath.Join(out, name+"-replay"), s, r)
+		_, hist, html, err := engine.WriteCounterexample(filepath.Join(out, name+"-replay"), s, r)
 		if err != nil {
 			return err
 		}
@@ -289,9 +289,9 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 	started := time.Now()
 	var rows []exploreRow
 	for _, spec := range specs {
-		base := scenarios.ExploreOptions{Impl: spec, Seed: o.Seed, TTL: o.TTL, Clients: o.Clients, Duration: o.Duration,
+		base := engine.ExploreOptions{Impl: spec, Seed: o.Seed, TTL: o.TTL, Clients: o.Clients, Duration: o.Duration,
 			Kinds: o.Kinds, Replays: o.Replays, ShrinkBudget: o.ShrinkBudget, OutDir: scratch, Logf: logf}
-		runs := []scenarios.ExploreOptions{base}
+		runs := []engine.ExploreOptions{base}
 		for _, f := range fixedRows[spec.Name] {
 			fo := base
 			fo.Fixed = f
@@ -346,12 +346,12 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 
 // exploreOne explores one lock (or runs one fixed schedule) and replays
 // its minimal counterexample, if any, checks times more.
-func exploreOne(ctx context.Context, eo scenarios.ExploreOptions, checks int, dir string, stdout io.Writer) (exploreRow, error) {
+func exploreOne(ctx context.Context, eo engine.ExploreOptions, checks int, dir string, stdout io.Writer) (exploreRow, error) {
 	row := exploreRow{Impl: eo.Impl.Name, Broken: eo.Impl.Broken != "", Fixed: eo.Fixed}
-	x, err := scenarios.Explore(ctx, eo)
+	x, err := engine.Explore(ctx, eo)
 	// Explore plans before it starts anything, so a lock it cannot explore
 	// is refused at once, and with -impl all that is a row, not the end.
-	if err != nil && (eo.Impl.Backend.InProcess || errors.Is(err, scenarios.ErrNoKind)) {
+	if err != nil && (eo.Impl.Backend.InProcess || errors.Is(err, engine.ErrNoKind)) {
 		row.Skipped = err.Error()
 		fmt.Fprintf(stdout, "%s: skipped: %s\n", row.Impl, row.Skipped)
 		return row, nil
@@ -377,7 +377,7 @@ func exploreOne(ctx context.Context, eo scenarios.ExploreOptions, checks int, di
 			return row, err
 		}
 		for i := 0; i < checks; i++ {
-			r, err := scenarios.RunSchedule(ctx, s, nil)
+			r, err := engine.RunSchedule(ctx, s, nil)
 			if err != nil {
 				return row, fmt.Errorf("replay %s: %w", x.ScheduleFile, err)
 			}
@@ -389,7 +389,7 @@ func exploreOne(ctx context.Context, eo scenarios.ExploreOptions, checks int, di
 		minimal = fmt.Sprintf("; minimal %s; replays %v", faults(row.MinimalFaults), row.Replays)
 	}
 	fmt.Fprintf(stdout, "%s%s: %s; %d sections; injected %s%s\n", row.Impl, suffix(row),
-		row.Verdict, row.Sections, orNone(strings.Join(scenarios.Tally(row.Injected), ", ")), minimal)
+		row.Verdict, row.Sections, orNone(strings.Join(engine.Tally(row.Injected), ", ")), minimal)
 	return row, nil
 }
 
@@ -518,7 +518,7 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed ti
 			verdict += ": " + mdEscape(r.Detail)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %.1f | %s | %d (%d) | %s | %s | %s | %s |\n", name, sched, r.Minutes,
-			orNone(strings.Join(scenarios.Tally(r.Injected), ", ")), r.Sections, r.Unknown, verdict, minimal, replayed, files)
+			orNone(strings.Join(engine.Tally(r.Injected), ", ")), r.Sections, r.Unknown, verdict, minimal, replayed, files)
 	}
 	return os.WriteFile(filepath.Join(dir, "README.md"), []byte(b.String()), 0o644)
 }

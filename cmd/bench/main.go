@@ -18,9 +18,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/all"
 	"github.com/locklab/locklab/impls/mutant"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -37,7 +39,7 @@ func (quietRedis) Printf(context.Context, string, ...interface{}) {}
 func main() {
 	redis.SetLogger(quietRedis{})
 	// Fault scenarios re-execute this binary as client processes.
-	scenarios.MaybeRunWorker()
+	runner.MaybeRunWorker()
 	cluster.StopOnSignal()
 	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 	cluster.StopAll()
@@ -228,7 +230,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// A verdict on a lock broken on purpose must never pass for the lock's own.
 		fmt.Fprintf(stdout, "mutant: %s (%s is set: the lock is broken on purpose)\n", m, mutant.EnvVar)
 	}
-	o, err := scenarios.Run(ctx, *scenarioName, scenarios.Options{
+	o, err := scenarios.Run(ctx, *scenarioName, engine.Options{
 		Impl: spec, Fencing: *fencing, Seed: *seed, Clients: *clients, Sections: *sections, TTL: *ttl,
 		OutDir: *out, KeepHistory: *keep, External: external(),
 		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) },

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/mutant"
 	"github.com/locklab/locklab/scenarios"
@@ -96,7 +97,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	for i, c := range cells {
 		exp, _ := c.Expect()
 		cellStart := time.Now()
-		outs, err := scenarios.RunCell(ctx, c, *runs, scenarios.Options{
+		outs, err := scenarios.RunCell(ctx, c, *runs, engine.Options{
 			Seed: *seed + int64(i)*1000, TTL: *ttl, OutDir: ceDir, Clients: 8, Sections: 2000,
 		})
 		if err != nil {

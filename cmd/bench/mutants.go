@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/mutant"
 	"github.com/locklab/locklab/scenarios"
@@ -131,8 +132,8 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer os.RemoveAll(stage)
 	start := time.Now()
-	opts := func(c scenarios.Cell, s int64) scenarios.Options {
-		return scenarios.Options{Impl: c.Impl, Fencing: c.Fencing, Seed: s, TTL: *ttl, Clients: 8,
+	opts := func(c scenarios.Cell, s int64) engine.Options {
+		return engine.Options{Impl: c.Impl, Fencing: c.Fencing, Seed: s, TTL: *ttl, Clients: 8,
 			Sections: *sections, OutDir: filepath.Join(stage, "scratch")}
 	}
 	// unmutated caches each cell's verdict without a mutant: several

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -233,7 +234,7 @@ func Run(t *testing.T, spec impls.Spec, topo *cluster.Topology, o Options) {
 
 	if !o.SkipContention {
 		t.Run("ContentionIsLinearizable", func(t *testing.T) {
-			out, err := scenarios.Run(ctx, "contention", scenarios.Options{
+			out, err := scenarios.Run(ctx, "contention", engine.Options{
 				Impl: spec, Clients: 8, Sections: 2000, TTL: 2 * time.Second, OutDir: t.TempDir(),
 			})
 			if err != nil {

@@ -8,15 +8,17 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/all"
 	"github.com/locklab/locklab/impls/mutant"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
 func TestMain(m *testing.M) {
 	// Fault scenarios re-execute this test binary as their clients.
-	scenarios.MaybeRunWorker()
+	runner.MaybeRunWorker()
 	code := m.Run()
 	cluster.StopAll()
 	os.Exit(code)
@@ -124,7 +126,7 @@ func TestMutantsCaught(t *testing.T) {
 			if !ok {
 				t.Fatalf("no cell %s/%s", m.Lock, m.Catcher)
 			}
-			opts := scenarios.Options{Impl: c.Impl, Fencing: c.Fencing, Seed: int64(7000 + i), TTL: time.Second,
+			opts := engine.Options{Impl: c.Impl, Fencing: c.Fencing, Seed: int64(7000 + i), TTL: time.Second,
 				Clients: 8, Sections: 1000, OutDir: t.TempDir()}
 
 			restore, err := mutant.Activate(m.Name)

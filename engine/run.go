@@ -1,4 +1,4 @@
-package scenarios
+package engine
 
 import (
 	"context"
@@ -14,21 +14,23 @@ import (
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/resource"
+	"github.com/locklab/locklab/workload"
 )
 
-// Env is what a scenario's Run works with: the options, the servers, the
+// Env is what a job's body works with: the options, the servers, the
 // history recorder and a way to build clients.
 type Env struct {
 	Options
-	Scenario Scenario
-	Topo     *cluster.Topology
-	Rec      *lin.Recorder
+	// Name names the run's job (a scenario); counterexample files carry it.
+	Name string
+	Topo *cluster.Topology
+	Rec  *lin.Recorder
 	// Key is the lock key and the counter's name for this run.
 	Key string
 
-	// QuorumLoss and Available are windows the scenario recorded in which
-	// a consistent lock must grant nothing / must keep granting; the
-	// checker judges them.
+	// QuorumLoss and Available are windows the run recorded in which a
+	// consistent lock must grant nothing / must keep granting; the checker
+	// judges them.
 	QuorumLoss, Available []checker.Window
 	// Reach names what a fault needs the lock to use (ReachClockReads);
 	// the checker finds the run not applicable when the lock never did.
@@ -37,20 +39,20 @@ type Env struct {
 	workDir string // worker histories and logs, removed after the run
 }
 
-// Run executes scenario name against opts.Impl: it starts the servers the
-// lock and the scenario need, runs the scenario, checks the history and
-// stops every server, whatever happened.
-func Run(ctx context.Context, name string, opts Options) (*Outcome, error) {
-	s, err := Lookup(name)
-	if err != nil {
-		return nil, err
-	}
+// Job is what Run executes: a named body over the servers it needs.
+type Job struct {
+	Name string
+	// Needs are the servers beyond the lock's own and the resource.
+	Needs cluster.Needs
+	// Body drives the clients and faults and has the checker judge the
+	// history (Env.Judge).
+	Body func(ctx context.Context, env *Env) (*Outcome, error)
+}
+
+// Run executes job against opts.Impl: it starts the servers the lock and
+// the job need, runs the body, and stops every server, whatever happened.
+func Run(ctx context.Context, job Job, opts Options) (*Outcome, error) {
 	opts.defaults()
-	if s.Applies != nil {
-		if err := s.Applies(opts.Impl, opts.Fencing); err != nil {
-			return nil, fmt.Errorf("scenario %s does not apply to %s: %w", name, opts.Impl.Name, err)
-		}
-	}
 	if opts.Fencing && !opts.Impl.Caps.Fencing {
 		return nil, fmt.Errorf("%s issues no fencing tokens, so -fencing cannot apply", opts.Impl.Name)
 	}
@@ -59,37 +61,50 @@ func Run(ctx context.Context, name string, opts Options) (*Outcome, error) {
 		ZooKeeper:  opts.Impl.Backend.ZooKeeper,
 		Postgres:   opts.Impl.Backend.Postgres,
 		Resource:   true,
-	}
-	if s.Needs != nil {
-		needs = needs.Merge(s.Needs(opts.Impl))
-	}
+	}.Merge(job.Needs)
 	start := time.Now()
-	opts.Logf("starting servers for %s / %s (seed %d)", opts.Impl.Name, name, opts.Seed)
-	topo, err := cluster.Start(ctx, needs, opts.External)
+	opts.Logf("starting servers for %s / %s (seed %d)", opts.Impl.Name, job.Name, opts.Seed)
+	env, stop, err := startRun(ctx, needs, opts, job.Name)
 	if err != nil {
 		return nil, err
 	}
-	defer topo.Close()
+	defer stop()
+	out, err := job.Body(ctx, env)
+	if err != nil {
+		return nil, fmt.Errorf("%s / %s: %w", opts.Impl.Name, job.Name, err)
+	}
+	out.Scenario, out.Impl, out.Fencing, out.Seed = job.Name, opts.Impl.Name, opts.Fencing, opts.Seed
+	out.Elapsed = time.Since(start)
+	return out, nil
+}
+
+// startRun is the one place a run's servers, run dir and counter come from:
+// it starts the servers, makes the run dir and resets the protected
+// counter, and returns the run's Env with the function that undoes it all.
+func startRun(ctx context.Context, needs cluster.Needs, opts Options, name string) (*Env, func(), error) {
+	topo, err := cluster.Start(ctx, needs, opts.External)
+	if err != nil {
+		return nil, nil, err
+	}
 	workDir, err := os.MkdirTemp("", "locklab-run-")
 	if err != nil {
-		return nil, fmt.Errorf("make run dir: %w", err)
+		topo.Close()
+		return nil, nil, fmt.Errorf("make run dir: %w", err)
 	}
-	defer os.RemoveAll(workDir)
-	env := &Env{Options: opts, Scenario: s, Topo: topo, Rec: lin.NewRecorder(nil),
+	stop := func() {
+		os.RemoveAll(workDir)
+		topo.Close()
+	}
+	env := &Env{Options: opts, Name: name, Topo: topo, Rec: lin.NewRecorder(nil),
 		Key: "locklab-" + strconv.FormatInt(opts.Seed, 36), workDir: workDir}
 	counter := resource.NewVia(topo.ResourceAddr, env.Key, topo.Dialer())
 	err = counter.Reset(ctx)
 	counter.Close()
 	if err != nil {
-		return nil, err
+		stop()
+		return nil, nil, fmt.Errorf("reset the protected counter: %w", err)
 	}
-	out, err := s.Run(ctx, env)
-	if err != nil {
-		return nil, fmt.Errorf("%s / %s: %w", opts.Impl.Name, name, err)
-	}
-	out.Scenario, out.Impl, out.Fencing, out.Seed = name, opts.Impl.Name, opts.Fencing, opts.Seed
-	out.Elapsed = time.Since(start)
-	return out, nil
+	return env, stop, nil
 }
 
 // Config returns the lock configuration for client id.
@@ -105,13 +120,13 @@ func (e *Env) Config(id int) impls.Config {
 
 // NewClient builds client id in this process with its own Locker and
 // resource connection. Close it with CloseClient.
-func (e *Env) NewClient(id int, cfg impls.Config) (*Client, error) {
+func (e *Env) NewClient(id int, cfg impls.Config) (*workload.Client, error) {
 	l, err := e.Impl.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("new %s client %d: %w", e.Impl.Name, id, err)
 	}
 	rng := rand.New(rand.NewPCG(uint64(e.Seed), uint64(id)))
-	return &Client{
+	return &workload.Client{
 		ID: id, Key: e.Key, Locker: l, Rec: e.Rec, Fenced: e.Fencing,
 		Counter: resource.New(e.Topo.ResourceAddr, e.Key),
 		// A short, random piece of work widens the window in which two
@@ -121,7 +136,7 @@ func (e *Env) NewClient(id int, cfg impls.Config) (*Client, error) {
 }
 
 // CloseClient closes a client's connections.
-func CloseClient(c *Client) {
+func CloseClient(c *workload.Client) {
 	c.Locker.Close()
 	c.Counter.Close()
 }
@@ -145,19 +160,19 @@ func (e *Env) Judge(o *Outcome) error {
 			o.Detail = d.Detail
 		}
 	}
-	name := fmt.Sprintf("%s-%s", e.Impl.Name, e.Scenario.Name)
+	name := fmt.Sprintf("%s-%s", e.Impl.Name, e.Name)
 	if e.Fencing {
 		name += "-fenced"
 	}
 	base := filepath.Join(e.outDir(), fmt.Sprintf("%s-seed%d", name, e.Seed))
-	if o.Verdict == Unsafe {
+	if o.Verdict == checker.Unsafe {
 		path, err := d.Result.WriteHTML(base + ".html")
 		if err != nil {
 			return err
 		}
 		o.HTML = path
 	}
-	if o.Verdict == Unsafe || e.KeepHistory {
+	if o.Verdict == checker.Unsafe || e.KeepHistory {
 		path := base + ".history.jsonl"
 		if err := lin.WriteEvents(path, events); err != nil {
 			return err
@@ -183,3 +198,7 @@ func (e *Env) outDir() string {
 	}
 	return filepath.Join(os.TempDir(), "locklab")
 }
+
+// AcquireBound is how long one acquire may wait before the run counts as
+// stuck: far longer than any healthy hand-off, a few TTLs.
+func (e *Env) AcquireBound() time.Duration { return 5*e.TTL + 10*time.Second }

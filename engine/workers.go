@@ -1,4 +1,4 @@
-package scenarios
+package engine
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func MaybeRunWorker() { runner.MaybeRunWorker() }
 type Worker struct {
 	*runner.Worker
 	env *Env
-	// proc is the worker's process, for the explorer's process faults.
+	// proc is the worker's process, for the nemesis's process faults.
 	proc *cluster.Process
 }
 
@@ -42,7 +42,7 @@ func (e *Env) StartWorker(ctx context.Context, id int, lockAddrs []string, edit 
 		// them: enough to catch an overlap, few enough for a readable timeline.
 		WorkMin: 5 * time.Millisecond, WorkMax: 20 * time.Millisecond,
 		Seed: e.Seed, History: filepath.Join(e.workDir, fmt.Sprintf("client-%d.jsonl", id)),
-		AcquireTimeout: e.stuckBound(),
+		AcquireTimeout: e.AcquireBound(),
 	}
 	if edit != nil {
 		edit(&ws)

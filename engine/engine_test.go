@@ -1,4 +1,4 @@
-package scenarios_test
+package engine_test
 
 import (
 	"context"
@@ -14,11 +14,13 @@ import (
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
+	_ "github.com/locklab/locklab/impls/all"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/nemesis"
-	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/runner"
 )
 
 // TestExplore explores the two controls and one real lock briefly, with
@@ -62,10 +64,10 @@ func TestExplore(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			out := t.TempDir()
-			o := scenarios.ExploreOptions{Impl: spec, Fencing: tc.fencing, Seed: 11, TTL: time.Second, Clients: 4,
+			o := engine.ExploreOptions{Impl: spec, Fencing: tc.fencing, Seed: 11, TTL: time.Second, Clients: 4,
 				Duration: tc.duration, Kinds: tc.kinds, Replays: 3, ShrinkBudget: time.Minute, OutDir: out, Logf: t.Logf}
 			defer assertNothingLeft(t)
-			x, err := scenarios.Explore(ctx, o)
+			x, err := engine.Explore(ctx, o)
 			if tc.refuse != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.refuse) {
 					t.Fatalf("explore %s: err %v, want a refusal naming %q", tc.impl, err, tc.refuse)
@@ -76,7 +78,7 @@ func TestExplore(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := x.Run.Decision
-			t.Logf("%s: %s (%s); %d sections; injected %v", tc.impl, d.Verdict, d.Detail, d.Sections, scenarios.Tally(x.Run.Injected))
+			t.Logf("%s: %s (%s); %d sections; injected %v", tc.impl, d.Verdict, d.Detail, d.Sections, engine.Tally(x.Run.Injected))
 			if d.Verdict != tc.want {
 				t.Fatalf("verdict %s (%s), want %s", d.Verdict, d.Detail, tc.want)
 			}
@@ -87,7 +89,7 @@ func TestExplore(t *testing.T) {
 			if injected != len(x.Schedule.Faults) || injected == 0 {
 				t.Errorf("injected %d faults, the schedule has %d", injected, len(x.Schedule.Faults))
 			}
-			if !scenarios.Failed(d.Verdict) {
+			if !engine.Failed(d.Verdict) {
 				if x.Minimal != nil {
 					t.Errorf("a %s run was shrunk", d.Verdict)
 				}
@@ -120,7 +122,7 @@ func TestExplore(t *testing.T) {
 // replaysTo reports whether any of n replays of s reaches verdict want.
 func replaysTo(ctx context.Context, t *testing.T, s nemesis.Schedule, want checker.Verdict, n int) bool {
 	for i := 0; i < n; i++ {
-		r, err := scenarios.RunSchedule(ctx, s, t.Logf)
+		r, err := engine.RunSchedule(ctx, s, t.Logf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +182,7 @@ func TestHolderTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer assertNothingLeft(t)
-	r, err := scenarios.RunSchedule(ctx, s, t.Logf)
+	r, err := engine.RunSchedule(ctx, s, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,4 +217,11 @@ func TestHolderTarget(t *testing.T) {
 	if d := r.Decision; d.Verdict != checker.Unsafe {
 		t.Errorf("verdict %s (%s), want unsafe: the holder was paused past its lease", d.Verdict, d.Detail)
 	}
+}
+
+func TestMain(m *testing.M) {
+	runner.MaybeRunWorker()
+	code := m.Run()
+	cluster.StopAll()
+	os.Exit(code)
 }

@@ -1,0 +1,13 @@
+// Package engine is the one place a run happens: it starts the servers a
+// run needs (cluster), its client worker processes (runner), executes a
+// schedule's steps through the nemesis's fault kinds, and collects every
+// client's history into one. It records; it never decides: the history
+// goes to package checker, which returns the verdict.
+//
+// Three bodies share it: RunSchedule (a nemesis schedule, fixed or drawn,
+// which is what explore, the shrinker's replays and most matrix cells
+// run), RunScript (the scripted scenarios no schedule step expresses yet)
+// and the in-process bodies of package scenarios (contention, hand-off),
+// all started through Run or RunSchedule, which make the run dir, start
+// and stop the servers and reset the protected counter in one place.
+package engine

@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	lin "github.com/locklab/locklab/linearizability"
+)
+
+// holder returns the slot of the client inside its critical section (its
+// history's last grant has no release after it), waiting up to within for
+// one; when two are (a lock that failed), the one granted first. When no
+// client enters its section in time (a stuck lock), it returns the client
+// granted last, or slot 0, and says so in how.
+func (x *system) holder(ctx context.Context, within time.Duration) (slot int, how string) {
+	// The slots do not change while it waits: faults do not overlap, so no
+	// client is being replaced.
+	x.mu.Lock()
+	if x.sections == nil {
+		x.sections = map[*Worker]*sectionWatch{}
+	}
+	var watches []*sectionWatch
+	for _, w := range x.slots {
+		sw := x.sections[w]
+		if sw == nil {
+			sw = &sectionWatch{tail: historyTail{path: w.Spec.History}}
+			x.sections[w] = sw
+		}
+		watches = append(watches, sw)
+	}
+	x.mu.Unlock()
+	deadline := time.Now().Add(within)
+	for {
+		in, last := -1, -1
+		for i, sw := range watches {
+			sw.update()
+			if sw.in && (in < 0 || sw.granted < watches[in].granted) {
+				in = i
+			}
+			if sw.granted != 0 && (last < 0 || sw.granted > watches[last].granted) {
+				last = i
+			}
+		}
+		if in >= 0 {
+			return in, ""
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			if last < 0 {
+				return 0, fmt.Sprintf(" (no client in its section within %v, none granted yet)", within)
+			}
+			return last, fmt.Sprintf(" (no client in its section within %v: the one granted last)", within)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// sectionWatch follows one worker's history to know whether it is inside
+// a critical section.
+type sectionWatch struct {
+	tail    historyTail
+	in      bool
+	granted int64 // the time of its last grant, 0 before the first
+}
+
+func (sw *sectionWatch) update() {
+	for _, e := range sw.tail.next() {
+		switch e.Kind {
+		case lin.Acquired:
+			sw.in, sw.granted = true, e.Time
+		case lin.Released:
+			sw.in = false
+		}
+	}
+}
+
+// grantAfter waits, at most for bound, until some client records a grant
+// after time after, and returns its time.

@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
+)
+
+// Options configure one run of a scenario.
+type Options struct {
+	Impl     impls.Spec
+	Fencing  bool
+	Seed     int64
+	Clients  int           // concurrent clients
+	Sections int           // critical sections to run in total
+	TTL      time.Duration // lease time / session timeout
+	// OutDir receives the counterexample timeline when a run is unsafe.
+	OutDir string
+	// KeepHistory writes the run's history (JSON lines) to OutDir even
+	// when the run is safe; an unsafe run always keeps it.
+	KeepHistory bool
+	// External points the run at servers the user runs.
+	External cluster.External
+	// CheckTimeout bounds porcupine; past it the verdict is unknown.
+	CheckTimeout time.Duration
+	// Logf reports progress (may be nil).
+	Logf func(format string, args ...any)
+}
+
+func (o *Options) defaults() {
+	if o.Clients <= 0 {
+		o.Clients = 8
+	}
+	if o.Sections <= 0 {
+		o.Sections = 2000
+	}
+	if o.TTL <= 0 {
+		o.TTL = 2 * time.Second
+	}
+	if o.CheckTimeout <= 0 {
+		o.CheckTimeout = 2 * time.Minute
+	}
+	if o.Seed == 0 {
+		o.Seed = time.Now().UnixNano()
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+}
+
+// Outcome is the result of one run.
+type Outcome struct {
+	Scenario string
+	Impl     string
+	Fencing  bool
+	Seed     int64
+	Verdict  checker.Verdict
+	// Clients is how many clients ran; Processes says whether each was a
+	// worker process of its own (fault scenarios) or a goroutine.
+	Clients   int
+	Processes bool
+	Sections  int // critical sections checked
+	Unknown   int // of which with an unknown outcome
+	// GrantsAfterFault counts grants after the first fault began (every
+	// grant when the run has no fault): the progress a verdict rests on.
+	GrantsAfterFault int
+	HTML             string // counterexample timeline, when unsafe
+	History          string // the recorded history (JSON lines), when kept
+	// Recovery is the time from a holder's crash until another client held
+	// the lock (0 when the scenario has no crash).
+	Recovery time.Duration
+	Detail   string // one line on what happened
+	Elapsed  time.Duration
+	// Figures holds scenario-specific numbers (grants per partition phase,
+	// coupons sold, ...), named in kebab-case.
+	Figures map[string]float64
+}

@@ -1,0 +1,320 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
+	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/nemesis"
+)
+
+// ScheduleRun is one run of a schedule: the contention workload over
+// worker processes with the schedule's faults, judged by the checker.
+type ScheduleRun struct {
+	Schedule nemesis.Schedule
+	Decision checker.Decision
+	Events   []lin.Event
+	// Injected counts the faults injected, by kind.
+	Injected map[string]int
+	Elapsed  time.Duration
+}
+
+// RunSchedule starts fresh servers, runs s.Clients worker processes
+// contending for one key for s.Duration while it injects s's faults at
+// their times (each healed before the next), then stops everything and
+// hands the merged history to checker.Decide. No worker or server outlives
+// it, whatever happens.
+func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...any)) (*ScheduleRun, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	spec, err := impls.Lookup(s.Impl)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Backend.InProcess {
+		return nil, fmt.Errorf("a schedule runs each client as a process of its own, and %s's %v", spec.Name, ErrInProcess)
+	}
+	ttl := time.Duration(s.TTL)
+	needs := cluster.Needs{
+		RedisNodes: spec.Backend.RedisNodes, ZooKeeper: spec.Backend.ZooKeeper,
+		Postgres: spec.Backend.Postgres, Resource: true,
+	}.Merge(ScheduleNeeds(s))
+	start := time.Now()
+	opts := Options{Impl: spec, Fencing: s.Fencing, Seed: s.Seed, Clients: s.Clients, TTL: ttl}
+	opts.defaults()
+	env, stop, err := startRun(ctx, needs, opts, s.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	run, end, err := runSchedule(ctx, env, s, logf)
+	if err != nil {
+		return nil, err
+	}
+	run.Decision = checker.Decide(checker.Input{Events: run.Events, TTL: ttl, End: end,
+		QuorumLoss: env.QuorumLoss, Available: env.Available,
+		Minimum: checker.DefaultMinimum, Timeout: env.CheckTimeout})
+	run.Elapsed = time.Since(start)
+	return run, nil
+}
+
+// ScheduleNeeds is what a schedule's faults need beyond the lock's own
+// servers and the resource.
+func ScheduleNeeds(s nemesis.Schedule) cluster.Needs {
+	var needs cluster.Needs
+	for _, st := range s.Faults {
+		if st.Kind == nemesis.ServerClockJump {
+			needs.ClockShift = true
+		}
+		// Only a schedule with network faults (or a fail-over, which
+		// moves an address) puts servers and clients on hosts of their
+		// own: namespaces cost time to make.
+		needs.Hosts = needs.Hosts || nemesis.NeedsHosts(st.Kind)
+		needs.Replica = needs.Replica || st.Kind == nemesis.FailOver
+	}
+	return needs
+}
+
+// runSchedule runs s on env's servers: the workers, the faults at their
+// times, the end of the run. It returns the merged history and when
+// recording stopped; the caller has the checker judge it.
+func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(string, ...any)) (*ScheduleRun, int64, error) {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	ttl := time.Duration(s.TTL)
+	work := scheduleWork(s)
+	sys := &system{env: env, next: s.Clients, work: work}
+	defer sys.stopAll()
+	// A first step that waits for a failpoint: its target alone takes the
+	// first grant and stops there; the others wait for "go".
+	trigger, victim := "", -1
+	if len(s.Faults) > 0 && s.Faults[0].After != "" {
+		trigger = s.Faults[0].After
+		var err error
+		if victim, err = nemesis.ClientSlot(s.Faults[0].Stopped()); err != nil {
+			return nil, 0, fmt.Errorf("fault 0: %w", err)
+		}
+	}
+	for id := 0; id < s.Clients; id++ {
+		w, err := startWithRetry(ctx, env, id, func(ws *WorkerSpec) {
+			work(ws)
+			switch {
+			case trigger != "" && id == victim:
+				ws.Arm = []string{trigger}
+			case trigger != "":
+				ws.WaitForGo = true
+			}
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		sys.slots = append(sys.slots, w)
+		sys.all = append(sys.all, w)
+	}
+	if trigger != "" {
+		if _, err := sys.slots[victim].Await(ctx, "failpoint "+trigger, 30*time.Second+5*ttl); err != nil {
+			return nil, 0, err
+		}
+		if err := sys.goOthers(ctx, victim, s.Faults[0]); err != nil {
+			return nil, 0, err
+		}
+	}
+	run := &ScheduleRun{Schedule: s, Injected: map[string]int{}}
+	t0 := time.Now()
+	sleepUntil := func(at time.Duration) error {
+		select {
+		case <-time.After(time.Until(t0.Add(at))):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	// A heal can take longer than planned (a restarted server must answer
+	// first). No fault starts less than the liveness bound after the last
+	// heal really finished, and the run does not end before that either
+	// unless some client was granted the lock since: the checker then
+	// always sees a grant after every heal, or its whole bound without
+	// one, and a stuck verdict is the lock's, never a fault that came too
+	// soon or a run that ended too early.
+	bound := checker.Bound(ttl)
+	var notBefore time.Duration
+	var healed int64 // when the last heal finished (monotonic ns)
+	for i, st := range s.Faults {
+		if err := sleepUntil(max(time.Duration(st.At), notBefore)); err != nil {
+			return nil, 0, err
+		}
+		k, err := nemesis.Lookup(st.Kind)
+		if err != nil {
+			return nil, 0, err
+		}
+		// A fault aimed at the holder strikes the client in its section
+		// now; the history names which one.
+		target, shown := st.Target, st.Target
+		if target == nemesis.HolderTarget {
+			slot, how := sys.holder(ctx, ttl)
+			target = fmt.Sprintf("client-%d", slot)
+			shown = "holder " + target + how
+		}
+		begin := lin.Now()
+		note, err := k.Inject(ctx, sys, target)
+		if err != nil {
+			return nil, 0, fmt.Errorf("fault %d (%s %s): inject: %w", i, st.Kind, shown, err)
+		}
+		logf("fault %d/%d: %s %s for %v", i+1, len(s.Faults), st.Kind, shown, time.Duration(st.Duration))
+		whole := lin.Now() // the cut is in place on every host only now
+		if st.After != "" {
+			note += ", at failpoint " + st.After
+		}
+		// The heal comes st.Duration after the fault was in place, even if
+		// injecting it took a while (a SIGSTOP waits for every thread).
+		// A victim stopped at a failpoint stays inside its section and
+		// leaves it just before the heal (a paused one reads the line when
+		// it wakes; a killed one reads nothing), except one cut off by the
+		// network: it goes on a TTL before the heal (at most half the cut),
+		// so that its write, to the resource it still reaches, and its
+		// release, to lock servers it does not, both meet the cut, as they
+		// would for a holder that cannot know it was cut off.
+		wait, inCut := time.Duration(st.Duration), time.Duration(0)
+		if st.After != "" && st.Holder == "" && nemesis.IsNetwork(st.Kind) {
+			inCut = min(ttl, wait/2)
+			wait -= inCut
+		}
+		if st.Queue {
+			// The holder releases while the waiter struck in line right
+			// behind it is still dead or frozen: half a TTL in, so that the
+			// verdict does not hinge on where in its heartbeat cycle the
+			// waiter was struck (a ZooKeeper waiter's node outlives its
+			// process by two thirds of a session timeout to a whole one;
+			// released at once, the next grant fell either side of a TTL
+			// from run to run). A live waiter must be granted the lock
+			// within one TTL of the release, a window the checker judges.
+			settle(ctx, ttl/2)
+			wait -= ttl / 2
+			release := lin.Now()
+			env.Available = append(env.Available, checker.Window{
+				Name:  fmt.Sprintf("the TTL (%v) after the holder's release, a live waiter in line behind the silenced one", ttl),
+				Start: release, End: release + int64(ttl)})
+			if err := sys.slots[victim].Continue(); err != nil {
+				return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
+			}
+			note += fmt.Sprintf(", waiting in line right behind %s, which released %v into the fault", st.Holder, ttl/2)
+		}
+		for i, d := range []time.Duration{wait, inCut} {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				k.Heal(context.Background(), sys, target)
+				return nil, 0, ctx.Err()
+			}
+			if i == 0 && st.After != "" && st.Holder == "" {
+				if err := sys.slots[victim].Continue(); err != nil && st.Kind != nemesis.ClientKill {
+					return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
+				}
+			}
+		}
+		if cut, leaves := nemesis.CutLeavesQuorum(st, len(sys.LockServers())); cut && s.Name != "" {
+			// A fixed schedule's cut of some nodes is a window the checker
+			// judges: grants must go on while a quorum stays reachable,
+			// and none may come while it does not. It starts once the cut
+			// is whole, plus 200ms for a grant whose replies were already
+			// on their way, and ends as the heal begins. A random schedule
+			// records none: its cuts may be too short for the lock to
+			// grant at all, and explore judges safety and liveness only.
+			w := checker.Window{Start: whole + int64(200*time.Millisecond), End: lin.Now()}
+			if leaves {
+				w.Name = "minority-cut"
+				env.Available = append(env.Available, w)
+			} else {
+				w.Name = "majority-cut"
+				env.QuorumLoss = append(env.QuorumLoss, w)
+			}
+		}
+		healNote, err := k.Heal(ctx, sys, target)
+		if err != nil {
+			return nil, 0, fmt.Errorf("fault %d (%s %s): heal: %w", i, st.Kind, shown, err)
+		}
+		if st.After != "" && st.Holder != "" && !st.Queue {
+			// A holder held up by a fault on a server goes on after the
+			// heal, once another client has read the resource since the
+			// fault began (or half a TTL passed), and leaves after that
+			// section.
+			if err := sys.handOff(ctx, victim, begin); err != nil {
+				return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
+			}
+		}
+		notBefore = time.Since(t0) + bound
+		healed = lin.Now()
+		env.Rec.Record(lin.Event{Kind: lin.Fault, Time: begin, End: healed,
+			Text: fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, shown, time.Duration(st.Duration), note, healNote)})
+		run.Injected[st.Kind]++
+	}
+	if err := sleepUntil(time.Duration(s.Duration)); err != nil {
+		return nil, 0, err
+	}
+	if rest := notBefore - time.Since(t0); healed != 0 && rest > 0 {
+		// Short of the bound: go on until a grant after the last heal,
+		// then for as long after it as the schedule leaves after its last
+		// heal (a lock can come back late: TCP backs off its retransmits
+		// during a cut), but never past the bound. No grant: the whole
+		// bound, and a little slack keeps the checker from calling the
+		// run too short to judge.
+		tail := time.Duration(s.Duration) - s.Faults[len(s.Faults)-1].Heal()
+		if g, ok := sys.grantAfter(ctx, healed, rest); ok {
+			if err := sleepUntil(min(notBefore, time.Since(t0)+tail-time.Duration(lin.Now()-g))); err != nil {
+				return nil, 0, err
+			}
+		} else if err := sleepUntil(notBefore + 100*time.Millisecond); err != nil {
+			return nil, 0, err
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, 0, ctx.Err()
+	}
+	end := lin.Now()
+	sys.stopAll()
+	if err := env.collect(sys.all); err != nil {
+		return nil, 0, err
+	}
+	run.Events = env.Rec.Events()
+	return run, end, nil
+}
+
+// scheduleWork sets a worker's critical-section work for s: the
+// schedule's own bounds, else explore's: each section lasts a tenth to a
+// third of the TTL, so that a holder spends most of its time inside one,
+// and a fault drawn at a random moment often lands on a holder
+// mid-section, where a lock's flaws show. With sections of a few
+// milliseconds (the scripted scenarios' default) 45 seconds of random
+// client pauses and server restarts against redis-setnx-px found nothing,
+// though the scripted scenarios break it.
+func scheduleWork(s nemesis.Schedule) func(*WorkerSpec) {
+	if s.WorkMax > 0 {
+		return func(ws *WorkerSpec) { ws.WorkMin, ws.WorkMax = time.Duration(s.WorkMin), time.Duration(s.WorkMax) }
+	}
+	ttl := time.Duration(s.TTL)
+	return func(ws *WorkerSpec) { ws.WorkMin, ws.WorkMax = ttl/10, ttl/3 }
+}
+
+// startWithRetry starts client id, trying up to three times: with a
+// one-second TTL a lock's connect timeout is a fraction of a second, which
+// a loaded 2-core machine sometimes misses before the client has done
+// anything (its history is still empty, so a retry hides nothing).
+func startWithRetry(ctx context.Context, env *Env, id int, edit func(*WorkerSpec)) (*Worker, error) {
+	var err error
+	for try := 0; try < 3; try++ {
+		var w *Worker
+		if w, err = env.StartWorker(ctx, id, env.Topo.RedisAddrs, edit); err == nil {
+			return w, nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, err
+}

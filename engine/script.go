@@ -1,0 +1,202 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/faults/netproxy"
+	"github.com/locklab/locklab/impls"
+	lin "github.com/locklab/locklab/linearizability"
+)
+
+// Script is a scripted fault scenario: worker processes contend for the
+// lock while its hooks inject faults at chosen moments. It remains for the
+// faults no schedule step expresses yet (a proxy cut that spans another
+// fault, a fail-over through the in-process proxy); everything else is a
+// nemesis schedule (RunSchedule).
+type Script struct {
+	Workers int // client processes, the victim (client 0) included; default 4
+	// Proxies routes every client's Redis lock links through its own proxy.
+	Proxies bool
+	// Edit adjusts a worker's spec before it starts (victim is id 0).
+	Edit func(env *Env, id int, ws *WorkerSpec)
+	// Setup runs before any worker starts (e.g. cut the victim's links).
+	Setup func(ctx context.Context, r *ScriptRun) error
+	// Trigger is the failpoint armed in the victim; Inject runs once the
+	// victim stops there (or at once when Trigger is empty) and must let the
+	// victim go on (Continue) when it wants it to.
+	Trigger func(spec impls.Spec) string
+	Inject  func(ctx context.Context, r *ScriptRun) error
+	// Observe is how long the others keep contending after Inject.
+	Observe func(env *Env) time.Duration
+	// Figures may set scenario-specific figures after the run (never the
+	// verdict: the checker decides it).
+	Figures func(r *ScriptRun, out *Outcome) error
+}
+
+// ScriptRun is the state of one scripted run in progress.
+type ScriptRun struct {
+	Env     *Env
+	Net     *netproxy.Net // the clients' proxies, when the script asked for them
+	Workers []*Worker
+	Victim  *Worker
+	// Events is the merged history, once the workers stopped.
+	Events    []lin.Event
+	faultTime int64 // monotonic ns of the fault a hand-off counts reads from
+}
+
+// RunScript runs p on env's servers and has the checker judge the history.
+func RunScript(ctx context.Context, env *Env, p Script) (*Outcome, error) {
+	if p.Workers == 0 {
+		p.Workers = 4
+	}
+	r := &ScriptRun{Env: env}
+	if p.Proxies {
+		r.Net = netproxy.New()
+		defer r.Net.Close()
+	}
+	// Whatever happened, no worker outlives the run.
+	defer r.stopWorkers()
+	// Every link exists before setup, so setup can cut some of them.
+	addrs := make([][]string, p.Workers)
+	for id := range addrs {
+		a, err := r.lockAddrs(id)
+		if err != nil {
+			return nil, err
+		}
+		addrs[id] = a
+	}
+	if p.Setup != nil {
+		if err := p.Setup(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	trigger := ""
+	if p.Trigger != nil {
+		trigger = p.Trigger(env.Impl)
+	}
+	for id := 0; id < p.Workers; id++ {
+		w, err := env.StartWorker(ctx, id, addrs[id], func(ws *WorkerSpec) {
+			if trigger != "" {
+				if id == 0 {
+					ws.Arm = []string{trigger}
+				} else {
+					ws.WaitForGo = true
+				}
+			}
+			if p.Edit != nil {
+				p.Edit(env, id, ws)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		r.Workers = append(r.Workers, w)
+	}
+	r.Victim = r.Workers[0]
+	if trigger != "" {
+		// The victim alone takes the first grant (so its fencing token is 1)
+		// and stops at its failpoint; only then do the others contend.
+		if _, err := r.Victim.Await(ctx, "failpoint "+trigger, 30*time.Second+5*env.TTL); err != nil {
+			return nil, err
+		}
+		for _, w := range r.Workers[1:] {
+			if err := w.Go(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if p.Inject != nil {
+		if err := p.Inject(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	out := &Outcome{Figures: map[string]float64{}, Clients: p.Workers, Processes: true}
+	if p.Observe != nil {
+		select {
+		case <-time.After(p.Observe(env)):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	r.stopWorkers()
+	if err := env.collect(r.Workers); err != nil {
+		return nil, err
+	}
+	r.Events = env.Rec.Events()
+	if p.Figures != nil {
+		if err := p.Figures(r, out); err != nil {
+			return nil, err
+		}
+	}
+	if err := env.Judge(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// stopWorkers stops every worker at once (each finishes its section).
+func (r *ScriptRun) stopWorkers() {
+	var wg sync.WaitGroup
+	for _, w := range r.Workers {
+		wg.Add(1)
+		go func(w *Worker) { defer wg.Done(); w.Stop(2*r.Env.TTL + 3*time.Second) }(w)
+	}
+	wg.Wait()
+}
+
+// lockAddrs returns the addresses client id uses for the Redis lock nodes:
+// its own proxy to each when the Script has proxies.
+func (r *ScriptRun) lockAddrs(id int) ([]string, error) {
+	if r.Net == nil {
+		return r.Env.Topo.RedisAddrs, nil
+	}
+	if len(r.Env.Topo.Redis) == 0 {
+		return nil, errors.New("network faults need Redis nodes the lab starts itself")
+	}
+	var addrs []string
+	for _, n := range r.Env.Topo.Redis {
+		l, err := r.Net.Link(id, n.Name, n.Addr)
+		if err != nil {
+			return nil, err
+		}
+		addrs = append(addrs, l.Addr)
+	}
+	return addrs, nil
+}
+
+// mark records the moment a hand-off counts reads from.
+func (r *ScriptRun) mark() { r.faultTime = lin.Now() }
+
+// handOffWait bounds how long a held-up victim waits for another client
+// before it goes on anyway: half a TTL, so the victim still writes within
+// its own lease and the only fault is the injected one.
+func handOffWait(env *Env) time.Duration { return env.TTL / 2 }
+
+// HandOff marks the fault, waits (at most handOffWait) until another client
+// has been granted the lock and has read the resource, then lets the victim
+// go on with resume (Continue or ContinueThenLeave). Waiting for the read,
+// not just the grant, makes the collision certain when the lock failed:
+// both clients have read the same value before either writes, so the
+// victim's write and the other's are one lost update, whichever lands
+// first. Releasing the victim at the grant alone left a race in which the
+// victim's write could land before the other's read and hide the failure.
+func (r *ScriptRun) HandOff(ctx context.Context, resume func() error) error {
+	r.mark()
+	return r.handOffSince(ctx, r.faultTime, resume)
+}
+
+// handOffSince is handOff for a fault marked earlier, at since, that took a
+// while to complete (a server killed, then restarted): a read at any time
+// after since counts, and the wait is bounded from now, when the fault is
+// complete. Counting only reads after the restart returned missed a new
+// holder that got in while the lab was still confirming the server was up;
+// the victim then waited for that holder's next section, whose higher token
+// made the resource refuse the victim's write and hid the repeated token.
+func (r *ScriptRun) handOffSince(ctx context.Context, since int64, resume func() error) error {
+	// Any client but the victim.
+	waitFor(ctx, r.Workers[1:], lin.Read, since, handOffWait(r.Env))
+	return resume()
+}

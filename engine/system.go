@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	lin "github.com/locklab/locklab/linearizability"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/nemesis"
+)
+
+// ErrInProcess is why a lock whose clients share one process cannot be
+// run as worker processes, so no client fault can reach it one by one.
+var ErrInProcess = errors.New("clients share one process, so no client fault applies and no worker can run it")
+
+// system is the running system the nemesis acts on.
+type system struct {
+	env   *Env
+	mu    sync.Mutex
+	slots []*Worker // the process now in each client slot
+	all   []*Worker // every worker started, killed ones too (their histories count)
+	next  int       // the next client id
+	work  func(*WorkerSpec)
+	// sections follows each worker's history, for faults aimed at the
+	// holder (see holder).
+	sections map[*Worker]*sectionWatch
+}
+
+func (x *system) Client(slot int) (nemesis.Process, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if slot < 0 || slot >= len(x.slots) {
+		return nil, fmt.Errorf("no client slot %d", slot)
+	}
+	return x.slots[slot].proc, nil
+}
+
+func (x *system) ReplaceClient(ctx context.Context, slot int) (int, error) {
+	x.mu.Lock()
+	id := x.next
+	x.next++
+	x.mu.Unlock()
+	// A new id: the killed process's sections stay in the history under
+	// its own, with the one it died in left unknown.
+	w, err := startWithRetry(ctx, x.env, id, x.work)
+	if err != nil {
+		return 0, err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.slots[slot] = w
+	x.all = append(x.all, w)
+	return id, nil
+}
+
+func (x *system) Server(name string) (*cluster.Node, error) {
+	n := x.env.Topo.Node(name)
+	if n == nil {
+		return nil, fmt.Errorf("no server %q in this run", name)
+	}
+	return n, nil
+}
+
+func (x *system) TTL() time.Duration { return x.env.TTL }
+
+func (x *system) Clients() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return len(x.slots)
+}
+
+func (x *system) ClientHost(slot int) (*hosts.Host, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if slot < 0 || slot >= len(x.slots) {
+		return nil, fmt.Errorf("no client slot %d", slot)
+	}
+	return x.host(fmt.Sprintf("client-%d", x.slots[slot].ID))
+}
+
+func (x *system) ServerHost(name string) (*hosts.Host, error) { return x.host(name) }
+
+func (x *system) host(name string) (*hosts.Host, error) {
+	if x.env.Topo.Net == nil {
+		return nil, errors.New("this run has no hosts of its own, so no network fault can strike it")
+	}
+	h := x.env.Topo.Net.Host(name)
+	if h == nil {
+		return nil, fmt.Errorf("no host %q in this run", name)
+	}
+	return h, nil
+}
+
+func (x *system) LockServers() []string {
+	var out []string
+	for _, n := range x.env.Topo.Nodes() {
+		if n != x.env.Topo.Resource {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// goOthers lets every client but the one stopped at first's failpoint
+// start contending. For a queue step they join the lock's line in a known
+// order, while the stopped client holds the lock: first's target, the
+// waiter it strikes, then, once it had time to join, the rest. Joining a
+// line is one request (a queue entry, a sequential node) sent at once.
+func (x *system) grantAfter(ctx context.Context, after int64, bound time.Duration) (int64, bool) {
+	x.mu.Lock()
+	all := append([]*Worker(nil), x.all...)
+	x.mu.Unlock()
+	return waitFor(ctx, all, lin.Acquired, after, bound)
+}
+
+// stopAll stops every worker still running (each finishes its section).
+func (x *system) stopAll() {
+	x.mu.Lock()
+	all := append([]*Worker(nil), x.all...)
+	for _, sw := range x.sections {
+		sw.tail.close()
+	}
+	x.sections = nil
+	x.mu.Unlock()
+	r := &ScriptRun{Env: x.env, Workers: all}
+	r.stopWorkers()
+}
+
+func (x *system) goOthers(ctx context.Context, stopped int, first nemesis.Step) error {
+	waiter := -1
+	if first.Queue {
+		var err error
+		if waiter, err = nemesis.ClientSlot(first.Target); err != nil {
+			return fmt.Errorf("queue step: %w", err)
+		}
+		if err := x.slots[waiter].Go(); err != nil {
+			return err
+		}
+		settle(ctx, queueSettle(x.env))
+	}
+	for i, w := range x.slots {
+		if i != stopped && i != waiter {
+			if err := w.Go(); err != nil {
+				return err
+			}
+		}
+	}
+	if first.Queue {
+		settle(ctx, queueSettle(x.env))
+	}
+	return nil
+}
+
+// handOff lets the client in slot go on from its failpoint once another
+// client has read the resource after since, or half a TTL passed from now,
+// and leave the run after that section.
+func (x *system) handOff(ctx context.Context, slot int, since int64) error {
+	x.mu.Lock()
+	holder := x.slots[slot]
+	r := &ScriptRun{Env: x.env, Workers: []*Worker{holder}}
+	for _, w := range x.all {
+		if w != holder {
+			r.Workers = append(r.Workers, w)
+		}
+	}
+	x.mu.Unlock()
+	r.Victim = holder
+	return r.handOffSince(ctx, since, holder.ContinueThenLeave)
+}
