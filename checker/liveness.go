@@ -36,6 +36,10 @@ type Liveness struct {
 	FirstFault       int64
 	// Stuck names the first heal with no grant within the bound.
 	Stuck string
+	// StuckFault is that heal's fault: its index among the history's fault
+	// events, in time order; -1 when no fault's heal is stuck (a run
+	// without faults can be stuck too, between its grants).
+	StuckFault int
 	// Short names a heal too close to the run's end to judge.
 	Short string
 	// Unavailable names quorum-loss windows with no grant inside them
@@ -62,7 +66,7 @@ func Progress(events []lin.Event, ttl time.Duration, end int64, quorumLoss, avai
 			faults = append(faults, e)
 		}
 	}
-	var l Liveness
+	l := Liveness{StuckFault: -1}
 	for i, f := range faults {
 		if i == 0 || f.Time < l.FirstFault {
 			l.FirstFault = f.Time
@@ -92,7 +96,7 @@ func Progress(events []lin.Event, ttl time.Duration, end int64, quorumLoss, avai
 			l.Unserved = append(l.Unserved, w.Name)
 		}
 	}
-	for _, f := range faults {
+	for i, f := range faults {
 		at := f.Time
 		if f.End > at {
 			at = f.End
@@ -113,7 +117,7 @@ func Progress(events []lin.Event, ttl time.Duration, end int64, quorumLoss, avai
 			}
 		}
 		if h.Recovery == -1 && l.Stuck == "" {
-			l.Stuck = f.Text
+			l.Stuck, l.StuckFault = f.Text, i
 		}
 		l.Heals = append(l.Heals, h)
 	}

@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -192,13 +191,14 @@ func TestHolderTarget(t *testing.T) {
 			fault = &r.Events[i]
 		}
 	}
-	var slot int
 	if fault == nil {
 		t.Fatal("no fault in the history")
 	}
-	if _, err := fmt.Sscanf(fault.Text, "client-pause holder client-%d", &slot); err != nil {
-		t.Fatalf("the fault %q does not name the holder it struck: %v", fault.Text, err)
+	inj := fault.Injection
+	if inj == nil || inj.Kind != nemesis.ClientPause || inj.Target != nemesis.HolderTarget || len(inj.Clients) != 1 {
+		t.Fatalf("the fault %+v is not recorded as a client-pause of the holder, naming the client it struck", inj)
 	}
+	slot := inj.Clients[0]
 	// No client was replaced, so the slot is the client id.
 	in := false
 	for _, e := range r.Events {

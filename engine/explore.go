@@ -76,10 +76,8 @@ func Suspects(r *ScheduleRun) []int {
 	}
 	switch r.Decision.Verdict {
 	case checker.Stuck:
-		for i, f := range faults {
-			if f.Text == r.Decision.Liveness.Stuck {
-				return []int{i}
-			}
+		if i := r.Decision.Liveness.StuckFault; i >= 0 {
+			return []int{i}
 		}
 	case checker.Unsafe:
 		type op struct{ call, ret int64 }

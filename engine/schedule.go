@@ -161,6 +161,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 			target = fmt.Sprintf("client-%d", slot)
 			shown = "holder " + target + how
 		}
+		inj := sys.injection(st, target)
 		begin := lin.Now()
 		note, err := k.Inject(ctx, sys, target)
 		if err != nil {
@@ -250,8 +251,9 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		}
 		notBefore = time.Since(t0) + bound
 		healed = lin.Now()
-		env.Rec.Record(lin.Event{Kind: lin.Fault, Time: begin, End: healed,
-			Text: fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, shown, time.Duration(st.Duration), note, healNote)})
+		inj.Note = note + "; " + healNote
+		env.Rec.Record(lin.FaultEvent(begin, healed, inj,
+			fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, shown, time.Duration(st.Duration), note, healNote)))
 		run.Injected[st.Kind]++
 	}
 	if err := sleepUntil(time.Duration(s.Duration)); err != nil {

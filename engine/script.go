@@ -36,6 +36,26 @@ type Script struct {
 	Figures func(r *ScriptRun, out *Outcome) error
 }
 
+// The kinds of the faults only scripts inject, named as the nemesis's
+// kinds are, for the history's records.
+const (
+	// ProxyReset: a client's proxy to a server refuses its connections.
+	ProxyReset = "proxy-reset"
+	// ProxyRetarget: every client's proxy to a server now leads to another.
+	ProxyRetarget = "proxy-retarget"
+	// ServerStartEmpty: a server killed earlier starts again without data.
+	ServerStartEmpty = "server-start-empty"
+	// ReplicaPromote: a replica is made the master (REPLICAOF NO ONE).
+	ReplicaPromote = "replica-promote"
+	// ClientSlowSection: a live client works past its lease in one section.
+	ClientSlowSection = "client-slow-section"
+	// ClientClockSkew: a client's own clock runs ahead of the others'.
+	ClientClockSkew = "client-clock-skew"
+	// HolderRelease: the holder released and stays idle, connected; the
+	// others' progress rests on that release alone.
+	HolderRelease = "holder-release"
+)
+
 // ScriptRun is the state of one scripted run in progress.
 type ScriptRun struct {
 	Env     *Env

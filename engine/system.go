@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -171,4 +172,21 @@ func (x *system) handOff(ctx context.Context, slot int, since int64) error {
 	x.mu.Unlock()
 	r.Victim = holder
 	return r.handOffSince(ctx, since, holder.ContinueThenLeave)
+}
+
+// injection is the record of step st striking target (a holder already
+// resolved to its slot): the client it strikes by id, as the history
+// knows it, or the servers.
+func (x *system) injection(st nemesis.Step, target string) lin.Injection {
+	inj := lin.Injection{Kind: st.Kind, Target: st.Target}
+	if slot, err := nemesis.ClientSlot(target); err == nil {
+		x.mu.Lock()
+		if slot >= 0 && slot < len(x.slots) {
+			inj.Clients = []int{x.slots[slot].ID}
+		}
+		x.mu.Unlock()
+		return inj
+	}
+	inj.Servers = strings.Split(target, "+")
+	return inj
 }

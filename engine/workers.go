@@ -10,6 +10,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
 	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/runner"
 )
 
@@ -67,7 +68,8 @@ func (e *Env) StartWorker(ctx context.Context, id int, lockAddrs []string, edit 
 
 // Kill crashes the worker with SIGKILL and records the fault.
 func (w *Worker) Kill(why string) {
-	w.env.FaultAt(fmt.Sprintf("SIGKILL client %d%s", w.ID, why))
+	w.env.FaultAt(lin.Injection{Kind: nemesis.ClientKill, Target: fmt.Sprintf("client-%d", w.ID),
+		Clients: []int{w.ID}, Note: "SIGKILL" + why})
 	w.Worker.Kill()
 }
 
@@ -80,14 +82,15 @@ func (w *Worker) Pause(ctx context.Context, d time.Duration, why string, whileSt
 	if err := w.Worker.Pause(ctx, d, whileStopped); err != nil {
 		return err
 	}
-	w.env.Rec.Record(lin.Event{Kind: lin.Fault, Time: start, End: lin.Now(),
-		Text: fmt.Sprintf("SIGSTOP client %d for %v%s", w.ID, d, why)})
+	inj := lin.Injection{Kind: nemesis.ClientPause, Target: fmt.Sprintf("client-%d", w.ID),
+		Clients: []int{w.ID}, Note: fmt.Sprintf("SIGSTOP for %v; SIGCONT%s", d, why)}
+	w.env.Rec.Record(lin.FaultEvent(start, lin.Now(), inj, ""))
 	return nil
 }
 
 // FaultAt records an instantaneous fault on the timeline.
-func (e *Env) FaultAt(text string) {
-	e.Rec.Record(lin.Event{Kind: lin.Fault, Text: text})
+func (e *Env) FaultAt(inj lin.Injection) {
+	e.Rec.Record(lin.FaultEvent(lin.Now(), 0, inj, ""))
 }
 
 // collect merges every worker's history into the run's recorder.

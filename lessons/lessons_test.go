@@ -8,12 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -38,7 +40,7 @@ func history() []lin.Event {
 		{Kind: lin.Acquired, Time: 1 * ms, Client: 0, Token: 1},
 		{Kind: lin.Call, Time: 2 * ms, Client: 0, Op: 1, Token: 1},
 		{Kind: lin.Read, Time: 3 * ms, Client: 0, Op: 1, Token: 1, Value: 0},
-		{Kind: lin.Fault, Time: 4 * ms, End: 3000 * ms, Client: 0, Text: "SIGSTOP client 0 for 3s"},
+		lin.FaultEvent(4*ms, 3000*ms, lin.Injection{Kind: nemesis.ClientPause, Target: "client-0", Clients: []int{0}, Note: "SIGSTOP; SIGCONT"}, "SIGSTOP client 0 for 3s"),
 		{Kind: lin.Acquired, Time: 1100 * ms, Client: 1, Token: 2},
 		{Kind: lin.Call, Time: 1101 * ms, Client: 1, Op: 1, Token: 2},
 		{Kind: lin.Read, Time: 1102 * ms, Client: 1, Op: 1, Token: 2, Value: 0},
@@ -77,23 +79,72 @@ func TestSections(t *testing.T) {
 	}
 }
 
-func TestSectionOfKilledClientEndsAtTheKill(t *testing.T) {
-	evs := []lin.Event{
-		{Kind: lin.Call, Time: 1 * ms, Client: 3, Op: 1},
-		{Kind: lin.Read, Time: 2 * ms, Client: 3, Op: 1, Value: 7},
-		{Kind: lin.Fault, Time: 5 * ms, Client: 3, Text: "SIGKILL client 3 (holding the lock)"},
-		{Kind: lin.Acquired, Time: 900 * ms, Client: 1},
-		{Kind: lin.Call, Time: 901 * ms, Client: 1, Op: 1},
-		{Kind: lin.Read, Time: 902 * ms, Client: 1, Op: 1, Value: 7},
-		{Kind: lin.Return, Time: 903 * ms, Client: 1, Op: 1, Value: 8, Status: lin.OK},
+// TestKilledClient: a section its client never finished ends where that
+// client was killed, and the kill is drawn on the struck client's row. The
+// fault is recorded as the engine records it: the nemesis's kind, the
+// target as the step named it (a slot, or holder) and the client id struck,
+// which is not the slot's number once a killed client was replaced. The
+// timeline once matched the scripted wording ("SIGKILL client 3") and drew
+// every nemesis kill over every row, with the dead section running on.
+func TestKilledClient(t *testing.T) {
+	tests := []struct {
+		name   string
+		target string
+	}{
+		{"aimed at the holder", nemesis.HolderTarget},
+		{"aimed at a slot whose first client was replaced", "client-1"},
 	}
-	got := Sections(evs)
-	if len(got) != 2 || got[0].End != 5*ms || got[0].Status != lin.Unknown {
-		t.Fatalf("killed section = %+v, want it to end at the kill with an unknown outcome", got)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kill := lin.FaultEvent(5*ms, 600*ms, lin.Injection{Kind: nemesis.ClientKill, Target: tc.target,
+				Clients: []int{3}, Note: "SIGKILL; replaced by client 5"}, "")
+			evs := []lin.Event{
+				{Kind: lin.Acquired, Time: 1 * ms, Client: 3},
+				{Kind: lin.Call, Time: 1 * ms, Client: 3, Op: 1},
+				{Kind: lin.Read, Time: 2 * ms, Client: 3, Op: 1, Value: 7},
+				kill,
+				{Kind: lin.Acquired, Time: 900 * ms, Client: 1},
+				{Kind: lin.Call, Time: 901 * ms, Client: 1, Op: 1},
+				{Kind: lin.Read, Time: 902 * ms, Client: 1, Op: 1, Value: 7},
+				{Kind: lin.Return, Time: 903 * ms, Client: 1, Op: 1, Value: 8, Status: lin.OK},
+				{Kind: lin.Released, Time: 904 * ms, Client: 1},
+			}
+			got := Sections(evs)
+			if len(got) != 2 || got[0].End != 5*ms || got[0].Status != lin.Unknown {
+				t.Fatalf("killed section = %+v, want it to end at the kill with an unknown outcome", got)
+			}
+			if got[0].Conflict || got[1].Conflict {
+				t.Errorf("a dead client's unfinished section conflicts with no later one: %+v", got)
+			}
+			// The fault's span covers one row, client 3's, not both.
+			svg := Timeline(evs, TimelineOptions{Title: "kill"})
+			rows := regexp.MustCompile(`<text x="8" y="([0-9.]+)" fill="#333">client (\d+)</text>`).FindAllStringSubmatch(svg, -1)
+			fault := regexp.MustCompile(`<rect class="fault" x="[0-9.]+" y="([0-9.]+)" width="[0-9.]+" height="([0-9.]+)"`).FindStringSubmatch(svg)
+			if len(rows) != 2 || fault == nil {
+				t.Fatalf("want two client rows and one fault span, got rows %v, fault %v", rows, fault)
+			}
+			rowH := mustFloat(t, rows[1][1]) - mustFloat(t, rows[0][1])
+			if h := mustFloat(t, fault[2]); h > rowH+0.5 {
+				t.Errorf("the kill spans %.1f px, more than one row (%.1f px): drawn over every client", h, rowH)
+			}
+			struck := rows[0]
+			if struck[2] != "3" {
+				struck = rows[1]
+			}
+			if y, top := mustFloat(t, fault[1]), mustFloat(t, struck[1]); y > top || y+rowH < top {
+				t.Errorf("the kill is drawn at y=%.1f, not on client 3's row (label at y=%.1f)", y, top)
+			}
+		})
 	}
-	if got[0].Conflict || got[1].Conflict {
-		t.Errorf("a dead client's unfinished section conflicts with no later one: %+v", got)
+}
+
+func mustFloat(t *testing.T, s string) float64 {
+	t.Helper()
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return f
 }
 
 // TestTimelineSVG renders the hand-built history and checks that the SVG is

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"html"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/nemesis"
 )
 
 // Section is one critical section rebuilt from a history: from its call to
@@ -66,8 +66,8 @@ func Sections(events []lin.Event) []Section {
 	// A section that never returned ends where its client was killed.
 	kills := map[int][]int64{}
 	for _, e := range events {
-		if e.Kind == lin.Fault && strings.HasPrefix(e.Text, "SIGKILL client") {
-			if c := faultClient(e.Text); c >= 0 {
+		if e.Kind == lin.Fault && e.Injection != nil && e.Injection.Kind == nemesis.ClientKill {
+			for _, c := range e.Injection.Clients {
 				kills[c] = append(kills[c], e.Time)
 			}
 		}
@@ -131,17 +131,13 @@ func lastTime(events []lin.Event) int64 {
 	return t
 }
 
-// faultClient returns the client a fault names ("SIGSTOP client 2"), or -1
-// for a fault on a server or on every client.
-var clientRe = regexp.MustCompile(`\bclient (\d+)\b`)
-
-func faultClient(text string) int {
-	m := clientRe.FindStringSubmatch(text)
-	if m == nil || strings.Contains(text, "every client") {
+// faultClient returns the one client a fault struck, or -1 for a fault
+// on servers (which every client meets) or on several clients.
+func faultClient(f lin.Event) int {
+	if f.Injection == nil || len(f.Injection.Clients) != 1 {
 		return -1
 	}
-	n, _ := strconv.Atoi(m[1])
-	return n
+	return f.Injection.Clients[0]
 }
 
 // refusedRun is a stretch of failed acquires by one client, drawn as one
@@ -266,7 +262,7 @@ func selectExcerpt(events []lin.Event) selection {
 		}
 	}
 	for _, f := range faults {
-		if c := faultClient(f.Text); c >= 0 {
+		if c := faultClient(f); c >= 0 {
 			clientSet[c] = true
 		}
 	}
@@ -516,7 +512,7 @@ func Timeline(events []lin.Event, opt TimelineOptions) string {
 	levelOf, levels := faultLevels(sel.faults, ax, left)
 	for k, f := range sel.faults {
 		y0, h := top, float64(nrows)*rowH
-		if c := faultClient(f.Text); c >= 0 {
+		if c := faultClient(f); c >= 0 {
 			if _, ok := row[c]; ok {
 				y0, h = Y(c), rowH
 			}

@@ -28,8 +28,9 @@ const (
 	Released Kind = "released"
 	// AcquireFailed: an acquire ended without the lock; Text is the error.
 	AcquireFailed Kind = "acquire-failed"
-	// Fault: the harness injected a fault (Text says which; End > Time for
-	// faults with a duration, such as a pause).
+	// Fault: the harness injected a fault, described by the event's
+	// Injection (End > Time for faults with a duration, such as a pause);
+	// Text is the same for people to read.
 	Fault Kind = "fault"
 	// Reached: how often a fault touched the client it was aimed at (Text
 	// names the fault, Value counts, e.g. reads of a skewed clock). A fault
@@ -59,6 +60,64 @@ type Event struct {
 	Status Status `json:"status,omitempty"`
 	Text   string `json:"text,omitempty"`
 	End    int64  `json:"end,omitempty"`
+	// Injection is set on Fault events: what struck what. Whatever reads a
+	// fault (liveness, the shrinker's suspects, a lesson's timeline) reads
+	// these fields, never Text.
+	Injection *Injection `json:"injection,omitempty"`
+}
+
+// Injection is one fault as a record, in the manner of etcd's robustness
+// tests' failpoint injections: the kind, the target as the schedule named
+// it, and what it struck. The event carrying it holds when it began (Time)
+// and when it healed (End).
+type Injection struct {
+	// Kind is the nemesis's fault kind (client-kill, server-pause, ...) or,
+	// for a scripted scenario's fault, a name of the same form.
+	Kind string `json:"kind"`
+	// Target is what the step named: a client slot (client-1), a server
+	// (redis-2), holder, or several servers (redis-4+redis-5).
+	Target string `json:"target"`
+	// Clients are the ids of the client processes struck (a slot's id
+	// changes when a killed client is replaced); empty for a fault on
+	// servers only, which every client meets.
+	Clients []int `json:"clients,omitempty"`
+	// Servers are the servers struck, by name.
+	Servers []string `json:"servers,omitempty"`
+	// Note says what was done, in the nemesis's words (SIGKILL; SIGCONT).
+	Note string `json:"note,omitempty"`
+}
+
+// FaultEvent is the one way a fault enters a history: a Fault event from
+// start to end (end 0 for an instant fault) carrying inj, with text for
+// people (inj.String() when text is empty).
+func FaultEvent(start, end int64, inj Injection, text string) Event {
+	if text == "" {
+		text = inj.String()
+	}
+	return Event{Kind: Fault, Time: start, End: end, Text: text, Injection: &inj}
+}
+
+// String is the injection as one line for people: kind, target, note.
+func (in Injection) String() string {
+	s := in.Kind + " " + in.Target
+	if in.Note != "" {
+		s += " (" + in.Note + ")"
+	}
+	return s
+}
+
+// Strikes reports whether the injection struck client id itself, as
+// opposed to a server every client meets.
+func (in *Injection) Strikes(id int) bool {
+	if in == nil {
+		return false
+	}
+	for _, c := range in.Clients {
+		if c == id {
+			return true
+		}
+	}
+	return false
 }
 
 // Recorder collects events from many goroutines and, when given a writer,

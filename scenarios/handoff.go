@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	lin "github.com/locklab/locklab/linearizability"
+
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/engine"
@@ -117,7 +119,8 @@ func runHandOff(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
 	time.Sleep(env.TTL / 10)
 
 	clients[0].Run(ctx, first)
-	env.FaultAt("client 0 released and stays idle, its connections open")
+	env.FaultAt(lin.Injection{Kind: engine.HolderRelease, Target: "client-0", Clients: []int{0},
+		Note: "released; stays idle, its connections open"})
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	lin "github.com/locklab/locklab/linearizability"
+
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/runner"
 )
@@ -34,7 +36,8 @@ func init() {
 				}
 			},
 			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
-				r.Env.FaultAt(fmt.Sprintf("client 0 starts a %v critical section", pastTTL(r.Env)))
+				r.Env.FaultAt(lin.Injection{Kind: engine.ClientSlowSection, Target: "client-0", Clients: []int{0},
+					Note: fmt.Sprintf("a %v critical section", pastTTL(r.Env))})
 				return nil
 			},
 			Observe: func(env *engine.Env) time.Duration { return pastTTL(env) + 1500*time.Millisecond },
@@ -58,7 +61,8 @@ func init() {
 			},
 			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
 				r.Env.Reach = ReachClockReads
-				r.Env.FaultAt(fmt.Sprintf("client 0's clock runs %v ahead", 3*r.Env.TTL))
+				r.Env.FaultAt(lin.Injection{Kind: engine.ClientClockSkew, Target: "client-0", Clients: []int{0},
+					Note: fmt.Sprintf("its clock runs %v ahead", 3*r.Env.TTL)})
 				return nil
 			},
 			// Long enough for the checker's minimum progress with long

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	lin "github.com/locklab/locklab/linearizability"
+
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/nemesis"
 )
 
 // multiRedis applies to locks over several independent Redis nodes.
@@ -45,7 +48,8 @@ func isolateVictim(ctx context.Context, r *engine.ScriptRun) error {
 		}
 		for _, l := range links {
 			l.Cut()
-			r.Env.FaultAt("proxy reset " + l.String() + " (connections refused at once)")
+			r.Env.FaultAt(lin.Injection{Kind: engine.ProxyReset, Target: l.String(), Clients: []int{0},
+				Servers: []string{n.Name}, Note: "connections refused at once"})
 		}
 	}
 	return nil
@@ -64,7 +68,8 @@ func init() {
 			Proxies: true, Setup: isolateVictim, Trigger: inCS,
 			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
 				n := pivot(r)
-				r.Env.FaultAt(fmt.Sprintf("SIGKILL %s; restart it empty at once", n.Name))
+				r.Env.FaultAt(lin.Injection{Kind: nemesis.ServerRestartEmpty, Target: n.Name,
+					Servers: []string{n.Name}, Note: "SIGKILL; restarted empty at once"})
 				if err := n.Restart(ctx, false); err != nil {
 					return err
 				}
@@ -79,7 +84,8 @@ func init() {
 			Proxies: true, Setup: isolateVictim, Trigger: inCS,
 			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
 				n := pivot(r)
-				r.Env.FaultAt(fmt.Sprintf("SIGKILL %s; it stays down past the max TTL", n.Name))
+				r.Env.FaultAt(lin.Injection{Kind: nemesis.ServerKill, Target: n.Name,
+					Servers: []string{n.Name}, Note: "SIGKILL; it stays down past the max TTL"})
 				if err := n.Kill(); err != nil {
 					return err
 				}
@@ -90,7 +96,8 @@ func init() {
 					return err
 				}
 				time.Sleep(time.Until(down.Add(r.Env.TTL*3/2 + 200*time.Millisecond)))
-				r.Env.FaultAt(fmt.Sprintf("restart %s empty", n.Name))
+				r.Env.FaultAt(lin.Injection{Kind: engine.ServerStartEmpty, Target: n.Name,
+					Servers: []string{n.Name}, Note: "restarted without its data"})
 				return n.Restart(ctx, false)
 			},
 			Observe: func(*engine.Env) time.Duration { return time.Second },
@@ -103,7 +110,8 @@ func init() {
 			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
 				n := pivot(r)
 				jump := 2 * r.Env.TTL
-				r.Env.FaultAt(fmt.Sprintf("%s's clock jumps %v forward", n.Name, jump))
+				r.Env.FaultAt(lin.Injection{Kind: nemesis.ServerClockJump, Target: n.Name,
+					Servers: []string{n.Name}, Note: fmt.Sprintf("its clock jumps %v forward", jump)})
 				if err := n.JumpClock(jump); err != nil {
 					return err
 				}

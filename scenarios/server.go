@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"time"
 
+	lin "github.com/locklab/locklab/linearizability"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/nemesis"
 )
 
 // redis-failover runs two clients, the victim and the one the lost lock is
@@ -35,13 +38,15 @@ func init() {
 			Setup: func(ctx context.Context, r *engine.ScriptRun) error {
 				// Replication is asynchronous; stalling the replica makes
 				// certain that the holder's grant is among the writes lost.
-				r.Env.FaultAt("SIGSTOP redis-replica: replication stalls")
+				r.Env.FaultAt(lin.Injection{Kind: nemesis.ServerPause, Target: nemesis.ReplicaName,
+					Servers: []string{nemesis.ReplicaName}, Note: "SIGSTOP: replication stalls"})
 				return r.Env.Topo.Replica.Pause()
 			},
 			Trigger: func(impls.Spec) string { return failpoint.InCriticalSection },
 			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
 				master, replica := r.Env.Topo.Redis[0], r.Env.Topo.Replica
-				r.Env.FaultAt("SIGKILL " + master.Name + " (master)")
+				r.Env.FaultAt(lin.Injection{Kind: nemesis.ServerKill, Target: master.Name,
+					Servers: []string{master.Name}, Note: "SIGKILL the master"})
 				if err := master.Kill(); err != nil {
 					return err
 				}
@@ -54,13 +59,15 @@ func init() {
 				if err != nil {
 					return fmt.Errorf("promote replica: %w", err)
 				}
-				r.Env.FaultAt("promote redis-replica to master")
+				r.Env.FaultAt(lin.Injection{Kind: engine.ReplicaPromote, Target: replica.Name,
+					Servers: []string{replica.Name}, Note: "REPLICAOF NO ONE"})
 				for _, l := range r.Net.Links(-1, master.Name) {
 					if err := l.Retarget(replica.Name, replica.Addr); err != nil {
 						return err
 					}
 				}
-				r.Env.FaultAt("clients move to redis-replica")
+				r.Env.FaultAt(lin.Injection{Kind: engine.ProxyRetarget, Target: master.Name,
+					Servers: []string{master.Name, replica.Name}, Note: "clients move to " + replica.Name})
 				return r.HandOff(ctx, r.Victim.ContinueThenLeave)
 			},
 			Observe: func(*engine.Env) time.Duration { return time.Second },
