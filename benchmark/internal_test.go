@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/topology"
 )
 
 // MONITOR shows the commands a Lua script calls with "lua" as their
@@ -316,7 +317,7 @@ func TestTargetsUseRedisFloors(t *testing.T) {
 // error naming it, never a figure. Timings are not asserted.
 func TestRedisFloorsAgainstServers(t *testing.T) {
 	ctx := context.Background()
-	topo, err := cluster.Start(ctx, cluster.Needs{RedisNodes: 5}, cluster.External{})
+	topo, err := cluster.Start(ctx, topology.Of(topology.RedisNodes(5)), cluster.External{})
 	if err != nil {
 		t.Fatal(err)
 	}

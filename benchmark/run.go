@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -15,6 +16,7 @@ import (
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // bench is one run in progress: the options, the servers, and the figures
@@ -60,17 +62,19 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	started := time.Now()
-	needs := cluster.Needs{Resource: true}
+	// One set of servers for every lock: the union of their topologies.
+	var decl topology.Declaration
 	var backends []string
 	for _, s := range opts.Impls {
-		needs = needs.Merge(cluster.Needs{RedisNodes: s.Backend.RedisNodes, ZooKeeper: s.Backend.ZooKeeper, Postgres: s.Backend.Postgres})
+		decl = decl.Merge(s.Backend.Topology())
 		if be := backendOf(s); be != BackendInProcess && !slices.Contains(backends, be) {
 			backends = append(backends, be)
 		}
 	}
 	slices.Sort(backends)
-	opts.logf("starting servers: %d Redis lock node(s), ZooKeeper %v, PostgreSQL %v, resource Redis", needs.RedisNodes, needs.ZooKeeper, needs.Postgres)
-	topo, err := cluster.Start(ctx, needs, opts.External)
+	decl = decl.Merge(topology.Of(topology.ResourceNode()))
+	opts.logf("starting servers: %s", strings.Join(decl.Names(""), ", "))
+	topo, err := cluster.Start(ctx, decl, opts.External)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/topology"
 )
 
 func TestMain(m *testing.M) {
@@ -115,7 +117,8 @@ func alive(pid int) bool { return pid > 0 && running(pid) }
 
 func TestServersStartFaultAndStop(t *testing.T) {
 	ctx := context.Background()
-	topo, err := Start(ctx, Needs{RedisNodes: 2, Replica: true, Resource: true, ZooKeeper: true, Postgres: true}, External{})
+	topo, err := Start(ctx, topology.Of(topology.RedisNodes(2), topology.ReplicaOf("redis-1"), topology.ResourceNode(),
+		topology.Single(topology.ZooKeeper), topology.Single(topology.Postgres)), External{})
 	if err != nil {
 		t.Fatal(err)
 	}

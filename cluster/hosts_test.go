@@ -16,6 +16,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/netfault"
+	"github.com/locklab/locklab/topology"
 )
 
 // hostsVictim is what the victim run reports once everything is up.
@@ -35,7 +36,7 @@ func runHostsChild() {
 		StopAll()
 		os.Exit(1)
 	}
-	topo, err := Start(ctx, Needs{RedisNodes: 1, Hosts: true}, External{})
+	topo, err := Start(ctx, topology.Declaration{Groups: []topology.Group{topology.RedisNodes(1)}, Hosts: true}, External{})
 	if err != nil {
 		fail(err)
 	}

@@ -14,15 +14,17 @@ import (
 
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/clockjump"
+	"github.com/locklab/locklab/topology"
 )
 
-// Kind names a server type.
-type Kind string
+// Kind names a server type: topology's, under the names cluster's code
+// has used.
+type Kind = topology.Kind
 
 const (
-	KindRedis     Kind = "redis"
-	KindZooKeeper Kind = "zookeeper"
-	KindPostgres  Kind = "postgres"
+	KindRedis     = topology.Redis
+	KindZooKeeper = topology.ZooKeeper
+	KindPostgres  = topology.Postgres
 )
 
 // Node is one server the lab started. Its address never changes across

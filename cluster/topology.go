@@ -6,46 +6,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/topology"
 )
-
-// Needs says which servers a run uses.
-type Needs struct {
-	RedisNodes int  // independent Redis lock nodes
-	Replica    bool // a replica of the first Redis node (fail-over scenarios)
-	ZooKeeper  bool
-	Postgres   bool
-	// Resource is the Redis node holding the protected counter, never a lock node.
-	Resource bool
-	// ZooKeeperTick overrides ZooKeeper's tickTime (default 100ms).
-	ZooKeeperTick time.Duration
-	// ClockShift starts the Redis lock nodes with a movable wall clock.
-	ClockShift bool
-	// Hosts starts every server on a host of its own (a network namespace
-	// named after the node, see cluster/hosts), so network faults can drop
-	// packets between servers and the clients, which must then run on
-	// hosts of the same network too (Topology.Net).
-	Hosts bool
-}
-
-// Merge returns needs covering both.
-func (n Needs) Merge(o Needs) Needs {
-	if o.RedisNodes > n.RedisNodes {
-		n.RedisNodes = o.RedisNodes
-	}
-	n.Replica = n.Replica || o.Replica
-	n.ZooKeeper = n.ZooKeeper || o.ZooKeeper
-	n.Postgres = n.Postgres || o.Postgres
-	n.Resource = n.Resource || o.Resource
-	if o.ZooKeeperTick != 0 {
-		n.ZooKeeperTick = o.ZooKeeperTick
-	}
-	n.ClockShift = n.ClockShift || o.ClockShift
-	n.Hosts = n.Hosts || o.Hosts
-	return n
-}
 
 // External holds addresses of servers the user runs, in place of starting them.
 // Empty fields mean "start it here".
@@ -98,7 +62,7 @@ type Topology struct {
 	ZooKeeperAddr []string
 	PostgresDSN   string
 
-	// Net is the run's hosts when Needs.Hosts asked for them, else nil.
+	// Net is the run's hosts when the declaration asked for them, else nil.
 	Net *hosts.Network
 
 	started []*Node
@@ -121,9 +85,13 @@ func (t *Topology) host(ctx context.Context, name string) (*hosts.Host, error) {
 	return t.Net.AddHost(ctx, name)
 }
 
-// Start starts what needs asks for, using ext's addresses where given.
-// On error every server already started is stopped.
-func Start(ctx context.Context, needs Needs, ext External) (t *Topology, err error) {
+// Start starts the servers decl declares, using ext's addresses where
+// given (a lock group's nodes, the resource, ZooKeeper, PostgreSQL). On
+// error every server already started is stopped.
+func Start(ctx context.Context, decl topology.Declaration, ext External) (t *Topology, err error) {
+	if err := decl.Validate(); err != nil {
+		return nil, err
+	}
 	// Every error return sets t to nil, so the deferred cleanup keeps its own
 	// handle on what was started.
 	started := &Topology{}
@@ -138,7 +106,7 @@ func Start(ctx context.Context, needs Needs, ext External) (t *Topology, err err
 	// this run uses hosts (hosts.New does the same); without root there is
 	// nothing the lab could have made, so an error here is ignored.
 	_ = hosts.Sweep(ctx)
-	if needs.Hosts {
+	if decl.Hosts {
 		if ext.Any() {
 			return nil, errors.New("servers on hosts are the lab's own; external servers cannot be put on them")
 		}
@@ -146,98 +114,81 @@ func Start(ctx context.Context, needs Needs, ext External) (t *Topology, err err
 			return nil, err
 		}
 	}
-	add := func(n *Node, e error) (*Node, error) {
-		if e != nil {
-			return nil, e
+	if g, ok := decl.Group(string(topology.Redis)); ok && g.Role == topology.Lock && len(ext.Redis) > 0 {
+		if len(ext.Redis) < g.Count {
+			return nil, fmt.Errorf("this run needs %d independent Redis nodes, but %d addresses were given", g.Count, len(ext.Redis))
 		}
-		t.started = append(t.started, n)
-		return n, nil
+		t.RedisAddrs = ext.Redis[:g.Count]
 	}
-	if needs.RedisNodes > 0 {
-		if len(ext.Redis) > 0 {
-			if len(ext.Redis) < needs.RedisNodes {
-				return nil, fmt.Errorf("this run needs %d independent Redis nodes, but %d addresses were given", needs.RedisNodes, len(ext.Redis))
-			}
-			t.RedisAddrs = ext.Redis[:needs.RedisNodes]
-		} else {
-			for i := 1; i <= needs.RedisNodes; i++ {
-				name := fmt.Sprintf("redis-%d", i)
-				h, err := t.host(ctx, name)
-				if err != nil {
-					return nil, err
-				}
-				n, err := add(StartRedis(ctx, RedisOptions{Name: name, ClockShift: needs.ClockShift, Host: h}))
-				if err != nil {
-					return nil, err
-				}
-				t.Redis = append(t.Redis, n)
-				t.RedisAddrs = append(t.RedisAddrs, n.Addr)
-			}
-		}
-	}
-	if needs.Replica {
-		if len(t.Redis) == 0 {
-			return nil, errors.New("a replica needs a Redis master started by the lab (external servers cannot be failed over)")
-		}
-		h, err := t.host(ctx, "redis-replica")
-		if err != nil {
+	for _, d := range decl.Nodes() {
+		if err := t.start(ctx, d, ext); err != nil {
 			return nil, err
-		}
-		n, err := add(StartRedis(ctx, RedisOptions{Name: "redis-replica", ReplicaOf: t.Redis[0], Host: h}))
-		if err != nil {
-			return nil, err
-		}
-		t.Replica = n
-	}
-	if needs.Resource {
-		if ext.Resource != "" {
-			t.ResourceAddr = ext.Resource
-		} else {
-			h, err := t.host(ctx, "resource")
-			if err != nil {
-				return nil, err
-			}
-			n, err := add(StartRedis(ctx, RedisOptions{Name: "resource", Host: h}))
-			if err != nil {
-				return nil, err
-			}
-			t.Resource = n
-			t.ResourceAddr = n.Addr
-		}
-	}
-	if needs.ZooKeeper {
-		if len(ext.ZooKeeper) > 0 {
-			t.ZooKeeperAddr = ext.ZooKeeper
-		} else {
-			h, err := t.host(ctx, "zookeeper")
-			if err != nil {
-				return nil, err
-			}
-			n, err := add(StartZooKeeper(ctx, ZooKeeperOptions{TickTime: needs.ZooKeeperTick, Host: h}))
-			if err != nil {
-				return nil, err
-			}
-			t.ZooKeeper = n
-			t.ZooKeeperAddr = []string{n.Addr}
-		}
-	}
-	if needs.Postgres {
-		if ext.Postgres != "" {
-			t.PostgresDSN = ext.Postgres
-		} else {
-			h, err := t.host(ctx, "postgres")
-			if err != nil {
-				return nil, err
-			}
-			n, err := add(StartPostgres(ctx, PostgresOptions{Host: h}))
-			if err != nil {
-				return nil, err
-			}
-			t.Postgres = n
-			t.PostgresDSN = n.DSN()
 		}
 	}
 	return t, nil
+}
+
+// start starts one declared node, or takes the user's server for it.
+func (t *Topology) start(ctx context.Context, d topology.Node, ext External) error {
+	external := false
+	switch {
+	case d.Role == topology.Lock && d.Kind == topology.Redis:
+		external = len(ext.Redis) > 0
+	case d.Role == topology.Resource:
+		if external = ext.Resource != ""; external {
+			t.ResourceAddr = ext.Resource
+		}
+	case d.Kind == topology.ZooKeeper:
+		if external = len(ext.ZooKeeper) > 0; external {
+			t.ZooKeeperAddr = ext.ZooKeeper
+		}
+	case d.Kind == topology.Postgres:
+		if external = ext.Postgres != ""; external {
+			t.PostgresDSN = ext.Postgres
+		}
+	}
+	if external {
+		return nil
+	}
+	h, err := t.host(ctx, d.Name)
+	if err != nil {
+		return err
+	}
+	var n *Node
+	switch d.Kind {
+	case topology.Redis:
+		opts := RedisOptions{Name: d.Name, ClockShift: d.ClockShift, Host: h}
+		if d.Role == topology.Replica {
+			if opts.ReplicaOf = t.Node(d.ReplicaOf); opts.ReplicaOf == nil {
+				return fmt.Errorf("replica %s needs its master %s started by the lab (external servers cannot be failed over)", d.Name, d.ReplicaOf)
+			}
+		}
+		n, err = StartRedis(ctx, opts)
+	case topology.ZooKeeper:
+		n, err = StartZooKeeper(ctx, ZooKeeperOptions{Name: d.Name, TickTime: d.TickTime, Host: h})
+	case topology.Postgres:
+		n, err = StartPostgres(ctx, PostgresOptions{Name: d.Name, Host: h})
+	default:
+		return fmt.Errorf("topology: no server of kind %q", d.Kind)
+	}
+	if err != nil {
+		return err
+	}
+	t.started = append(t.started, n)
+	switch {
+	case d.Role == topology.Resource:
+		t.Resource, t.ResourceAddr = n, n.Addr
+	case d.Role == topology.Replica:
+		t.Replica = n
+	case d.Kind == topology.Redis:
+		t.Redis = append(t.Redis, n)
+		t.RedisAddrs = append(t.RedisAddrs, n.Addr)
+	case d.Kind == topology.ZooKeeper:
+		t.ZooKeeper, t.ZooKeeperAddr = n, []string{n.Addr}
+	case d.Kind == topology.Postgres:
+		t.Postgres, t.PostgresDSN = n, n.DSN()
+	}
+	return nil
 }
 
 // Nodes returns every node the lab started for this topology.

@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/resource"
+	"github.com/locklab/locklab/topology"
 	"github.com/locklab/locklab/workload"
 )
 
@@ -39,11 +40,12 @@ type Env struct {
 	workDir string // worker histories and logs, removed after the run
 }
 
-// Job is what Run executes: a named body over the servers it needs.
+// Job is what Run executes: a named body over the servers it declares.
 type Job struct {
 	Name string
-	// Needs are the servers beyond the lock's own and the resource.
-	Needs cluster.Needs
+	// Topology declares the lock's servers for this run (the engine adds
+	// the protected resource); empty: the lock's own (Backend.Topology).
+	Topology topology.Declaration
 	// Body drives the clients and faults and has the checker judge the
 	// history (Env.Judge).
 	Body func(ctx context.Context, env *Env) (*Outcome, error)
@@ -56,15 +58,13 @@ func Run(ctx context.Context, job Job, opts Options) (*Outcome, error) {
 	if opts.Fencing && !opts.Impl.Caps.Fencing {
 		return nil, fmt.Errorf("%s issues no fencing tokens, so -fencing cannot apply", opts.Impl.Name)
 	}
-	needs := cluster.Needs{
-		RedisNodes: opts.Impl.Backend.RedisNodes,
-		ZooKeeper:  opts.Impl.Backend.ZooKeeper,
-		Postgres:   opts.Impl.Backend.Postgres,
-		Resource:   true,
-	}.Merge(job.Needs)
+	decl := job.Topology
+	if len(decl.Groups) == 0 {
+		decl = opts.Impl.Backend.Topology()
+	}
 	start := time.Now()
 	opts.Logf("starting servers for %s / %s (seed %d)", opts.Impl.Name, job.Name, opts.Seed)
-	env, stop, err := startRun(ctx, needs, opts, job.Name)
+	env, stop, err := startRun(ctx, decl, opts, job.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -79,10 +79,12 @@ func Run(ctx context.Context, job Job, opts Options) (*Outcome, error) {
 }
 
 // startRun is the one place a run's servers, run dir and counter come from:
-// it starts the servers, makes the run dir and resets the protected
-// counter, and returns the run's Env with the function that undoes it all.
-func startRun(ctx context.Context, needs cluster.Needs, opts Options, name string) (*Env, func(), error) {
-	topo, err := cluster.Start(ctx, needs, opts.External)
+// it starts the lock's servers as decl declares them and the protected
+// resource beside them, makes the run dir and resets the counter, and
+// returns the run's Env with the function that undoes it all.
+func startRun(ctx context.Context, decl topology.Declaration, opts Options, name string) (*Env, func(), error) {
+	decl = decl.Merge(topology.Of(topology.ResourceNode()))
+	topo, err := cluster.Start(ctx, decl, opts.External)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/topology"
 )
 
 // ScheduleRun is one run of a schedule: the contention workload over
@@ -40,14 +40,10 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 		return nil, fmt.Errorf("a schedule runs each client as a process of its own, and %s's %v", spec.Name, ErrInProcess)
 	}
 	ttl := time.Duration(s.TTL)
-	needs := cluster.Needs{
-		RedisNodes: spec.Backend.RedisNodes, ZooKeeper: spec.Backend.ZooKeeper,
-		Postgres: spec.Backend.Postgres, Resource: true,
-	}.Merge(ScheduleNeeds(s))
 	start := time.Now()
 	opts := Options{Impl: spec, Fencing: s.Fencing, Seed: s.Seed, Clients: s.Clients, TTL: ttl}
 	opts.defaults()
-	env, stop, err := startRun(ctx, needs, opts, s.Name)
+	env, stop, err := startRun(ctx, ScheduleTopology(spec, s), opts, s.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -63,21 +59,25 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 	return run, nil
 }
 
-// ScheduleNeeds is what a schedule's faults need beyond the lock's own
-// servers and the resource.
-func ScheduleNeeds(s nemesis.Schedule) cluster.Needs {
-	var needs cluster.Needs
+// ScheduleTopology is the lock's servers as s's faults need them: under
+// the movable clock for a clock jump, on hosts of their own for network
+// faults or a fail-over (which moves an address between hosts), with the
+// replica a fail-over promotes.
+func ScheduleTopology(spec impls.Spec, s nemesis.Schedule) topology.Declaration {
+	d := spec.Backend.Topology()
 	for _, st := range s.Faults {
 		if st.Kind == nemesis.ServerClockJump {
-			needs.ClockShift = true
+			d = d.WithClockShift()
 		}
-		// Only a schedule with network faults (or a fail-over, which
-		// moves an address) puts servers and clients on hosts of their
-		// own: namespaces cost time to make.
-		needs.Hosts = needs.Hosts || nemesis.NeedsHosts(st.Kind)
-		needs.Replica = needs.Replica || st.Kind == nemesis.FailOver
+		// Only a schedule with network faults (or a fail-over) puts
+		// servers and clients on hosts of their own: namespaces cost time
+		// to make.
+		d.Hosts = d.Hosts || nemesis.NeedsHosts(st.Kind)
+		if st.Kind == nemesis.FailOver {
+			d = d.Merge(topology.Of(topology.ReplicaOf(d.Names(topology.Lock)[0])))
+		}
 	}
-	return needs
+	return d
 }
 
 // runSchedule runs s on env's servers: the workers, the faults at their

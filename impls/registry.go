@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/locklab/locklab/topology"
 )
 
 // Backend says which servers an implementation needs.
@@ -16,6 +18,22 @@ type Backend struct {
 	// (local-mutex shares one mutex between them): no worker processes, so
 	// no client faults.
 	InProcess bool
+}
+
+// Topology declares the lock servers the backend names: its Redis nodes,
+// its ZooKeeper, its PostgreSQL (an in-process lock declares none).
+func (b Backend) Topology() topology.Declaration {
+	var d topology.Declaration
+	if b.RedisNodes > 0 {
+		d.Groups = append(d.Groups, topology.RedisNodes(b.RedisNodes))
+	}
+	if b.ZooKeeper {
+		d.Groups = append(d.Groups, topology.Single(topology.ZooKeeper))
+	}
+	if b.Postgres {
+		d.Groups = append(d.Groups, topology.Single(topology.Postgres))
+	}
+	return d
 }
 
 // Spec describes one registered implementation.

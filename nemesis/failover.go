@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // FailOver is a single Redis master replaced by its replica: the master is
@@ -24,8 +25,8 @@ import (
 // schedule's last fault.
 const FailOver = "fail-over"
 
-// ReplicaName is the replica cluster.Start gives the first Redis node.
-const ReplicaName = "redis-replica"
+// ReplicaName is the replica a fail-over promotes, as the topology names it.
+const ReplicaName = topology.ReplicaName
 
 func init() { register(failOver{}) }
 

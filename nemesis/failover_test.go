@@ -11,6 +11,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/topology"
 )
 
 // topoSystem is the part of System a server fault uses, over a real
@@ -55,7 +56,7 @@ func TestFailOverMovesAddress(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	topo, err := cluster.Start(ctx, cluster.Needs{RedisNodes: 1, Replica: true, Hosts: true}, cluster.External{})
+	topo, err := cluster.Start(ctx, topology.Declaration{Groups: []topology.Group{topology.RedisNodes(1), topology.ReplicaOf("redis-1")}, Hosts: true}, cluster.External{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // Topology is what the nemesis can aim at, known before any server starts,
@@ -64,23 +65,21 @@ func ExploreTopology(spec impls.Spec, clients int, asked []string) Topology {
 	return t
 }
 
-// TopologyFor names the servers cluster.Start gives spec's backend (the
-// same names the runner finds them by) and the client slots.
+// TopologyFor names the lock servers spec's backend declares (the names
+// cluster.Start gives them and the runner finds them by) and the client
+// slots.
 func TopologyFor(spec impls.Spec, clients int) Topology {
 	t := Topology{Clients: clients, InProcess: spec.Backend.InProcess}
 	if err := hosts.Available(); err != nil {
 		t.NoHosts = err.Error()
 	}
-	for i := 1; i <= spec.Backend.RedisNodes; i++ {
+	for _, n := range spec.Backend.Topology().Nodes() {
+		if n.Role != topology.Lock {
+			continue
+		}
 		// Only Redis runs under the clock shim: the JVM and PostgreSQL
 		// read the clock in ways the shim does not cover.
-		t.Servers = append(t.Servers, Server{Name: fmt.Sprintf("redis-%d", i), Kind: cluster.KindRedis, ClockShift: true})
-	}
-	if spec.Backend.ZooKeeper {
-		t.Servers = append(t.Servers, Server{Name: "zookeeper", Kind: cluster.KindZooKeeper})
-	}
-	if spec.Backend.Postgres {
-		t.Servers = append(t.Servers, Server{Name: "postgres", Kind: cluster.KindPostgres})
+		t.Servers = append(t.Servers, Server{Name: n.Name, Kind: n.Kind, ClockShift: n.Kind == topology.Redis})
 	}
 	return t
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/engine"
-	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/workload"
 )
 
@@ -14,7 +12,6 @@ func init() {
 	Register(Scenario{
 		Name:    "contention",
 		Summary: "clients race for one key doing read-work-write critical sections; no faults",
-		Needs:   func(impls.Spec) cluster.Needs { return cluster.Needs{} },
 		Run:     runContention,
 	})
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/topology"
 )
 
 // scheduleScenario is a scenario that is one of the nemesis's fixed
@@ -37,7 +37,9 @@ func scheduleScenario(name, summary string, applies func(impls.Spec, bool) error
 			// Fencing is the cell's to ask for; the schedule checks the rest.
 			return schedule(spec, false, time.Second).Validate()
 		},
-		Needs: func(spec impls.Spec) cluster.Needs { return engine.ScheduleNeeds(schedule(spec, false, time.Second)) },
+		Topology: func(spec impls.Spec) topology.Declaration {
+			return engine.ScheduleTopology(spec, schedule(spec, false, time.Second))
+		},
 		Run: func(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
 			s := schedule(env.Impl, env.Fencing, env.TTL)
 			s.Seed = env.Seed

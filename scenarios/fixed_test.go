@@ -81,8 +81,8 @@ func TestScenarioSchedules(t *testing.T) {
 				} else if len(sch.Faults) != 1 || sch.Faults[0].After == "" {
 					t.Errorf("%s: want one fault at a failpoint, got %+v", c.Name(), sch.Faults)
 				}
-				if want := nemesis.NeedsHosts(sch.Faults[0].Kind); s.Needs(c.Impl).Hosts != want {
-					t.Errorf("%s: needs hosts %v, want %v", c.Name(), s.Needs(c.Impl).Hosts, want)
+				if want := nemesis.NeedsHosts(sch.Faults[0].Kind); s.Topology(c.Impl).Hosts != want {
+					t.Errorf("%s: hosts %v, want %v", c.Name(), s.Topology(c.Impl).Hosts, want)
 				}
 			}
 		})

@@ -11,7 +11,6 @@ import (
 	lin "github.com/locklab/locklab/linearizability"
 
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/workload"
@@ -35,8 +34,7 @@ func init() {
 			}
 			return nil
 		},
-		Needs: func(impls.Spec) cluster.Needs { return cluster.Needs{} },
-		Run:   runHandOff,
+		Run: runHandOff,
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/topology"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
@@ -105,7 +106,7 @@ func init() {
 
 	Register(workerScenario("redlock-clock-jump",
 		"the clock of a node in the holder's bare majority jumps forward past the TTL",
-		multiRedis, func(impls.Spec) cluster.Needs { return cluster.Needs{ClockShift: true} }, engine.Script{
+		multiRedis, func(spec impls.Spec) topology.Declaration { return spec.Backend.Topology().WithClockShift() }, engine.Script{
 			Proxies: true, Setup: isolateVictim, Trigger: inCS,
 			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
 				n := pivot(r)

@@ -14,9 +14,9 @@ import (
 	"sync"
 
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // Verdict is what the checker concluded; scenarios only record, and
@@ -42,9 +42,11 @@ type Scenario struct {
 	// Applies returns nil when the scenario can run against spec (with
 	// fencing if asked), or the reason it cannot.
 	Applies func(spec impls.Spec, fencing bool) error
-	// Needs returns the servers beyond the lock's own and the resource.
-	Needs func(spec impls.Spec) cluster.Needs
-	Run   func(ctx context.Context, env *engine.Env) (*engine.Outcome, error)
+	// Topology declares the lock's servers for this scenario (the engine
+	// adds the protected resource); nil: the lock's own, as its backend
+	// declares them.
+	Topology func(spec impls.Spec) topology.Declaration
+	Run      func(ctx context.Context, env *engine.Env) (*engine.Outcome, error)
 	// Schedule names the nemesis's fixed schedule the scenario runs
 	// (nemesis.Fixed); empty for one still scripted in this package.
 	Schedule string
@@ -113,15 +115,15 @@ func Run(ctx context.Context, name string, opts engine.Options) (*engine.Outcome
 		}
 	}
 	job := engine.Job{Name: name, Body: s.Run}
-	if s.Needs != nil {
-		job.Needs = s.Needs(opts.Impl)
+	if s.Topology != nil {
+		job.Topology = s.Topology(opts.Impl)
 	}
 	return engine.Run(ctx, job, opts)
 }
 
 // workerScenario is a scenario whose faults are a script (engine.Script):
 // worker processes, one of them the victim, and hooks that inject.
-func workerScenario(name, summary string, applies func(impls.Spec, bool) error, needs func(impls.Spec) cluster.Needs, p engine.Script) Scenario {
+func workerScenario(name, summary string, applies func(impls.Spec, bool) error, topo func(impls.Spec) topology.Declaration, p engine.Script) Scenario {
 	return Scenario{
 		Name: name, Summary: summary,
 		Applies: func(spec impls.Spec, fencing bool) error {
@@ -133,7 +135,7 @@ func workerScenario(name, summary string, applies func(impls.Spec, bool) error, 
 			}
 			return nil
 		},
-		Needs: needs,
+		Topology: topo,
 		Run: func(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
 			return engine.RunScript(ctx, env, p)
 		},

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/topology"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
@@ -33,7 +33,7 @@ func init() {
 
 	Register(workerScenario("redis-failover",
 		"the grant never reaches the replica; the master dies; the replica is promoted and clients move to it",
-		singleRedis, func(impls.Spec) cluster.Needs { return cluster.Needs{Replica: true} }, engine.Script{
+		singleRedis, withReplica, engine.Script{
 			Workers: 2, Proxies: true,
 			Setup: func(ctx context.Context, r *engine.ScriptRun) error {
 				// Replication is asynchronous; stalling the replica makes
@@ -72,4 +72,10 @@ func init() {
 			},
 			Observe: func(*engine.Env) time.Duration { return time.Second },
 		}))
+}
+
+// withReplica is the lock's single Redis with a replica to fail over to.
+func withReplica(spec impls.Spec) topology.Declaration {
+	d := spec.Backend.Topology()
+	return d.Merge(topology.Of(topology.ReplicaOf(d.Names(topology.Lock)[0])))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/netfault"
+	"github.com/locklab/locklab/topology"
 )
 
 // cutWait is how long a request over a cut link is given before it counts
@@ -85,7 +86,7 @@ func TestPacketFaults(t *testing.T) {
 		t.Skip(err)
 	}
 	ctx := context.Background()
-	topo, err := cluster.Start(ctx, cluster.Needs{RedisNodes: 1, Hosts: true}, cluster.External{})
+	topo, err := cluster.Start(ctx, topology.Declaration{Groups: []topology.Group{topology.RedisNodes(1)}, Hosts: true}, cluster.External{})
 	if err != nil {
 		t.Fatal(err)
 	}

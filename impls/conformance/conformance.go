@@ -327,9 +327,7 @@ func mustRelease(t *testing.T, lease impls.Lease) {
 // the test ends.
 func Topology(t *testing.T, spec impls.Spec) *cluster.Topology {
 	t.Helper()
-	topo, err := cluster.Start(context.Background(), cluster.Needs{
-		RedisNodes: spec.Backend.RedisNodes, ZooKeeper: spec.Backend.ZooKeeper, Postgres: spec.Backend.Postgres,
-	}, cluster.External{})
+	topo, err := cluster.Start(context.Background(), spec.Backend.Topology(), cluster.External{})
 	if err != nil {
 		t.Fatal(err)
 	}

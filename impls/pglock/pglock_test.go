@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/conformance"
 	_ "github.com/locklab/locklab/impls/pglock"
+	"github.com/locklab/locklab/topology"
 )
 
 // One PostgreSQL for the whole package: initdb alone takes seconds.
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 func sharedTopology(t *testing.T) *cluster.Topology {
 	t.Helper()
 	topoOnce.Do(func() {
-		topo, topoErr = cluster.Start(context.Background(), cluster.Needs{Postgres: true}, cluster.External{})
+		topo, topoErr = cluster.Start(context.Background(), topology.Of(topology.Single(topology.Postgres)), cluster.External{})
 	})
 	if topoErr != nil {
 		t.Fatal(topoErr)

@@ -18,6 +18,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/conformance"
 	"github.com/locklab/locklab/impls/redisfair"
+	"github.com/locklab/locklab/topology"
 )
 
 // waiterEnv turns the test binary into a waiter process: "addr key ttl-ms".
@@ -78,7 +79,7 @@ const ttl = time.Second
 
 func startEnv(t *testing.T) *env {
 	t.Helper()
-	topo, err := cluster.Start(context.Background(), cluster.Needs{RedisNodes: 1}, cluster.External{})
+	topo, err := cluster.Start(context.Background(), topology.Of(topology.RedisNodes(1)), cluster.External{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/conformance"
 	_ "github.com/locklab/locklab/impls/redisson"
+	"github.com/locklab/locklab/topology"
 )
 
 func TestMain(m *testing.M) {
@@ -73,7 +74,7 @@ func (e *env) locker(t *testing.T, ttl time.Duration) impls.Locker {
 
 func startEnv(t *testing.T) *redis.Client {
 	t.Helper()
-	topo, err := cluster.Start(context.Background(), cluster.Needs{RedisNodes: 1}, cluster.External{})
+	topo, err := cluster.Start(context.Background(), topology.Of(topology.RedisNodes(1)), cluster.External{})
 	if err != nil {
 		t.Fatal(err)
 	}

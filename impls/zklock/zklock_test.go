@@ -23,6 +23,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/conformance"
 	"github.com/locklab/locklab/impls/zklock"
+	"github.com/locklab/locklab/topology"
 )
 
 func TestMain(m *testing.M) {
@@ -68,7 +69,7 @@ func server(t *testing.T) string {
 	t.Helper()
 	zkOnce.Do(func() {
 		var topo *cluster.Topology
-		topo, zkErr = cluster.Start(context.Background(), cluster.Needs{ZooKeeper: true}, cluster.External{})
+		topo, zkErr = cluster.Start(context.Background(), topology.Of(topology.Single(topology.ZooKeeper)), cluster.External{})
 		if zkErr == nil {
 			zkAddr = topo.ZooKeeperAddr[0]
 		}
