@@ -145,7 +145,7 @@ func PlanExplore(o ExploreOptions) (nemesis.Schedule, map[string]string, error) 
 		if !ok {
 			return nemesis.Schedule{}, skipped, fmt.Errorf("unknown fixed schedule %q; valid: %v", o.Fixed, nemesis.FixedNames())
 		}
-		s := f(o.Impl.Name, o.Fencing, o.TTL)
+		s := f(o.Impl.Name, o.Fencing, o.TTL, checker.Bound(o.TTL))
 		s.Seed, s.Clients = o.Seed, o.Clients
 		return s, skipped, s.Validate()
 	}
@@ -156,7 +156,7 @@ func PlanExplore(o ExploreOptions) (nemesis.Schedule, map[string]string, error) 
 		}
 		return nemesis.Schedule{}, skipped, fmt.Errorf("%w to %s (%s)", ErrNoKind, o.Impl.Name, strings.Join(why, "; "))
 	}
-	s := nemesis.Generate(nemesis.Plan{Seed: o.Seed, Impl: o.Impl.Name, Fencing: o.Fencing, TTL: o.TTL,
+	s := nemesis.Generate(nemesis.Plan{Seed: o.Seed, Impl: o.Impl.Name, Fencing: o.Fencing, TTL: o.TTL, Bound: checker.Bound(o.TTL),
 		Clients: o.Clients, Duration: o.Duration, Topology: topo, Kinds: ks})
 	return s, skipped, nil
 }

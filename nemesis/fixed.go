@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 )
@@ -16,47 +15,52 @@ import (
 // for redlock-partition's two cuts, at set moments). The
 // verdict matrix runs its client, server and partition cells as these
 // (scenarios.scheduleScenario), and `bench explore -fixed NAME` runs one.
-var Fixed = map[string]func(impl string, fencing bool, ttl time.Duration) Schedule{}
+var Fixed = map[string]FixedSchedule{}
+
+// FixedSchedule builds a fixed schedule for a lock, its lease time, and
+// the liveness bound the checker will judge the run by (checker.Bound),
+// which spaces its faults; the nemesis never computes the bound itself.
+type FixedSchedule func(impl string, fencing bool, ttl, bound time.Duration) Schedule
 
 func init() {
 	for name, f := range fixedSchedules {
-		Fixed[name] = func(impl string, fencing bool, ttl time.Duration) Schedule {
-			s := f(impl, fencing, ttl)
+		Fixed[name] = func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+			s := f(impl, fencing, ttl, bound)
 			s.Name = name
 			return s
 		}
 	}
 }
 
-var fixedSchedules = map[string]func(impl string, fencing bool, ttl time.Duration) Schedule{
+var fixedSchedules = map[string]FixedSchedule{
 	// pause-past-ttl: the holder is SIGSTOPped after reading the resource,
 	// past its lease, then resumed to write.
-	"pause-past-ttl": func(impl string, fencing bool, ttl time.Duration) Schedule {
+	"pause-past-ttl": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: ClientPause, Target: "client-0", After: failpoint.InCriticalSection,
 			Duration: Duration(pastTTL(ttl))})
 	},
 	// holder-partition: the holder, having read the resource, is cut off
 	// every lock server by dropped packets past its lease (the resource
 	// stays reachable), then healed; it writes whenever its section ends.
-	"holder-partition": func(impl string, fencing bool, ttl time.Duration) Schedule {
+	"holder-partition": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: NetPartitionClient, Target: "client-0", After: failpoint.InCriticalSection,
 			Duration: Duration(pastTTL(ttl))})
 	},
 	// holder-crash: the holder is SIGKILLed inside its critical section; a
 	// new process takes its slot a TTL later.
-	"holder-crash": func(impl string, fencing bool, ttl time.Duration) Schedule {
+	"holder-crash": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: ClientKill, Target: "client-0", After: failpoint.InCriticalSection,
 			Duration: Duration(ttl)})
 	},
 	// crash-after-setnx: the client is SIGKILLed between the steps of its
 	// acquire (right after a one-step acquire).
-	"crash-after-setnx": func(impl string, fencing bool, ttl time.Duration) Schedule {
+	"crash-after-setnx": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: ClientKill, Target: "client-0",
 			After: failpointOr(impl, failpoint.AfterSetNX, failpoint.AfterAcquire), Duration: Duration(ttl)})
 	},
 	// late-release: the holder is SIGSTOPped just before it releases, past
 	// its lease, then resumed to release a lock another client may hold.
-	"late-release": func(impl string, fencing bool, ttl time.Duration) Schedule {
+	"late-release": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		// Long sections, so that the stale release lands while another
 		// holder still works; long enough after it for the checker's
 		// minimum progress with them (a lock that holds through the pause
@@ -69,14 +73,14 @@ var fixedSchedules = map[string]func(impl string, fencing bool, ttl time.Duratio
 	// without its data while the holder is inside its section; the holder
 	// writes after the others had time to take the lock from the empty
 	// server.
-	"server-restart": func(impl string, fencing bool, ttl time.Duration) Schedule {
+	"server-restart": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: ServerRestartEmpty, Target: firstServer(impl), Holder: "client-0",
 			After: failpoint.InCriticalSection}, serverShape)
 	},
 	// server-pause: the lock's first server is SIGSTOPped past a lease while
 	// the holder is inside its section, then resumed; the holder writes
 	// after the others had time to take the lock.
-	"server-pause": func(impl string, fencing bool, ttl time.Duration) Schedule {
+	"server-pause": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: ServerPause, Target: firstServer(impl), Holder: "client-0",
 			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl))}, serverShape)
 	},
@@ -87,7 +91,7 @@ var fixedSchedules = map[string]func(impl string, fencing bool, ttl time.Duratio
 	// scripted, for container mode: it stalls the replica before the grant
 	// and moves its clients by proxy), replication runs freely, so the
 	// grant is lost only if it had not reached the replica.
-	"redis-failover-replicated": func(impl string, fencing bool, ttl time.Duration) Schedule {
+	"redis-failover-replicated": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: FailOver, Target: firstServer(impl), Holder: "client-0",
 			After: failpoint.InCriticalSection}, serverShape)
 	},
@@ -96,22 +100,22 @@ var fixedSchedules = map[string]func(impl string, fencing bool, ttl time.Duratio
 	// SIGSTOPped, and the holder releases half a TTL later (see
 	// Step.Queue); the killed one's slot gets a new process, the paused
 	// one resumes, past a lease.
-	"queued-waiter-crash": func(impl string, fencing bool, ttl time.Duration) Schedule {
+	"queued-waiter-crash": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		return queued(impl, fencing, ttl, ClientKill)
 	},
-	"queued-waiter-pause": func(impl string, fencing bool, ttl time.Duration) Schedule {
+	"queued-waiter-pause": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		return queued(impl, fencing, ttl, ClientPause)
 	},
 	// redlock-partition: every client is cut off a minority of a multi-node
 	// lock's servers (a quorum stays reachable: grants must go on), healed,
 	// then off a majority (no quorum: no grant may come), healed. No
 	// failpoint: the cuts strike whoever is where, as a partition does.
-	"redlock-partition": func(impl string, fencing bool, ttl time.Duration) Schedule {
+	"redlock-partition": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		nodes := serverNames(impl)
 		q := len(nodes)/2 + 1
 		minority, majority := strings.Join(nodes[min(q, len(nodes)):], "+"), strings.Join(nodes[:min(q, len(nodes))], "+")
 		cut := 2 * ttl
-		second := Lead + cut + checker.Bound(ttl)
+		second := Lead + cut + bound
 		return Schedule{Impl: impl, Fencing: fencing, TTL: Duration(ttl), Clients: 4, Seed: 1,
 			WorkMin: Duration(5 * time.Millisecond), WorkMax: Duration(20 * time.Millisecond),
 			Duration: Duration(second + cut + time.Second),

@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
-
-	"github.com/locklab/locklab/checker"
 )
 
 // Plan is what the generator draws a schedule for.
@@ -16,6 +14,9 @@ type Plan struct {
 	TTL      time.Duration
 	Clients  int
 	Duration time.Duration
+	// Bound is the checker's liveness bound for TTL (checker.Bound): faults
+	// are spaced by it. Zero draws no faults.
+	Bound    time.Duration
 	Topology Topology
 	Kinds    []Kind // the kinds that apply (see Applicable)
 }
@@ -23,7 +24,7 @@ type Plan struct {
 // Generate draws a random schedule from the seed: which kind strikes which
 // target, when, and for how long. The same plan and seed give the same
 // schedule, always. Faults never overlap: after each heal the run waits at
-// least checker.Bound(TTL) (plus a random part) before the next fault, so
+// least p.Bound (plus a random part) before the next fault, so
 // the checker's liveness rule (a grant within the bound after every heal)
 // judges the lock, not a fault that came too soon. A fault lasts from a
 // tenth of the TTL to three TTLs, so some outlive a lease and some do not.
@@ -32,11 +33,11 @@ type Plan struct {
 func Generate(p Plan) Schedule {
 	s := Schedule{Seed: p.Seed, Impl: p.Impl, Fencing: p.Fencing, TTL: Duration(p.TTL),
 		Clients: p.Clients, Duration: Duration(p.Duration), Faults: []Step{}}
-	if len(p.Kinds) == 0 || p.TTL <= 0 {
+	if len(p.Kinds) == 0 || p.TTL <= 0 || p.Bound <= 0 {
 		return s
 	}
 	rng := rand.New(rand.NewPCG(uint64(p.Seed), 0x6e656d65736973)) // "nemesis"
-	bound := checker.Bound(p.TTL)
+	bound := p.Bound
 	between := func(lo, hi time.Duration) time.Duration {
 		if hi <= lo {
 			return lo

@@ -9,10 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/all"
 )
+
+// testBound is a liveness bound for a one-second TTL, as the checker
+// would give it (3 TTLs and 2 s); the nemesis only spaces faults by it.
+const testBound = 5 * time.Second
 
 func plan(t *testing.T, impl string, seed int64, d time.Duration) Plan {
 	t.Helper()
@@ -25,7 +28,7 @@ func plan(t *testing.T, impl string, seed int64, d time.Duration) Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Plan{Seed: seed, Impl: impl, TTL: time.Second, Clients: 4, Duration: d, Topology: topo, Kinds: ks}
+	return Plan{Seed: seed, Impl: impl, TTL: time.Second, Bound: testBound, Clients: 4, Duration: d, Topology: topo, Kinds: ks}
 }
 
 func TestGenerateIsDeterministic(t *testing.T) {
@@ -54,7 +57,7 @@ func TestGenerateIsDeterministic(t *testing.T) {
 			if err := a.Validate(); err != nil {
 				t.Fatalf("generated schedule is invalid: %v", err)
 			}
-			bound := checker.Bound(p.TTL)
+			bound := p.Bound
 			for i := 1; i < len(a.Faults); i++ {
 				if gap := time.Duration(a.Faults[i].At) - a.Faults[i-1].Heal(); gap < bound {
 					t.Errorf("fault %d starts %v after the last heal, less than the liveness bound %v", i, gap, bound)
@@ -108,7 +111,7 @@ func TestGenerateFailOver(t *testing.T) {
 	}
 	drawn := 0
 	for seed := int64(1); seed <= 40; seed++ {
-		s := Generate(Plan{Seed: seed, Impl: spec.Name, TTL: time.Second, Clients: 4, Duration: 2 * time.Minute, Topology: topo, Kinds: ks})
+		s := Generate(Plan{Seed: seed, Impl: spec.Name, TTL: time.Second, Bound: testBound, Clients: 4, Duration: 2 * time.Minute, Topology: topo, Kinds: ks})
 		if err := s.Validate(); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -253,11 +256,11 @@ func TestValidate(t *testing.T) {
 		if name == "redlock-partition" {
 			impl = "redlock" // it cuts some of several nodes
 		}
-		s := f(impl, false, time.Second)
+		s := f(impl, false, time.Second, testBound)
 		if err := s.Validate(); err != nil {
 			t.Errorf("fixed %s: %v", name, err)
 		}
-		if err := s.Compact(checker.Bound(time.Second)).Validate(); err != nil {
+		if err := s.Compact(testBound).Validate(); err != nil {
 			t.Errorf("fixed %s compacted: %v", name, err)
 		}
 	}
@@ -321,7 +324,7 @@ func TestShrink(t *testing.T) {
 	if len(orig.Faults) < 8 {
 		t.Fatalf("want a long schedule, got %d faults", len(orig.Faults))
 	}
-	bound := checker.Bound(p.TTL)
+	bound := p.Bound
 	has := func(s Schedule, st Step) bool {
 		for _, f := range s.Faults {
 			if f.Kind == st.Kind && f.Target == st.Target && f.Duration == st.Duration {

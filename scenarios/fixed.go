@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
@@ -21,7 +22,7 @@ func scheduleScenario(name, summary string, applies func(impls.Spec, bool) error
 		panic("scenarios: no fixed schedule " + name)
 	}
 	schedule := func(spec impls.Spec, fencing bool, ttl time.Duration) nemesis.Schedule {
-		return nemesis.Fixed[name](spec.Name, fencing, ttl)
+		return nemesis.Fixed[name](spec.Name, fencing, ttl, checker.Bound(ttl))
 	}
 	return Scenario{
 		Name: name, Summary: summary, Schedule: name,

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenarios"
@@ -62,7 +63,7 @@ func TestScenarioSchedules(t *testing.T) {
 				t.Fatal("no cell")
 			}
 			for _, c := range cells {
-				sch := nemesis.Fixed[s.Schedule](c.Impl.Name, c.Fencing, time.Second)
+				sch := nemesis.Fixed[s.Schedule](c.Impl.Name, c.Fencing, time.Second, checker.Bound(time.Second))
 				if err := sch.Validate(); err != nil {
 					t.Errorf("%s: %v", c.Name(), err)
 					continue
