@@ -12,10 +12,10 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -359,10 +359,11 @@ func (b *bench) measureContended(ctx context.Context, a *implAcc) error {
 // recovery runs the holder-crash scenario, when it exists, and takes its
 // recovery time. Its absence or failure is reported as text, never as a number.
 func (b *bench) recovery(ctx context.Context, s impls.Spec) *RecoveryR {
-	if _, err := scenarios.Lookup(HolderCrash); err != nil {
-		return &RecoveryR{Note: "n/a (holder-crash scenario not built)"}
+	job, err := engine.FixedJob(HolderCrash, s)
+	if err != nil {
+		return &RecoveryR{Note: "n/a (" + oneLine(err.Error()) + ")"}
 	}
-	out, err := scenarios.Run(ctx, HolderCrash, engine.Options{
+	out, err := engine.Run(ctx, job, engine.Options{
 		Impl: s, Clients: 4, Sections: b.opts.RecoverySections, TTL: b.opts.TTL, Seed: 1,
 		External: b.opts.External, OutDir: os.TempDir(),
 	})
@@ -372,7 +373,7 @@ func (b *bench) recovery(ctx context.Context, s impls.Spec) *RecoveryR {
 	case err != nil:
 		b.opts.logf("recovery of %s: %v", s.Name, err)
 		return &RecoveryR{Note: "n/a (" + oneLine(err.Error()) + ")"}
-	case out.Verdict == scenarios.Stuck:
+	case out.Verdict == checker.Stuck:
 		return &RecoveryR{Verdict: string(out.Verdict), Note: "never: no client held the lock within the scenario's bound"}
 	case out.Recovery <= 0:
 		return &RecoveryR{Verdict: string(out.Verdict), Note: "n/a (the scenario reported no recovery time: " + oneLine(out.Detail) + ")"}

@@ -8,11 +8,43 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/nemesis"
 )
+
+// FixedJob is the job that runs the nemesis's fixed schedule name for
+// spec: on the topology the schedule needs, with the run's TTL, fencing
+// and seed. The matrix's schedule cells and the benchmark's recovery run
+// are such jobs.
+func FixedJob(name string, spec impls.Spec) (Job, error) {
+	f, ok := nemesis.Fixed[name]
+	if !ok {
+		return Job{}, fmt.Errorf("unknown fixed schedule %q; valid: %v", name, nemesis.FixedNames())
+	}
+	if spec.Backend.InProcess {
+		return Job{}, ErrInProcess
+	}
+	schedule := func(fencing bool, ttl time.Duration) nemesis.Schedule {
+		return f(spec.Name, fencing, ttl, checker.Bound(ttl))
+	}
+	// Fencing is the caller's to ask for; the schedule checks the rest.
+	if err := schedule(false, time.Second).Validate(); err != nil {
+		return Job{}, err
+	}
+	return Job{
+		Name: name,
+		// The servers do not depend on the TTL or fencing.
+		Topology: ScheduleTopology(spec, schedule(false, time.Second)),
+		Body: func(ctx context.Context, env *Env) (*Outcome, error) {
+			s := schedule(env.Fencing, env.TTL)
+			s.Seed = env.Seed
+			return RunFixed(ctx, env, s)
+		},
+	}, nil
+}
 
 // RunFixed runs a fixed schedule on env and has the checker judge it
 // (Env.Judge). Besides the verdict it reports, as figures, what the

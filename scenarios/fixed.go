@@ -2,9 +2,7 @@ package scenarios
 
 import (
 	"context"
-	"time"
 
-	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
@@ -21,30 +19,25 @@ func scheduleScenario(name, summary string, applies func(impls.Spec, bool) error
 	if nemesis.Fixed[name] == nil {
 		panic("scenarios: no fixed schedule " + name)
 	}
-	schedule := func(spec impls.Spec, fencing bool, ttl time.Duration) nemesis.Schedule {
-		return nemesis.Fixed[name](spec.Name, fencing, ttl, checker.Bound(ttl))
+	job := func(spec impls.Spec) engine.Job {
+		// Only called for a lock Applies accepted, for which FixedJob cannot fail.
+		j, _ := engine.FixedJob(name, spec)
+		return j
 	}
 	return Scenario{
 		Name: name, Summary: summary, Schedule: name,
 		Applies: func(spec impls.Spec, fencing bool) error {
-			if spec.Backend.InProcess {
-				return engine.ErrInProcess
-			}
-			if applies != nil {
+			if applies != nil && !spec.Backend.InProcess {
 				if err := applies(spec, fencing); err != nil {
 					return err
 				}
 			}
-			// Fencing is the cell's to ask for; the schedule checks the rest.
-			return schedule(spec, false, time.Second).Validate()
+			_, err := engine.FixedJob(name, spec)
+			return err
 		},
-		Topology: func(spec impls.Spec) topology.Declaration {
-			return engine.ScheduleTopology(spec, schedule(spec, false, time.Second))
-		},
+		Topology: func(spec impls.Spec) topology.Declaration { return job(spec).Topology },
 		Run: func(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
-			s := schedule(env.Impl, env.Fencing, env.TTL)
-			s.Seed = env.Seed
-			return engine.RunFixed(ctx, env, s)
+			return job(env.Impl).Body(ctx, env)
 		},
 	}
 }
