@@ -219,19 +219,15 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 				}
 			}
 		}
-		if cut, leaves := nemesis.CutLeavesQuorum(st, len(sys.LockServers())); cut && s.Name != "" {
-			// A fixed schedule's cut of some nodes is a window the checker
-			// judges: grants must go on while a quorum stays reachable,
-			// and none may come while it does not. It starts once the cut
-			// is whole, plus 200ms for a grant whose replies were already
-			// on their way, and ends as the heal begins. A random schedule
-			// records none: its cuts may be too short for the lock to
-			// grant at all, and explore judges safety and liveness only.
-			w := checker.Window{Start: whole + int64(200*time.Millisecond), End: lin.Now()}
-			if leaves {
+		if st.Window != "" {
+			// The window the step declares runs from the moment its fault
+			// is whole (plus the grace) to the start of the heal.
+			w := checker.Window{Start: whole + int64(nemesis.WindowGrace), End: lin.Now()}
+			switch st.Window {
+			case nemesis.KeepsGranting:
 				w.Name = "minority-cut"
 				env.Available = append(env.Available, w)
-			} else {
+			case nemesis.GrantsNothing:
 				w.Name = "majority-cut"
 				env.QuorumLoss = append(env.QuorumLoss, w)
 			}

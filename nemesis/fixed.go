@@ -120,8 +120,8 @@ var fixedSchedules = map[string]FixedSchedule{
 			WorkMin: Duration(5 * time.Millisecond), WorkMax: Duration(20 * time.Millisecond),
 			Duration: Duration(second + cut + time.Second),
 			Faults: []Step{
-				{At: Duration(Lead), Kind: NetPartitionNodes, Target: minority, Duration: Duration(cut)},
-				{At: Duration(second), Kind: NetPartitionNodes, Target: majority, Duration: Duration(cut)},
+				{At: Duration(Lead), Kind: NetPartitionNodes, Target: minority, Duration: Duration(cut), Window: KeepsGranting},
+				{At: Duration(second), Kind: NetPartitionNodes, Target: majority, Duration: Duration(cut), Window: GrantsNothing},
 			}}
 	},
 }

@@ -67,7 +67,30 @@ type Step struct {
 	// judges). This is how a waiter that dies in line is tested on locks
 	// whose waiters queue on the server.
 	Queue bool `json:"queue,omitempty"`
+	// Window declares what the checker must see while the fault holds
+	// (KeepsGranting, GrantsNothing); empty: no window, only safety and
+	// liveness after the heal. A fixed schedule declares its windows; a
+	// drawn one never does, as its faults may be too short for any grant.
+	Window Window `json:"window,omitempty"`
 }
+
+// Window is a span of a run the checker judges, declared by a step.
+type Window string
+
+const (
+	// KeepsGranting: grants must go on while the fault holds (a cut that
+	// leaves a quorum reachable); none is as bad as stuck.
+	KeepsGranting Window = "keeps-granting"
+	// GrantsNothing: no grant may come while the fault holds (a cut that
+	// leaves no quorum); the run is then unavailable, as a consistent lock
+	// should be, never unsafe.
+	GrantsNothing Window = "grants-nothing"
+)
+
+// WindowGrace is how long after its fault is whole a declared window
+// opens: a grant whose replies were already on their way when the cut
+// closed is not the fault's.
+const WindowGrace = 200 * time.Millisecond
 
 // Heal is when the step heals, from the start of the workload.
 func (s Step) Heal() time.Duration { return time.Duration(s.At + s.Duration) }
@@ -164,6 +187,9 @@ func (s Schedule) Validate() error {
 			if err := validQueue(topo, st); err != nil {
 				return fmt.Errorf("fault %d: %w", i, err)
 			}
+		}
+		if err := validWindow(topo, st); err != nil {
+			return fmt.Errorf("fault %d: %w", i, err)
 		}
 		if st.Kind == FailOver && i != len(s.Faults)-1 {
 			// The old master stays dead and its address moved: nothing
@@ -269,6 +295,26 @@ func validQueue(topo Topology, st Step) error {
 	}
 	if topo.Clients < 3 {
 		return errors.New("a queue step needs three clients: the holder, the waiter struck, and a live waiter behind it")
+	}
+	return nil
+}
+
+// validWindow checks a step's declared window against what its fault
+// does: only a cut of some of a lock's nodes keeps or loses a quorum.
+func validWindow(topo Topology, st Step) error {
+	if st.Window == "" {
+		return nil
+	}
+	cut, leaves := CutLeavesQuorum(st, len(topo.Servers))
+	switch {
+	case st.Window != KeepsGranting && st.Window != GrantsNothing:
+		return fmt.Errorf("unknown window %q; valid: %s, %s", st.Window, KeepsGranting, GrantsNothing)
+	case !cut:
+		return fmt.Errorf("a %s window needs a cut of some of the lock's nodes (%s), not %s", st.Window, NetPartitionNodes, st.Kind)
+	case st.Window == KeepsGranting && !leaves:
+		return fmt.Errorf("cutting %s leaves no quorum, so grants cannot be required to go on", st.Target)
+	case st.Window == GrantsNothing && leaves:
+		return fmt.Errorf("cutting %s leaves a quorum, so grants may go on", st.Target)
 	}
 	return nil
 }
