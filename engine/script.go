@@ -47,8 +47,6 @@ const (
 	ServerStartEmpty = "server-start-empty"
 	// ReplicaPromote: a replica is made the master (REPLICAOF NO ONE).
 	ReplicaPromote = "replica-promote"
-	// ClientSlowSection: a live client works past its lease in one section.
-	ClientSlowSection = "client-slow-section"
 	// ClientClockSkew: a client's own clock runs ahead of the others'.
 	ClientClockSkew = "client-clock-skew"
 	// HolderRelease: the holder released and stays idle, connected; the

@@ -58,6 +58,12 @@ var fixedSchedules = map[string]FixedSchedule{
 		return fixed(impl, fencing, ttl, Step{Kind: ClientKill, Target: "client-0",
 			After: failpointOr(impl, failpoint.AfterSetNX, failpoint.AfterAcquire), Duration: Duration(ttl)})
 	},
+	// slow-work-past-ttl: the holder, alive, stays in its section past its
+	// lease (its renewals run on), then writes.
+	"slow-work-past-ttl": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: ClientSlowSection, Target: "client-0", After: failpoint.InCriticalSection,
+			Duration: Duration(pastTTL(ttl))})
+	},
 	// late-release: the holder is SIGSTOPped just before it releases, past
 	// its lease, then resumed to release a lock another client may hold.
 	"late-release": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {

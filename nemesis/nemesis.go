@@ -172,6 +172,10 @@ func Applicable(spec impls.Spec, topo Topology, names []string) ([]Kind, map[str
 			skipped[n] = err.Error()
 			continue
 		}
+		if _, ok := k.(atFailpoint); ok {
+			skipped[n] = "it strikes only a client stopped at a failpoint (a fixed schedule), never at a random moment"
+			continue
+		}
 		if len(k.Targets(topo)) == 0 {
 			skipped[n] = "nothing in this topology to strike"
 			continue

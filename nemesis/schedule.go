@@ -176,6 +176,9 @@ func (s Schedule) Validate() error {
 		if st.After != "" && st.Target == HolderTarget {
 			return fmt.Errorf("fault %d: a failpoint step names the client it stops, not %q", i, HolderTarget)
 		}
+		if _, ok := k.(atFailpoint); ok && st.After == "" {
+			return fmt.Errorf("fault %d: %s strikes only a client stopped at a failpoint (after)", i, st.Kind)
+		}
 		if st.After != "" {
 			if err := validAfter(spec, topo, i, st); err != nil {
 				return fmt.Errorf("fault %d: %w", i, err)

@@ -31,7 +31,7 @@ func TestScenarioSchedules(t *testing.T) {
 		{"redlock-partition", true, ""},
 		{"contention", false, "no fault"},
 		{"release-hand-off", false, "no fault: a figure of how the lock hands over"},
-		{"slow-work-past-ttl", false, "no fault: a holder whose first section outlives its lease"},
+		{"slow-work-past-ttl", true, ""},
 		{"client-clock-skew", false, "no fault the nemesis injects: a client started with a skewed clock"},
 		{"redis-failover", false, "moves the clients by proxy, which container mode reaches too: a schedule's fail-over moves an address between the lab's hosts, and container mode has none"},
 		{"queued-waiter-crash", true, ""},

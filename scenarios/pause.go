@@ -11,7 +11,7 @@ import (
 	"github.com/locklab/locklab/runner"
 )
 
-// pastTTL is how long a pause or a slow section lasts: well past the lease
+// pastTTL is how long a scripted fault lasts: well past the lease
 // (or ZooKeeper session) so that it surely expired and someone else holds.
 func pastTTL(env *engine.Env) time.Duration { return env.TTL*5/2 + 500*time.Millisecond }
 
@@ -27,21 +27,9 @@ func init() {
 		"the holder is SIGSTOPped after its last check and before its write, for longer than the TTL, then resumed (a GC pause, holding the lock)",
 		nil))
 
-	Register(workerScenario("slow-work-past-ttl",
+	Register(scheduleScenario("slow-work-past-ttl",
 		"the holder stays alive but works longer than the TTL in one critical section",
-		nil, nil, engine.Script{
-			Edit: func(env *engine.Env, id int, ws *engine.WorkerSpec) {
-				if id == 0 {
-					ws.FirstWork = pastTTL(env)
-				}
-			},
-			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
-				r.Env.FaultAt(lin.Injection{Kind: engine.ClientSlowSection, Target: "client-0", Clients: []int{0},
-					Note: fmt.Sprintf("a %v critical section", pastTTL(r.Env))})
-				return nil
-			},
-			Observe: func(env *engine.Env) time.Duration { return pastTTL(env) + 1500*time.Millisecond },
-		}))
+		nil))
 
 	Register(scheduleScenario("late-release",
 		"the holder is SIGSTOPped just before releasing, until its lease expired and another client holds; then it releases",
