@@ -104,7 +104,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		r := scenarios.CellResult{Impl: c.Impl.Name, Scenario: c.Scenario, Fencing: c.Fencing,
-			Verdict: scenarios.Worst(outs), Expected: exp.Verdict, Why: exp.Why, Runs: len(outs),
+			Expected: exp.Verdict, Why: exp.Why, Runs: len(outs),
 			Figures: map[string]float64{}, Seconds: time.Since(cellStart).Seconds()}
 		for j, o := range outs {
 			r.RunVerdicts = append(r.RunVerdicts, o.Verdict)
@@ -132,8 +132,9 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 				r.History, _ = filepath.Rel(stage, o.History)
 			}
 		}
+		r.Verdict = checker.CellVerdict(r.RunVerdicts)
 		mark := ""
-		if r.Verdict != r.Expected {
+		if !checker.Agrees(r.Expected, r.Verdict) {
 			mark = fmt.Sprintf("   (expected %s)", r.Expected)
 		}
 		fmt.Fprintf(stderr, "[%d/%d] %-48s %-11s %5.1fs%s\n", i+1, len(cells), c.Name(), r.Verdict, r.Seconds, mark)
@@ -161,7 +162,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	mismatches := 0
 	for _, r := range results {
-		if r.Verdict != r.Expected {
+		if !checker.Agrees(r.Expected, r.Verdict) {
 			mismatches++
 		}
 	}
@@ -257,7 +258,7 @@ func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline strin
 				if r.Fencing {
 					v = "fenced: " + v
 				}
-				if r.Verdict != r.Expected {
+				if !checker.Agrees(r.Expected, r.Verdict) {
 					v += " ⚠"
 				}
 				parts = append(parts, v)
@@ -296,7 +297,7 @@ func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline strin
 			ce = fmt.Sprintf("[timeline](%s), [history](%s)", r.Counterexample, r.History)
 		}
 		exp := string(r.Expected)
-		if r.Verdict != r.Expected {
+		if !checker.Agrees(r.Expected, r.Verdict) {
 			exp = "⚠ " + exp
 		}
 		var rv []string

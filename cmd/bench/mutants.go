@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/mutant"
@@ -47,27 +48,6 @@ type MutantResult struct {
 	Caught   bool         `json:"caught"`
 	CaughtBy []string     `json:"caught_by"`
 	Cells    []MutantCell `json:"cells"`
-}
-
-// caught says whether a cell's verdict under a mutant moved from what the
-// lab expects of the correct lock toward unsafe or stuck. A cell expected
-// unsafe already cannot catch anything this way, nor can one whose fault
-// does not reach the lock.
-func caught(expected, got scenarios.Verdict) bool {
-	return got != expected && (got == scenarios.Unsafe || got == scenarios.Stuck)
-}
-
-// canCatch says why a cell cannot catch a mutant ("" when it can).
-func canCatch(expected scenarios.Verdict) string {
-	switch expected {
-	case scenarios.Unsafe:
-		return "expected unsafe already"
-	case scenarios.NotApplicable:
-		return "the fault does not reach the lock"
-	case "", scenarios.Unknown:
-		return "no expectation"
-	}
-	return ""
 }
 
 func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -146,7 +126,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		for _, c := range p.cells {
 			exp, err := c.Expect()
 			mc := MutantCell{Cell: cellLabel(c), Expected: exp.Verdict}
-			switch why := canCatch(exp.Verdict); {
+			switch why := checker.CannotCatch(exp.Verdict); {
 			case err != nil:
 				mc.NotRun = "no reviewed expectation: " + err.Error()
 			case why != "":
@@ -181,7 +161,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 			mc.Verdict, mc.Sections, mc.Grants, mc.Detail, mc.Figures = o.Verdict, o.Sections, o.GrantsAfterFault, o.Detail, o.Figures
 			mc.Seconds = time.Since(cellStart).Seconds()
-			if caught(exp.Verdict, o.Verdict) {
+			if checker.FailsUnexpectedly(exp.Verdict, o.Verdict) {
 				// A catch counts only if the unmutated lock passes the same
 				// cell: otherwise the cell, not the mutant, failed.
 				u, ok := unmutated[c.Name()]
@@ -198,7 +178,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 					}
 				}
 				mc.Unmutated = u
-				mc.Caught = u != "" && !caught(exp.Verdict, u)
+				mc.Caught = checker.Caught(exp.Verdict, o.Verdict, u)
 			}
 			if mc.Caught {
 				r.Caught = true
