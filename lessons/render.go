@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/benchmark"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -116,7 +117,7 @@ func runBlock(recs map[string]Record, r Run) string {
 	}
 	fmt.Fprintf(&b, "Measured (seed %d, TTL %s, %s): **%s**. The lab expects %s: %s.",
 		rec.Seed, rec.TTL, who, rec.Verdict, rec.Expected, rec.Why)
-	if rec.Verdict != rec.Expected {
+	if !checker.Agrees(rec.Expected, rec.Verdict) {
 		fmt.Fprintf(&b, " ⚠ This run differs from the expectation.")
 	}
 	if len(rec.Tried) > 1 {
