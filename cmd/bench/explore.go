@@ -21,6 +21,7 @@ import (
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/report"
 )
 
 // seedNote says plainly what a seed fixes in explore, in the output as in
@@ -480,8 +481,7 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed ti
 		"Verdict: porcupine's (unsafe) or liveness (stuck: no grant within the bound after a heal). " +
 		"On a counterexample the schedule was shrunk to the minimal one that still failed; *replayed* is the verdict of running that " +
 		"committed schedule again as `bench check -schedule FILE` does, once per column entry: a counterexample that did not replay says so.\n\n")
-	b.WriteString("| lock | schedule | minutes explored | faults injected | sections (unknown) | verdict | minimal schedule | replayed | files |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	table := report.NewTable("lock", "schedule", "minutes explored", "faults injected", "sections (unknown)", "verdict", "minimal schedule", "replayed", "files")
 	for _, r := range rows {
 		name := r.Impl
 		if r.Broken {
@@ -495,7 +495,7 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed ti
 			sched += ", without " + strings.Join(r.Without, ", ")
 		}
 		if r.Skipped != "" {
-			fmt.Fprintf(&b, "| %s | - | - | - | - | skipped: %s | - | - | - |\n", name, mdEscape(r.Skipped))
+			table.Row(name, "-", "-", "-", "-", "skipped: "+r.Skipped, "-", "-", "-")
 			continue
 		}
 		minimal, replayed, files := "-", "-", "-"
@@ -515,11 +515,12 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed ti
 		}
 		verdict := string(r.Verdict)
 		if r.Detail != "" {
-			verdict += ": " + mdEscape(r.Detail)
+			verdict += ": " + r.Detail
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.1f | %s | %d (%d) | %s | %s | %s | %s |\n", name, sched, r.Minutes,
-			orNone(strings.Join(engine.Tally(r.Injected), ", ")), r.Sections, r.Unknown, verdict, minimal, replayed, files)
+		table.Row(name, sched, fmt.Sprintf("%.1f", r.Minutes), orNone(strings.Join(engine.Tally(r.Injected), ", ")),
+			fmt.Sprintf("%d (%d)", r.Sections, r.Unknown), verdict, minimal, replayed, files)
 	}
+	b.WriteString(table.String())
 	return os.WriteFile(filepath.Join(dir, "README.md"), []byte(b.String()), 0o644)
 }
 
@@ -530,10 +531,6 @@ func joinVerdicts(vs []checker.Verdict) string {
 		names[i] = string(v)
 	}
 	return strings.Join(names, ", ")
-}
-
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 }
 
 // tableFiles are the names of the files a table run writes: its table and

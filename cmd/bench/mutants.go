@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/mutant"
+	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -245,7 +247,7 @@ func writeMutantsReport(dir string, results []MutantResult, cmdline string, ttl 
 		"and the same cell, run right after with no mutant, does not. A cell expected unsafe already, or whose fault does not reach the lock, cannot catch anything and is not run. "+
 		"A mutant no cell catches is a scenario the matrix is missing.\n\n", mutant.EnvVar)
 
-	fmt.Fprintf(&b, "| mutant | lock | what it breaks | caught by | cells run | not run |\n|---|---|---|---|---|---|\n")
+	summary := report.NewTable("mutant", "lock", "what it breaks", "caught by", "cells run", "not run")
 	for _, r := range results {
 		ran, notRun := 0, 0
 		for _, c := range r.Cells {
@@ -259,24 +261,27 @@ func writeMutantsReport(dir string, results []MutantResult, cmdline string, ttl 
 		if r.Caught {
 			by = strings.Join(r.CaughtBy, ", ")
 		}
-		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %d | %d |\n", r.Mutant, r.Lock, r.Breaks, by, ran, notRun)
+		summary.Row("`"+r.Mutant+"`", "`"+r.Lock+"`", r.Breaks, by, strconv.Itoa(ran), strconv.Itoa(notRun))
 	}
+	b.WriteString(summary.String())
 
 	fmt.Fprintf(&b, "\n## Every cell\n\nVerdict with the mutant live, beside the expectation for the correct lock; *unmutated* is the same cell's verdict without the mutant, run after each catch.\n\n")
 	for _, r := range results {
-		fmt.Fprintf(&b, "### `%s` (%s)\n\n%s. Designed to be caught by `%s`.\n\n| cell | expected | with the mutant | unmutated | caught | sections | grants after fault | seed | detail |\n|---|---|---|---|---|---|---|---|---|\n",
-			r.Mutant, r.Lock, r.Breaks, r.Catcher)
+		fmt.Fprintf(&b, "### `%s` (%s)\n\n%s. Designed to be caught by `%s`.\n\n", r.Mutant, r.Lock, r.Breaks, r.Catcher)
+		cells := report.NewTable("cell", "expected", "with the mutant", "unmutated", "caught", "sections", "grants after fault", "seed", "detail")
 		for _, c := range r.Cells {
 			if c.NotRun != "" {
-				fmt.Fprintf(&b, "| %s | %s | not run: %s | | | | | | |\n", c.Cell, c.Expected, c.NotRun)
+				cells.Row(c.Cell, string(c.Expected), "not run: "+c.NotRun)
 				continue
 			}
 			yes := ""
 			if c.Caught {
 				yes = "**yes**"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %d | %d | %s |\n", c.Cell, c.Expected, c.Verdict, c.Unmutated, yes, c.Sections, c.Grants, c.Seed, strings.ReplaceAll(c.Detail, "|", "\\|"))
+			cells.Row(c.Cell, string(c.Expected), string(c.Verdict), string(c.Unmutated), yes,
+				strconv.Itoa(c.Sections), strconv.Itoa(c.Grants), strconv.FormatInt(c.Seed, 10), c.Detail)
 		}
+		b.WriteString(cells.String())
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "Reproduce one run: `%s=MUTANT go run ./cmd/bench check -impl LOCK -scenario SCENARIO [-fencing] -ttl %v -sections %d -seed SEED`.\n", mutant.EnvVar, ttl, sections)
