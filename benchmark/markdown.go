@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/locklab/locklab/report"
 )
 
 // WriteMarkdown renders the report as results/bench.md.
@@ -99,15 +101,15 @@ func (rep *Report) targetSection(p printer) {
 	p("several nodes is held to a fan-out to every node, beside what returning at a majority would allow; a lock that\n")
 	p("wakes its waiters pays a wake-up hop to hand over, and the hand-off target's floor is that hop (both in the\n")
 	p("physical limit below).\n\n")
-	p("| target | lock | measured | target | met? | reach | note |\n| --- | --- | ---: | --- | --- | --- | --- |\n")
+	table := report.NewTable("target", "lock", "measured", "target", "met?", "reach", "note").AlignRight(2).PadRule()
 	for _, t := range rep.Targets {
 		val := fmtStatWith(t.Ratio, func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) })
 		if t.Peer != "" {
 			val = fmtStatWith(t.Ratio, func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) + "×" })
 		}
-		p("| %s | `%s` | %s | %s | **%s** | %s | %s |\n", t.Name, t.Impl, val, t.fmtWant(), t.Met, t.Reach, t.Note)
+		table.Row(t.Name, "`"+t.Impl+"`", val, t.fmtWant(), "**"+t.Met+"**", t.Reach, t.Note)
 	}
-	p("\n")
+	p("%s\n", table)
 }
 
 func (rep *Report) decisionSection(p printer) {
@@ -119,21 +121,25 @@ func (rep *Report) decisionSection(p printer) {
 	p("fencing, out of those that apply to it, in the verdict matrix (`results/correctness.json`, from `bench matrix`;\n")
 	p("`contention`, which has no fault, is not counted).\n\n")
 	rep.chart(p, ChartDecision, "contended pairs/s against fault scenarios survived")
-	p("| implementation | contended pairs/s | fault scenarios survived |\n| --- | ---: | ---: |\n")
+	table := report.NewTable("implementation", "contended pairs/s", "fault scenarios survived").AlignRight(1, 2).PadRule()
 	for _, r := range rep.Impls {
 		if r.Contended == nil || r.Survives == nil {
 			continue
 		}
-		p("| %s | %s | %d of %d |\n", r.label(), fmtStat(r.Contended.PairsPerSec), r.Survives.Safe, r.Survives.Applied)
+		table.Row(r.label(), fmtStat(r.Contended.PairsPerSec), fmt.Sprintf("%d of %d", r.Survives.Safe, r.Survives.Applied))
 	}
-	p("\n")
+	p("%s\n", table)
 }
 
 func (rep *Report) machineSection(p printer) {
 	m := rep.Machine
 	p("## Machine and servers\n\n")
-	p("| | |\n| --- | --- |\n")
-	p("| CPU | %s |\n| cores | %d |\n| memory | %s GiB |\n| kernel | %s |\n| OS / Go | %s, %s |\n", m.CPU, m.Cores, m.MemoryGiB, m.Kernel, m.OS, m.Go)
+	table := report.NewUntitledTable(2).PadRule()
+	table.Row("CPU", m.CPU)
+	table.Row("cores", strconv.Itoa(m.Cores))
+	table.Row("memory", m.MemoryGiB+" GiB")
+	table.Row("kernel", m.Kernel)
+	table.Row("OS / Go", m.OS+", "+m.Go)
 	for _, s := range rep.Servers {
 		var keys []string
 		for k := range s.Settings {
@@ -144,8 +150,9 @@ func (rep *Report) machineSection(p printer) {
 		for _, k := range keys {
 			set = append(set, k+"="+s.Settings[k])
 		}
-		p("| %s | %s (%s); %s |\n", s.Backend, s.Version, s.Started, strings.Join(set, ", "))
+		table.Row(s.Backend, fmt.Sprintf("%s (%s); %s", s.Version, s.Started, strings.Join(set, ", ")))
 	}
+	p("%s", table)
 	p("\nEvery server runs on this machine on 127.0.0.1 (unless marked external), so a round trip is a loopback\n")
 	p("round trip plus the server's work; Redis keeps nothing on disk and PostgreSQL does not fsync: the lab\n")
 	p("measures the locks, not the disks. Clients and servers share the cores above.\n\n")
@@ -160,11 +167,12 @@ func (rep *Report) limitSection(p printer) {
 	p("No lock can complete acquire-release pairs faster than this rate divided by its round trips per pair.\n")
 	p("The bounds and ceilings below use the **fastest trial** (`best`): load from elsewhere only slows a round trip\n")
 	p("down, so the fastest trial is the closest to the servers' real limit; the median is shown for the noise.\n\n")
-	p("| backend | request | 1 client, requests/s | best | %d clients, requests/s | best |\n| --- | --- | ---: | ---: | ---: | ---: |\n", rep.Settings.Clients)
+	table := report.NewTable("backend", "request", "1 client, requests/s", "best", fmt.Sprintf("%d clients, requests/s", rep.Settings.Clients), "best").
+		AlignRight(2, 3, 4, 5).PadRule()
 	for _, l := range rep.Limits {
-		p("| %s | `%s` | %s | %s | %s | %s |\n", l.Backend, l.Request, fmtStat(l.OneClient), fmtNum(l.OneClient.Max), fmtStat(l.NClients), fmtNum(l.NClients.Max))
+		table.Row(l.Backend, "`"+l.Request+"`", fmtStat(l.OneClient), fmtNum(l.OneClient.Max), fmtStat(l.NClients), fmtNum(l.NClients.Max))
 	}
-	p("\n")
+	p("%s\n", table)
 	if l := redisLimit(rep.Limits); l != nil && (l.WakeUp != nil || l.FanOut != nil) {
 		redisFloorSection(p, *l)
 	}
@@ -188,13 +196,13 @@ func redisFloorSection(p printer, l Limit) {
 	}
 	p("`in round trips` divides each figure by one client's `%s` round trip in the same trial; `best ÷ best` divides\n", l.Request)
 	p("the fastest trials, as the ceilings do.\n\n")
-	p("| figure | per trial | best | in round trips | best ÷ best |\n| --- | ---: | ---: | ---: | ---: |\n")
+	table := report.NewTable("figure", "per trial", "best", "in round trips", "best ÷ best").AlignRight(1, 2, 3, 4).PadRule()
 	rts := func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
 	ping := l.OneClient.Trials
 	if w := l.WakeUp; w != nil {
 		in := perRoundTrip(w.HopMS.Trials, ping)
 		usec := func(f float64) string { return fmtSec(f / 1000) }
-		p("| wake-up hop (`%s`) | %s | %s | %s | %s |\n", w.Request, fmtStatWith(w.HopMS, usec), usec(w.HopMS.Min),
+		table.Row("wake-up hop (`"+w.Request+"`)", fmtStatWith(w.HopMS, usec), usec(w.HopMS.Min),
 			fmtStatWith(NewStat(in), rts), rts(w.HopMS.Min*l.OneClient.Max/1000))
 	}
 	if fo := l.FanOut; fo != nil {
@@ -205,11 +213,11 @@ func redisFloorSection(p printer, l Limit) {
 			{fmt.Sprintf("fan-out to %d nodes, every answer, per second", fo.Nodes), fo.AllPerSec},
 			{fmt.Sprintf("fan-out to %d nodes, %d answers, per second", fo.Nodes, fo.Majority), fo.MajorityPerSec},
 		} {
-			p("| %s | %s | %s | %s | %s |\n", row.what, fmtStat(row.st), fmtNum(row.st.Max),
+			table.Row(row.what, fmtStat(row.st), fmtNum(row.st.Max),
 				fmtStatWith(NewStat(trialRatios(ping, row.st.Trials)), rts), rts(l.OneClient.Max/row.st.Max))
 		}
 	}
-	p("\n")
+	p("%s\n", table)
 }
 
 func (r *Result) label() string {
@@ -234,18 +242,18 @@ func (rep *Report) uncontendedSection(p printer) {
 	p("is, and a lock's simple commands cost about as much, so a fraction near or a little above 100%% is within the noise.\n")
 	p("`vs peer` is the ratio of pairs/s to the closest peer's (same backend, nearest node count).\n\n")
 	rep.chart(p, ChartPairs, "pairs/s by implementation")
-	p("| implementation | pairs/s | round trips | bound pairs/s | of bound | vs peer | acquire p50 | p99 | p99.9 | errors |\n")
-	p("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n")
+	table := report.NewTable("implementation", "pairs/s", "round trips", "bound pairs/s", "of bound", "vs peer", "acquire p50", "p99", "p99.9", "errors").
+		AlignRight(1, 2, 3, 4, 6, 7, 8, 9).PadRule()
 	for _, r := range rep.Impls {
 		u := r.Uncontended
 		if u == nil {
 			continue
 		}
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", r.label(), fmtStat(u.PairsPerSec), r.rtLabel(),
+		table.Row(r.label(), fmtStat(u.PairsPerSec), r.rtLabel(),
 			fmtOpt(u.BoundPairsPerSec), fmtFrac(u.FractionOfBound), r.peerLabel(u.PeerRatio),
-			fmtStat(u.AcquireP50), fmtStat(u.AcquireP99), fmtStat(u.AcquireP999), u.Errors)
+			fmtStat(u.AcquireP50), fmtStat(u.AcquireP99), fmtStat(u.AcquireP999), strconv.Itoa(u.Errors))
 	}
-	p("\n")
+	p("%s\n", table)
 }
 
 // rtLabel shows the counted round trips, and the declaration beside them
@@ -284,16 +292,16 @@ func (rep *Report) contendedSection(p printer) {
 	p("counter (a Redis server of its own) and writes it back plus one: a real critical section of two round trips.\n")
 	p("`wait` is the time from calling Acquire to holding the lock.\n\n")
 	rep.chart(p, ChartWait, "acquire wait distribution")
-	p("| implementation | pairs/s | vs peer | wait p50 | wait p99 | wait max | errors |\n| --- | ---: | --- | ---: | ---: | ---: | ---: |\n")
+	table := report.NewTable("implementation", "pairs/s", "vs peer", "wait p50", "wait p99", "wait max", "errors").AlignRight(1, 3, 4, 5, 6).PadRule()
 	for _, r := range rep.Impls {
 		c := r.Contended
 		if c == nil {
 			continue
 		}
-		p("| %s | %s | %s | %s | %s | %s | %d |\n", r.label(), fmtStat(c.PairsPerSec), r.peerLabel(c.PeerRatio),
-			fmtStat(c.WaitP50), fmtStat(c.WaitP99), fmtStat(c.WaitMax), c.Errors)
+		table.Row(r.label(), fmtStat(c.PairsPerSec), r.peerLabel(c.PeerRatio),
+			fmtStat(c.WaitP50), fmtStat(c.WaitP99), fmtStat(c.WaitMax), strconv.Itoa(c.Errors))
 	}
-	p("\n")
+	p("%s\n", table)
 }
 
 func (rep *Report) handoffSection(p printer) {
@@ -303,16 +311,16 @@ func (rep *Report) handoffSection(p printer) {
 	p("(`same client`); `overlaps` counts grants that returned before the previous holder began to release,\n")
 	p("two holders at once, which a correct lock never shows. Counts are per trial.\n\n")
 	rep.chart(p, ChartHandoff, "hand-off distribution")
-	p("| implementation | hand-off p50 | hand-off p99 | hand-offs | same client | overlaps |\n| --- | ---: | ---: | ---: | ---: | ---: |\n")
+	table := report.NewTable("implementation", "hand-off p50", "hand-off p99", "hand-offs", "same client", "overlaps").AlignRight(1, 2, 3, 4, 5).PadRule()
 	for _, r := range rep.Impls {
 		c := r.Contended
 		if c == nil {
 			continue
 		}
-		p("| %s | %s | %s | %s | %s | %s |\n", r.label(), fmtStat(c.HandoffP50), fmtStat(c.HandoffP99),
+		table.Row(r.label(), fmtStat(c.HandoffP50), fmtStat(c.HandoffP99),
 			fmtStat(c.Handoffs), fmtStat(c.SameClient), fmtStat(c.Overlaps))
 	}
-	p("\n")
+	p("%s\n", table)
 }
 
 func (rep *Report) fairnessSection(p printer) {
@@ -320,7 +328,7 @@ func (rep *Report) fairnessSection(p printer) {
 	p("`back to releaser` is the share of grants that went to the client that had just released (1/%d would be\n", rep.Settings.Clients)
 	p("a fair draw among %d clients); Jain's index over the clients' grant counts is 1 when every client got the\n", rep.Settings.Clients)
 	p("same number and 1/%d when one got them all; `longest wait` is the longest Acquire of the run.\n\n", rep.Settings.Clients)
-	p("| implementation | waiters woken by | back to releaser | Jain's index | longest wait |\n| --- | --- | ---: | ---: | ---: |\n")
+	table := report.NewTable("implementation", "waiters woken by", "back to releaser", "Jain's index", "longest wait").AlignRight(2, 3, 4).PadRule()
 	var poll, notify []float64
 	for _, r := range rep.Impls {
 		c := r.Contended
@@ -338,9 +346,9 @@ func (rep *Report) fairnessSection(p printer) {
 				notify = append(notify, c.SameClientShare.Median)
 			}
 		}
-		p("| %s | %s | %s | %s | %s |\n", r.label(), how, fmtPctStat(c.SameClientShare), fmtStat(c.Jain), fmtStat(c.WaitMax))
+		table.Row(r.label(), how, fmtPctStat(c.SameClientShare), fmtStat(c.Jain), fmtStat(c.WaitMax))
 	}
-	p("\n")
+	p("%s\n", table)
 	if len(poll) > 0 && len(notify) > 0 {
 		p("Across the correct server-backed locks, polling locks gave a median %s of grants back to the client that\n", fmtPct(NewStat(poll).Median))
 		p("had just released, locks that wake waiters by notification %s: a polling waiter sleeps through the\n", fmtPct(NewStat(notify).Median))
@@ -356,19 +364,19 @@ func (rep *Report) costSection(p printer) {
 	p("run inside Lua scripts count too; HELLO, CLIENT, INFO, PING excluded). ZooKeeper: `mntr`'s\n")
 	p("`zk_packets_received` (session pings included). PostgreSQL: `xact_commit + xact_rollback` of\n")
 	p("`pg_stat_database` (each statement outside a transaction block is one).\n\n")
-	p("| implementation | per acquisition | counted as |\n| --- | ---: | --- |\n")
+	table := report.NewTable("implementation", "per acquisition", "counted as").AlignRight(1).PadRule()
 	for _, r := range rep.Impls {
 		c := r.Contended
 		if c == nil {
 			continue
 		}
 		if c.CostPerAcquisition == nil {
-			p("| %s | – | no server |\n", r.label())
+			table.Row(r.label(), "–", "no server")
 			continue
 		}
-		p("| %s | %s | %s |\n", r.label(), fmtStat(*c.CostPerAcquisition), c.CostUnit)
+		table.Row(r.label(), fmtStat(*c.CostPerAcquisition), c.CostUnit)
 	}
-	p("\n")
+	p("%s\n", table)
 }
 
 func (rep *Report) sweepSection(p printer) {
@@ -376,20 +384,18 @@ func (rep *Report) sweepSection(p printer) {
 	p("The contended workload (critical section included) at each client count, in the first %d trials only (its\n", rep.sweepTrials())
 	p("shape is what it shows): the median with the min–max over those trials; errors over all trials are flagged.\n\n")
 	rep.chart(p, ChartSweep, "contended pairs/s against clients")
-	p("| implementation |")
-	for _, n := range rep.Settings.Sweep {
-		p(" %d |", n)
+	headings := []string{"implementation"}
+	var figures []int
+	for i, n := range rep.Settings.Sweep {
+		headings = append(headings, strconv.Itoa(n))
+		figures = append(figures, i+1)
 	}
-	p("\n| --- |")
-	for range rep.Settings.Sweep {
-		p(" ---: |")
-	}
-	p("\n")
+	table := report.NewTable(headings...).AlignRight(figures...).PadRule()
 	for _, r := range rep.Impls {
 		if len(r.Sweep) == 0 {
 			continue
 		}
-		p("| %s |", r.label())
+		row := []string{r.label()}
 		for _, n := range rep.Settings.Sweep {
 			cell := "–"
 			for _, sp := range r.Sweep {
@@ -400,27 +406,27 @@ func (rep *Report) sweepSection(p printer) {
 					}
 				}
 			}
-			p(" %s |", cell)
+			row = append(row, cell)
 		}
-		p("\n")
+		table.Row(row...)
 	}
-	p("\n")
+	p("%s\n", table)
 }
 
 func (rep *Report) independentSection(p printer) {
 	p("## Independent keys: %d clients, %d keys\n\n", rep.Settings.Clients, rep.Settings.Clients)
 	p("No contention: what the backend can do for locks that do not collide. The bound is the best %d-client\n", rep.Settings.Clients)
 	p("round-trip rate over the counted round trips per pair.\n\n")
-	p("| implementation | pairs/s | bound pairs/s | of bound | vs peer | errors |\n| --- | ---: | ---: | ---: | --- | ---: |\n")
+	table := report.NewTable("implementation", "pairs/s", "bound pairs/s", "of bound", "vs peer", "errors").AlignRight(1, 2, 3, 5).PadRule()
 	for _, r := range rep.Impls {
 		ir := r.Independent
 		if ir == nil {
 			continue
 		}
-		p("| %s | %s | %s | %s | %s | %d |\n", r.label(), fmtStat(ir.PairsPerSec), fmtOpt(ir.BoundPairsPerSec),
-			fmtFrac(ir.FractionOfBound), r.peerLabel(ir.PeerRatio), ir.Errors)
+		table.Row(r.label(), fmtStat(ir.PairsPerSec), fmtOpt(ir.BoundPairsPerSec),
+			fmtFrac(ir.FractionOfBound), r.peerLabel(ir.PeerRatio), strconv.Itoa(ir.Errors))
 	}
-	p("\n")
+	p("%s\n", table)
 }
 
 func (rep *Report) recoverySection(p printer) {
@@ -428,7 +434,7 @@ func (rep *Report) recoverySection(p printer) {
 	p("Time until another client holds the lock after the holder's process is killed, from the `%s`\n", HolderCrash)
 	p("scenario (one run per lock, TTL %s): TTL-bound for Redis, session-bound for ZooKeeper, connection-bound\n", fmtDur(rep.Settings.TTLMS))
 	p("for advisory locks, never for a lock that does not expire.\n\n")
-	p("| implementation | recovery | verdict | note |\n| --- | ---: | --- | --- |\n")
+	table := report.NewTable("implementation", "recovery", "verdict", "note").AlignRight(1).PadRule()
 	for _, r := range rep.Impls {
 		rc := r.Recovery
 		if rc == nil {
@@ -442,9 +448,9 @@ func (rep *Report) recoverySection(p printer) {
 		if verdict == "" {
 			verdict = "–"
 		}
-		p("| %s | %s | %s | %s |\n", r.label(), val, verdict, strings.ReplaceAll(rc.Note, "|", "/"))
+		table.Row(r.label(), val, verdict, rc.Note)
 	}
-	p("\n")
+	p("%s\n", table)
 }
 
 // fmtNum prints a figure with as many digits as are worth reading.

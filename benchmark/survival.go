@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/locklab/locklab/checker"
 )
 
 // Survival is how many of the fault scenarios that apply to a lock it came
-// through safe, without fencing, in the verdict matrix
+// through (checker.Survived: safe), without fencing, in the verdict matrix
 // (results/correctness.json, written by `bench matrix`).
 type Survival struct {
 	Safe    int `json:"safe"`
@@ -18,10 +20,10 @@ type Survival struct {
 
 // matrixCell is the part of a correctness.json row the benchmark reads.
 type matrixCell struct {
-	Impl     string `json:"impl"`
-	Scenario string `json:"scenario"`
-	Fencing  bool   `json:"fencing"`
-	Verdict  string `json:"verdict"`
+	Impl     string          `json:"impl"`
+	Scenario string          `json:"scenario"`
+	Fencing  bool            `json:"fencing"`
+	Verdict  checker.Verdict `json:"verdict"`
 }
 
 // noFault is the matrix's one scenario without a fault: surviving it says
@@ -55,7 +57,7 @@ func LoadSurvival(path string) (map[string]Survival, error) {
 		seen[k] = true
 		s := out[c.Impl]
 		s.Applied++
-		if c.Verdict == "safe" {
+		if checker.Survived(c.Verdict) {
 			s.Safe++
 		}
 		out[c.Impl] = s

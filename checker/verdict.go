@@ -1,9 +1,15 @@
 // Package checker is the one place a verdict is decided: porcupine's answer
 // on the critical sections of a history, and liveness (progress after each
 // fault heals) from the same history, against one bound derived from the
-// lease TTL. Workloads, the nemesis and the runner only record; they never
+// lease TTL. It also owns every decision made from verdicts: a cell's
+// verdict from its runs', whether a run failed, whether a replay reproduced
+// a failure, whether a verdict agrees with the expectation table, whether a
+// mutant was caught, and what counts as surviving a fault. Workloads, the
+// nemesis, the runner and the reports only record and render; they never
 // conclude.
 package checker
+
+import "slices"
 
 // Verdict is what the checker concluded about one run (or one cell).
 type Verdict string
@@ -54,4 +60,37 @@ func Worst(a, b Verdict) Verdict {
 		return b
 	}
 	return a
+}
+
+// CellVerdict combines the verdicts of a cell's runs: the worst run's, so
+// one counterexample makes the cell unsafe and one inconclusive run keeps
+// it from safe. A run whose fault never reached the lock (n/a) shows
+// nothing about it and is left out, unless every run is n/a: then the cell
+// is not applicable. A cell of no runs has no verdict ("").
+func CellVerdict(runs []Verdict) Verdict {
+	var v Verdict
+	na := len(runs) > 0
+	for _, r := range runs {
+		if r != NotApplicable {
+			na = false
+			v = Worst(v, r)
+		}
+	}
+	if na {
+		return NotApplicable
+	}
+	return v
+}
+
+// Failed reports whether a verdict shows the lock failing: unsafe (two
+// holders at once) or stuck (no grant within the bound). Such a run is a
+// counterexample worth keeping, shrinking and replaying; every other
+// verdict is a pass or shows too little to tell.
+func Failed(v Verdict) bool { return v == Unsafe || v == Stuck }
+
+// Reproduced reports whether any replay of a failing run's schedule gave
+// the original verdict again: a replay that fails differently (stuck for
+// unsafe) shows another defect, not this one.
+func Reproduced(original Verdict, replays ...Verdict) bool {
+	return slices.Contains(replays, original)
 }

@@ -6,10 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/locklab/locklab/benchmark"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -116,7 +119,7 @@ func runBlock(recs map[string]Record, r Run) string {
 	}
 	fmt.Fprintf(&b, "Measured (seed %d, TTL %s, %s): **%s**. The lab expects %s: %s.",
 		rec.Seed, rec.TTL, who, rec.Verdict, rec.Expected, rec.Why)
-	if rec.Verdict != rec.Expected {
+	if !checker.Agrees(rec.Expected, rec.Verdict) {
 		fmt.Fprintf(&b, " ⚠ This run differs from the expectation.")
 	}
 	if len(rec.Tried) > 1 {
@@ -171,7 +174,7 @@ func figuresBlock(p Page, m Matrix, mErr error, b *Bench, bErr error) string {
 		if mErr != nil {
 			s.WriteString(missingMatrix + "\n")
 		} else {
-			s.WriteString("| implementation | scenario | fencing | verdict | expected | runs | sections checked | recovery | figures |\n|---|---|---|---|---|---|---|---|---|\n")
+			table := report.NewTable("implementation", "scenario", "fencing", "verdict", "expected", "runs", "sections checked", "recovery", "figures")
 			for _, c := range p.Cells {
 				for _, fenced := range []bool{false, true} {
 					r, ok := m.find(c.Impl, c.Scenario, fenced)
@@ -190,10 +193,10 @@ func figuresBlock(p Page, m Matrix, mErr error, b *Bench, bErr error) string {
 					if fig == "" {
 						fig = "–"
 					}
-					fmt.Fprintf(&s, "| `%s` | `%s` | %s | %s | %s | %d | %d | %s | %s |\n",
-						r.Impl, r.Scenario, yesNo(r.Fencing), v, r.Expected, r.Runs, r.Sections, rec, fig)
+					table.Row("`"+r.Impl+"`", "`"+r.Scenario+"`", yesNo(r.Fencing), v, string(r.Expected), strconv.Itoa(r.Runs), strconv.Itoa(r.Sections), rec, fig)
 				}
 			}
+			s.WriteString(table.String())
 		}
 	}
 	if len(p.Bench) > 0 {
@@ -202,15 +205,17 @@ func figuresBlock(p Page, m Matrix, mErr error, b *Bench, bErr error) string {
 			s.WriteString(missingBench + "\n")
 		} else {
 			fmt.Fprintf(&s, "Measured %s by `%s`. Medians over trials, with [min–max].\n\n", b.Date, b.Command)
-			s.WriteString("| implementation | uncontended acquire+release pairs/s | uncontended acquire p99 | contended pairs/s | contended hand-off p50 | recovery after a holder crash |\n|---|---|---|---|---|---|\n")
+			table := report.NewTable("implementation", "uncontended acquire+release pairs/s", "uncontended acquire p99", "contended pairs/s",
+				"contended hand-off p50", "recovery after a holder crash")
 			for _, n := range p.Bench {
 				r, ok := findBench(b, n)
 				if !ok {
-					fmt.Fprintf(&s, "| `%s` | not measured | | | | |\n", n)
+					table.Row("`"+n+"`", "not measured")
 					continue
 				}
-				fmt.Fprintf(&s, "| `%s` | %s | %s | %s | %s | %s |\n", n, uncontended(r), acquireP99(r), contended(r), handoff(r), recovery(r))
+				table.Row("`"+n+"`", uncontended(r), acquireP99(r), contended(r), handoff(r), recovery(r))
 			}
+			s.WriteString(table.String())
 		}
 	}
 	return s.String()
@@ -337,7 +342,7 @@ func SummaryTable(m Matrix, mErr error, recs map[string]Record, prefix string) s
 	} else {
 		b.WriteString("Verdicts from `results/correctness.json`; · means the scenario does not apply or was not run.\n\n")
 	}
-	fmt.Fprintf(&b, "| implementation | %s |\n|---|%s\n", strings.Join(KeyScenarios, " | "), strings.Repeat("---|", len(KeyScenarios)))
+	table := report.NewTable(append([]string{"implementation"}, KeyScenarios...)...)
 	for _, s := range impls.All() {
 		name := fmt.Sprintf("`%s`", s.Name)
 		if l := lessonFor(s.Name); l != "" {
@@ -355,8 +360,9 @@ func SummaryTable(m Matrix, mErr error, recs map[string]Record, prefix string) s
 		if !has {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s |\n", name, strings.Join(cells, " | "))
+		table.Row(append([]string{name}, cells...)...)
 	}
+	b.WriteString(table.String())
 	return b.String()
 }
 
@@ -414,7 +420,8 @@ func decisionTable(m Matrix, mErr error, b *Bench, bErr error) string {
 		}
 		return "·"
 	}
-	s.WriteString("| implementation | backend | fencing tokens | holder crash | paused past TTL | paused, fenced | slow past TTL | lock server lost | uncontended pairs/s | contended pairs/s |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	table := report.NewTable("implementation", "backend", "fencing tokens", "holder crash", "paused past TTL", "paused, fenced", "slow past TTL",
+		"lock server lost", "uncontended pairs/s", "contended pairs/s")
 	for _, spec := range impls.All() {
 		name := fmt.Sprintf("`%s`", spec.Name)
 		if l := lessonFor(spec.Name); l != "" {
@@ -437,10 +444,11 @@ func decisionTable(m Matrix, mErr error, b *Bench, bErr error) string {
 				}
 			}
 		}
-		fmt.Fprintf(&s, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, backend(spec), yesNo(spec.Caps.Fencing),
+		table.Row(name, backend(spec), yesNo(spec.Caps.Fencing),
 			first(spec.Name, false, "holder-crash"), first(spec.Name, false, "pause-past-ttl"), first(spec.Name, true, "pause-past-ttl"),
 			first(spec.Name, false, "slow-work-past-ttl"), first(spec.Name, false, "redis-failover", "server-restart", "redlock-restart"), un, co)
 	}
+	s.WriteString(table.String())
 	return s.String()
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/report"
 )
 
 // seedNote says plainly what a seed fixes in explore, in the output as in
@@ -145,7 +146,7 @@ func checkSchedule(ctx context.Context, path, out string, keep bool, stdout, std
 	if s.Verdict != "" {
 		fmt.Fprintf(stdout, "recorded verdict: %s\n", s.Verdict)
 	}
-	if engine.Failed(d.Verdict) || keep {
+	if checker.Failed(d.Verdict) || keep {
 		if out == "" {
 			out = filepath.Join(os.TempDir(), "locklab", "explore")
 		}
@@ -237,24 +238,24 @@ type exploreRow struct {
 	Fixed   string   `json:"fixed,omitempty"`  // a fixed schedule in place of a random one
 	Without []string `json:"without,omitempty"`
 	// Skipped says why the lock was not explored at all.
-	Skipped  string         `json:"skipped,omitempty"`
-	Minutes  float64        `json:"minutes_explored,omitempty"`
-	Faults   int            `json:"faults_scheduled,omitempty"`
-	Injected map[string]int `json:"injected,omitempty"`
-	Sections int            `json:"sections,omitempty"`
-	Unknown  int            `json:"unknown,omitempty"`
-	Verdict  string         `json:"verdict,omitempty"`
-	Detail   string         `json:"detail,omitempty"`
+	Skipped  string          `json:"skipped,omitempty"`
+	Minutes  float64         `json:"minutes_explored,omitempty"`
+	Faults   int             `json:"faults_scheduled,omitempty"`
+	Injected map[string]int  `json:"injected,omitempty"`
+	Sections int             `json:"sections,omitempty"`
+	Unknown  int             `json:"unknown,omitempty"`
+	Verdict  checker.Verdict `json:"verdict,omitempty"`
+	Detail   string          `json:"detail,omitempty"`
 	// On a counterexample: the minimal schedule, its files (relative to
 	// the output directory), and the verdicts of replaying it after
 	// shrinking.
-	MinimalFaults   int      `json:"minimal_faults,omitempty"`
-	MinimalDuration string   `json:"minimal_duration,omitempty"`
-	ShrinkOutOfTime bool     `json:"shrink_out_of_time,omitempty"`
-	Schedule        string   `json:"schedule,omitempty"`
-	History         string   `json:"history,omitempty"`
-	Timeline        string   `json:"timeline,omitempty"`
-	Replays         []string `json:"replays,omitempty"`
+	MinimalFaults   int               `json:"minimal_faults,omitempty"`
+	MinimalDuration string            `json:"minimal_duration,omitempty"`
+	ShrinkOutOfTime bool              `json:"shrink_out_of_time,omitempty"`
+	Schedule        string            `json:"schedule,omitempty"`
+	History         string            `json:"history,omitempty"`
+	Timeline        string            `json:"timeline,omitempty"`
+	Replays         []checker.Verdict `json:"replays,omitempty"`
 }
 
 // exploreTable explores each lock in turn (and the fixed rows), then
@@ -364,7 +365,7 @@ func exploreOne(ctx context.Context, eo engine.ExploreOptions, checks int, dir s
 	row.Faults = len(x.Schedule.Faults)
 	row.Injected = x.Run.Injected
 	row.Sections, row.Unknown = d.Sections, d.Unknown
-	row.Verdict, row.Detail = string(d.Verdict), d.Detail
+	row.Verdict, row.Detail = d.Verdict, d.Detail
 	if x.Minimal != nil {
 		row.MinimalFaults = len(x.Minimal.Faults)
 		row.MinimalDuration = time.Duration(x.Minimal.Duration).String()
@@ -381,7 +382,7 @@ func exploreOne(ctx context.Context, eo engine.ExploreOptions, checks int, dir s
 			if err != nil {
 				return row, fmt.Errorf("replay %s: %w", x.ScheduleFile, err)
 			}
-			row.Replays = append(row.Replays, string(r.Decision.Verdict))
+			row.Replays = append(row.Replays, r.Decision.Verdict)
 		}
 	}
 	minimal := ""
@@ -480,8 +481,7 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed ti
 		"Verdict: porcupine's (unsafe) or liveness (stuck: no grant within the bound after a heal). " +
 		"On a counterexample the schedule was shrunk to the minimal one that still failed; *replayed* is the verdict of running that " +
 		"committed schedule again as `bench check -schedule FILE` does, once per column entry: a counterexample that did not replay says so.\n\n")
-	b.WriteString("| lock | schedule | minutes explored | faults injected | sections (unknown) | verdict | minimal schedule | replayed | files |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	table := report.NewTable("lock", "schedule", "minutes explored", "faults injected", "sections (unknown)", "verdict", "minimal schedule", "replayed", "files")
 	for _, r := range rows {
 		name := r.Impl
 		if r.Broken {
@@ -495,7 +495,7 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed ti
 			sched += ", without " + strings.Join(r.Without, ", ")
 		}
 		if r.Skipped != "" {
-			fmt.Fprintf(&b, "| %s | - | - | - | - | skipped: %s | - | - | - |\n", name, mdEscape(r.Skipped))
+			table.Row(name, "-", "-", "-", "-", "skipped: "+r.Skipped, "-", "-", "-")
 			continue
 		}
 		minimal, replayed, files := "-", "-", "-"
@@ -504,8 +504,8 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed ti
 			if r.ShrinkOutOfTime {
 				minimal += " (shrinking ran out of time)"
 			}
-			replayed = strings.Join(r.Replays, ", ")
-			if !slices.Contains(r.Replays, r.Verdict) {
+			replayed = joinVerdicts(r.Replays)
+			if !checker.Reproduced(r.Verdict, r.Replays...) {
 				replayed += " (did NOT replay)"
 			}
 			files = fmt.Sprintf("[schedule](%s), [history](%s)", r.Schedule, r.History)
@@ -513,18 +513,24 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed ti
 				files += fmt.Sprintf(", [timeline](%s)", r.Timeline)
 			}
 		}
-		verdict := r.Verdict
+		verdict := string(r.Verdict)
 		if r.Detail != "" {
-			verdict += ": " + mdEscape(r.Detail)
+			verdict += ": " + r.Detail
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.1f | %s | %d (%d) | %s | %s | %s | %s |\n", name, sched, r.Minutes,
-			orNone(strings.Join(engine.Tally(r.Injected), ", ")), r.Sections, r.Unknown, verdict, minimal, replayed, files)
+		table.Row(name, sched, fmt.Sprintf("%.1f", r.Minutes), orNone(strings.Join(engine.Tally(r.Injected), ", ")),
+			fmt.Sprintf("%d (%d)", r.Sections, r.Unknown), verdict, minimal, replayed, files)
 	}
+	b.WriteString(table.String())
 	return os.WriteFile(filepath.Join(dir, "README.md"), []byte(b.String()), 0o644)
 }
 
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+// joinVerdicts lists verdicts as "unsafe, safe".
+func joinVerdicts(vs []checker.Verdict) string {
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = string(v)
+	}
+	return strings.Join(names, ", ")
 }
 
 // tableFiles are the names of the files a table run writes: its table and

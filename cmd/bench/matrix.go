@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/mutant"
+	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -104,7 +105,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		r := scenarios.CellResult{Impl: c.Impl.Name, Scenario: c.Scenario, Fencing: c.Fencing,
-			Verdict: scenarios.Worst(outs), Expected: exp.Verdict, Why: exp.Why, Runs: len(outs),
+			Expected: exp.Verdict, Why: exp.Why, Runs: len(outs),
 			Figures: map[string]float64{}, Seconds: time.Since(cellStart).Seconds()}
 		for j, o := range outs {
 			r.RunVerdicts = append(r.RunVerdicts, o.Verdict)
@@ -132,8 +133,9 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 				r.History, _ = filepath.Rel(stage, o.History)
 			}
 		}
+		r.Verdict = checker.CellVerdict(r.RunVerdicts)
 		mark := ""
-		if r.Verdict != r.Expected {
+		if !checker.Agrees(r.Expected, r.Verdict) {
 			mark = fmt.Sprintf("   (expected %s)", r.Expected)
 		}
 		fmt.Fprintf(stderr, "[%d/%d] %-48s %-11s %5.1fs%s\n", i+1, len(cells), c.Name(), r.Verdict, r.Seconds, mark)
@@ -161,7 +163,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	mismatches := 0
 	for _, r := range results {
-		if r.Verdict != r.Expected {
+		if !checker.Agrees(r.Expected, r.Verdict) {
 			mismatches++
 		}
 	}
@@ -244,9 +246,9 @@ func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline strin
 		byKey[r.Impl+"|"+r.Scenario] = append(byKey[r.Impl+"|"+r.Scenario], r)
 	}
 	sort.SliceStable(scenarioOrder, func(i, j int) bool { return scenarioRank(scenarioOrder[i]) < scenarioRank(scenarioOrder[j]) })
-	fmt.Fprintf(&b, "| implementation | %s |\n|---|%s\n", strings.Join(scenarioOrder, " | "), strings.Repeat("---|", len(scenarioOrder)))
+	grid := report.NewTable(append([]string{"implementation"}, scenarioOrder...)...)
 	for _, impl := range implOrder {
-		fmt.Fprintf(&b, "| `%s` |", impl)
+		row := []string{"`" + impl + "`"}
 		for _, sc := range scenarioOrder {
 			var parts []string
 			for _, r := range byKey[impl+"|"+sc] {
@@ -257,7 +259,7 @@ func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline strin
 				if r.Fencing {
 					v = "fenced: " + v
 				}
-				if r.Verdict != r.Expected {
+				if !checker.Agrees(r.Expected, r.Verdict) {
 					v += " ⚠"
 				}
 				parts = append(parts, v)
@@ -265,12 +267,15 @@ func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline strin
 			if len(parts) == 0 {
 				parts = []string{"–"}
 			}
-			fmt.Fprintf(&b, " %s |", strings.Join(parts, "<br>"))
+			row = append(row, strings.Join(parts, "<br>"))
 		}
-		b.WriteString("\n")
+		grid.Row(row...)
 	}
+	b.WriteString(grid.String())
 
-	fmt.Fprintf(&b, "\n## Every cell\n\n| cell | verdict | expected | why expected | runs (verdicts) | sections checked (unknown), least per run | grants after the fault, least per run | recovery | figures | counterexample |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Every cell\n\n")
+	cells := report.NewTable("cell", "verdict", "expected", "why expected", "runs (verdicts)", "sections checked (unknown), least per run",
+		"grants after the fault, least per run", "recovery", "figures", "counterexample")
 	for _, r := range results {
 		name := r.Impl + " / " + r.Scenario
 		if r.Fencing {
@@ -296,16 +301,18 @@ func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline strin
 			ce = fmt.Sprintf("[timeline](%s), [history](%s)", r.Counterexample, r.History)
 		}
 		exp := string(r.Expected)
-		if r.Verdict != r.Expected {
+		if !checker.Agrees(r.Expected, r.Verdict) {
 			exp = "⚠ " + exp
 		}
 		var rv []string
 		for _, v := range r.RunVerdicts {
 			rv = append(rv, string(v))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d (%s) | %d (%d), %d | %d, %d | %s | %s | %s |\n", name, r.Verdict, exp, r.Why, r.Runs, strings.Join(rv, ", "),
-			r.Sections, r.Unknown, r.MinSections, r.GrantsAfterFault, r.MinGrantsAfterFault, rec, strings.Join(figs, ", "), ce)
+		cells.Row(name, string(r.Verdict), exp, r.Why, fmt.Sprintf("%d (%s)", r.Runs, strings.Join(rv, ", ")),
+			fmt.Sprintf("%d (%d), %d", r.Sections, r.Unknown, r.MinSections), fmt.Sprintf("%d, %d", r.GrantsAfterFault, r.MinGrantsAfterFault),
+			rec, strings.Join(figs, ", "), ce)
 	}
+	b.WriteString(cells.String())
 	fmt.Fprintf(&b, "\nReproduce one cell: `go run ./cmd/bench check -impl IMPL -scenario SCENARIO [-fencing] -ttl %v -seed SEED` with a seed from correctness.json.\n", ttl)
 	return os.WriteFile(filepath.Join(dir, "correctness.md"), []byte(b.String()), 0o644)
 }

@@ -10,12 +10,15 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/mutant"
+	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -47,27 +50,6 @@ type MutantResult struct {
 	Caught   bool         `json:"caught"`
 	CaughtBy []string     `json:"caught_by"`
 	Cells    []MutantCell `json:"cells"`
-}
-
-// caught says whether a cell's verdict under a mutant moved from what the
-// lab expects of the correct lock toward unsafe or stuck. A cell expected
-// unsafe already cannot catch anything this way, nor can one whose fault
-// does not reach the lock.
-func caught(expected, got scenarios.Verdict) bool {
-	return got != expected && (got == scenarios.Unsafe || got == scenarios.Stuck)
-}
-
-// canCatch says why a cell cannot catch a mutant ("" when it can).
-func canCatch(expected scenarios.Verdict) string {
-	switch expected {
-	case scenarios.Unsafe:
-		return "expected unsafe already"
-	case scenarios.NotApplicable:
-		return "the fault does not reach the lock"
-	case "", scenarios.Unknown:
-		return "no expectation"
-	}
-	return ""
 }
 
 func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -146,7 +128,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		for _, c := range p.cells {
 			exp, err := c.Expect()
 			mc := MutantCell{Cell: cellLabel(c), Expected: exp.Verdict}
-			switch why := canCatch(exp.Verdict); {
+			switch why := checker.CannotCatch(exp.Verdict); {
 			case err != nil:
 				mc.NotRun = "no reviewed expectation: " + err.Error()
 			case why != "":
@@ -181,7 +163,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 			mc.Verdict, mc.Sections, mc.Grants, mc.Detail, mc.Figures = o.Verdict, o.Sections, o.GrantsAfterFault, o.Detail, o.Figures
 			mc.Seconds = time.Since(cellStart).Seconds()
-			if caught(exp.Verdict, o.Verdict) {
+			if checker.FailsUnexpectedly(exp.Verdict, o.Verdict) {
 				// A catch counts only if the unmutated lock passes the same
 				// cell: otherwise the cell, not the mutant, failed.
 				u, ok := unmutated[c.Name()]
@@ -198,7 +180,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 					}
 				}
 				mc.Unmutated = u
-				mc.Caught = u != "" && !caught(exp.Verdict, u)
+				mc.Caught = checker.Caught(exp.Verdict, o.Verdict, u)
 			}
 			if mc.Caught {
 				r.Caught = true
@@ -265,7 +247,7 @@ func writeMutantsReport(dir string, results []MutantResult, cmdline string, ttl 
 		"and the same cell, run right after with no mutant, does not. A cell expected unsafe already, or whose fault does not reach the lock, cannot catch anything and is not run. "+
 		"A mutant no cell catches is a scenario the matrix is missing.\n\n", mutant.EnvVar)
 
-	fmt.Fprintf(&b, "| mutant | lock | what it breaks | caught by | cells run | not run |\n|---|---|---|---|---|---|\n")
+	summary := report.NewTable("mutant", "lock", "what it breaks", "caught by", "cells run", "not run")
 	for _, r := range results {
 		ran, notRun := 0, 0
 		for _, c := range r.Cells {
@@ -279,24 +261,27 @@ func writeMutantsReport(dir string, results []MutantResult, cmdline string, ttl 
 		if r.Caught {
 			by = strings.Join(r.CaughtBy, ", ")
 		}
-		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %d | %d |\n", r.Mutant, r.Lock, r.Breaks, by, ran, notRun)
+		summary.Row("`"+r.Mutant+"`", "`"+r.Lock+"`", r.Breaks, by, strconv.Itoa(ran), strconv.Itoa(notRun))
 	}
+	b.WriteString(summary.String())
 
 	fmt.Fprintf(&b, "\n## Every cell\n\nVerdict with the mutant live, beside the expectation for the correct lock; *unmutated* is the same cell's verdict without the mutant, run after each catch.\n\n")
 	for _, r := range results {
-		fmt.Fprintf(&b, "### `%s` (%s)\n\n%s. Designed to be caught by `%s`.\n\n| cell | expected | with the mutant | unmutated | caught | sections | grants after fault | seed | detail |\n|---|---|---|---|---|---|---|---|---|\n",
-			r.Mutant, r.Lock, r.Breaks, r.Catcher)
+		fmt.Fprintf(&b, "### `%s` (%s)\n\n%s. Designed to be caught by `%s`.\n\n", r.Mutant, r.Lock, r.Breaks, r.Catcher)
+		cells := report.NewTable("cell", "expected", "with the mutant", "unmutated", "caught", "sections", "grants after fault", "seed", "detail")
 		for _, c := range r.Cells {
 			if c.NotRun != "" {
-				fmt.Fprintf(&b, "| %s | %s | not run: %s | | | | | | |\n", c.Cell, c.Expected, c.NotRun)
+				cells.Row(c.Cell, string(c.Expected), "not run: "+c.NotRun)
 				continue
 			}
 			yes := ""
 			if c.Caught {
 				yes = "**yes**"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %d | %d | %s |\n", c.Cell, c.Expected, c.Verdict, c.Unmutated, yes, c.Sections, c.Grants, c.Seed, strings.ReplaceAll(c.Detail, "|", "\\|"))
+			cells.Row(c.Cell, string(c.Expected), string(c.Verdict), string(c.Unmutated), yes,
+				strconv.Itoa(c.Sections), strconv.Itoa(c.Grants), strconv.FormatInt(c.Seed, 10), c.Detail)
 		}
+		b.WriteString(cells.String())
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "Reproduce one run: `%s=MUTANT go run ./cmd/bench check -impl LOCK -scenario SCENARIO [-fencing] -ttl %v -sections %d -seed SEED`.\n", mutant.EnvVar, ttl, sections)

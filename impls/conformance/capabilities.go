@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/impls"
 )
 
@@ -47,9 +48,9 @@ func runCapabilities(t *testing.T, e *env) {
 }
 
 // recoveryBound is how long after its holder went silent a lock with expiry
-// must be free again: the lab's one liveness bound (checker), derived from
-// the TTL and nothing else.
-func (e *env) recoveryBound() time.Duration { return 3*e.o.TTL + 2*time.Second }
+// must be free again: the lab's one liveness bound, asked of the checker so
+// that conformance and the scenarios never disagree on it.
+func (e *env) recoveryBound() time.Duration { return checker.Bound(e.o.TTL) }
 
 // silenced is one run of the experiment behind three probes: a holder whose
 // links go silent (its packets lost, its sockets open, its process alive),
