@@ -14,6 +14,12 @@ import (
 // scheduling on a loaded 2-core machine.
 func Bound(ttl time.Duration) time.Duration { return 3*ttl + 2*time.Second }
 
+// AcquireBound is how long one client's acquire may wait before it gives
+// up: well past Bound, so that a client never gives up before the checker
+// has seen the whole bound pass without a grant, and a stuck lock is
+// judged stuck from the history rather than by a client's timeout.
+func AcquireBound(ttl time.Duration) time.Duration { return 5*ttl + 10*time.Second }
+
 // Window is a span of a run in monotonic ns.
 type Window struct {
 	Name       string

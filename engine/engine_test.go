@@ -88,7 +88,7 @@ func TestExplore(t *testing.T) {
 			if injected != len(x.Schedule.Faults) || injected == 0 {
 				t.Errorf("injected %d faults, the schedule has %d", injected, len(x.Schedule.Faults))
 			}
-			if !engine.Failed(d.Verdict) {
+			if !checker.Failed(d.Verdict) {
 				if x.Minimal != nil {
 					t.Errorf("a %s run was shrunk", d.Verdict)
 				}

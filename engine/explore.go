@@ -116,9 +116,6 @@ func Suspects(r *ScheduleRun) []int {
 	return nil
 }
 
-// Failed reports whether a verdict is a counterexample worth shrinking.
-func Failed(v checker.Verdict) bool { return v == checker.Unsafe || v == checker.Stuck }
-
 // ErrNoKind is PlanExplore's error when none of the kinds asked for can
 // reach the lock: `bench explore -impl all` skips such a lock, saying why.
 var ErrNoKind = errors.New("no fault kind asked for applies")
@@ -181,7 +178,7 @@ func Explore(ctx context.Context, o ExploreOptions) (*Exploration, error) {
 		return nil, err
 	}
 	class := x.Run.Decision.Verdict
-	if !Failed(class) {
+	if !checker.Failed(class) {
 		return x, nil
 	}
 	o.Logf("%s: %s; shrinking (at most %v, %d replays per candidate)", class, x.Run.Decision.Detail, o.ShrinkBudget, o.Replays)
@@ -194,7 +191,7 @@ func Explore(ctx context.Context, o ExploreOptions) (*Exploration, error) {
 				return false, err
 			}
 			o.Logf("candidate of %d faults, %v: replay %d %s", len(c.Faults), time.Duration(c.Duration).Round(time.Second), i+1, r.Decision.Verdict)
-			if r.Decision.Verdict == class {
+			if checker.Reproduced(class, r.Decision.Verdict) {
 				failing = r
 				return true, nil
 			}
@@ -252,7 +249,7 @@ func WriteCounterexample(base string, s nemesis.Schedule, r *ScheduleRun) (sched
 		return "", "", "", err
 	}
 	// A stuck run's timeline shows it too: the faults row, then no grant.
-	if Failed(r.Decision.Verdict) {
+	if checker.Failed(r.Decision.Verdict) {
 		if html, err = r.Decision.Result.WriteHTML(base + ".html"); err != nil {
 			return "", "", "", err
 		}

@@ -201,6 +201,5 @@ func (e *Env) outDir() string {
 	return filepath.Join(os.TempDir(), "locklab")
 }
 
-// AcquireBound is how long one acquire may wait before the run counts as
-// stuck: far longer than any healthy hand-off, a few TTLs.
-func (e *Env) AcquireBound() time.Duration { return 5*e.TTL + 10*time.Second }
+// AcquireBound is how long one acquire may wait (checker.AcquireBound).
+func (e *Env) AcquireBound() time.Duration { return checker.AcquireBound(e.TTL) }

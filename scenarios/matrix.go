@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 )
@@ -58,7 +57,7 @@ func Cells(specs []impls.Spec, names []string) ([]Cell, error) {
 // from base, and returns every outcome. Every cell gets the same effort,
 // whatever the lab expects of it: a cell expected safe has as many chances
 // to show a counterexample as one expected unsafe. The cell's verdict is
-// the worst of its runs (Worst).
+// the worst of its runs (checker.CellVerdict).
 func RunCell(ctx context.Context, c Cell, runs int, base engine.Options) ([]*engine.Outcome, error) {
 	var outs []*engine.Outcome
 	for i := 0; i < runs; i++ {
@@ -74,22 +73,13 @@ func RunCell(ctx context.Context, c Cell, runs int, base engine.Options) ([]*eng
 	return outs, nil
 }
 
-// Worst combines the verdicts of several runs: one counterexample makes
-// the cell unsafe, one inconclusive run keeps it from being safe. A fault
-// that never reached the lock in any run leaves the cell not applicable.
-func Worst(outs []*engine.Outcome) Verdict {
-	var v Verdict
-	na := len(outs) > 0
+// Verdicts lists the runs' verdicts, for checker.CellVerdict.
+func Verdicts(outs []*engine.Outcome) []Verdict {
+	var vs []Verdict
 	for _, o := range outs {
-		if o.Verdict != NotApplicable {
-			na = false
-			v = checker.Worst(v, o.Verdict)
-		}
+		vs = append(vs, o.Verdict)
 	}
-	if na {
-		return NotApplicable
-	}
-	return v
+	return vs
 }
 
 // CellResult is one row of results/correctness.json: written by `bench

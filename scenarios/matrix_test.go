@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
@@ -59,7 +60,7 @@ func TestVerdictMatrix(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if scenarios.Worst(outs) != exp.Verdict {
+			if checker.CellVerdict(scenarios.Verdicts(outs)) != exp.Verdict {
 				opts.Seed += int64(runs)
 				more, err := scenarios.RunCell(context.Background(), c, 2, opts)
 				if err != nil {
@@ -67,7 +68,7 @@ func TestVerdictMatrix(t *testing.T) {
 				}
 				outs = append(outs, more...)
 			}
-			got := scenarios.Worst(outs)
+			got := checker.CellVerdict(scenarios.Verdicts(outs))
 			if got != exp.Verdict {
 				var detail []string
 				for _, o := range outs {
