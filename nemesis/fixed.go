@@ -58,10 +58,12 @@ var fixedSchedules = map[string]FixedSchedule{
 		return fixed(impl, fencing, ttl, Step{Kind: ClientKill, Target: "client-0",
 			After: failpointOr(impl, failpoint.AfterSetNX, failpoint.AfterAcquire), Duration: Duration(ttl)})
 	},
-	// slow-work-past-ttl: the holder, alive, stays in its section past its
-	// lease (its renewals run on), then writes.
+	// slow-work-past-ttl: the holder, alive, works in its section past its
+	// lease (its renewals run on), then makes its checks and writes. It
+	// stops in its work, before the checks: a Redlock client that checks
+	// its validity time sees the time it took and does not write.
 	"slow-work-past-ttl": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
-		return fixed(impl, fencing, ttl, Step{Kind: ClientSlowSection, Target: "client-0", After: failpoint.InCriticalSection,
+		return fixed(impl, fencing, ttl, Step{Kind: ClientSlowSection, Target: "client-0", After: failpoint.InWork,
 			Duration: Duration(pastTTL(ttl))})
 	},
 	// late-release: the holder is SIGSTOPped just before it releases, past

@@ -277,7 +277,7 @@ func validAfter(spec impls.Spec, topo Topology, i int, st Step) error {
 	if _, err := ClientSlot(st.Target); st.Holder != "" && err == nil && st.Holder != st.Target && !st.Queue {
 		return fmt.Errorf("the fault strikes client %q but stops %q: a holder is for faults on servers (or on a waiter in its queue)", st.Target, st.Holder)
 	}
-	generic := []string{failpoint.AfterAcquire, failpoint.InCriticalSection, failpoint.BeforeRelease}
+	generic := []string{failpoint.AfterAcquire, failpoint.InWork, failpoint.InCriticalSection, failpoint.BeforeRelease}
 	if !slices.Contains(generic, st.After) && !slices.Contains(spec.Failpoints, st.After) {
 		return fmt.Errorf("%s has no failpoint %q; it has %v", spec.Name, st.After, append(generic, spec.Failpoints...))
 	}

@@ -88,6 +88,7 @@ func (c *Client) Run(ctx context.Context, lease impls.Lease) {
 		if c.Work != nil {
 			time.Sleep(c.Work())
 		}
+		c.hit(failpoint.InWork)
 		if c.Limit > 0 && v >= c.Limit {
 			ret(lin.Aborted, 0) // sold out: nothing to write
 			break

@@ -12,6 +12,11 @@ const (
 	BetweenGetAndDel = "between-get-and-del"
 	// AfterAcquire: the client has just been granted the lock.
 	AfterAcquire = "after-acquire"
+	// InWork: the client holds the lock, has read the resource and is
+	// working, before the checks that come before its write. A client held
+	// here is slow, not paused: whatever it checks next (a lease's validity
+	// time) sees the time it took.
+	InWork = "in-work"
 	// InCriticalSection: the client holds the lock, has read the resource
 	// and done its work, and checked its lease's validity where it has one;
 	// the write comes next. A pause here is the one no check can guard against.
@@ -21,4 +26,4 @@ const (
 )
 
 // All lists every failpoint name.
-var All = []string{AfterSetNX, BetweenGetAndDel, AfterAcquire, InCriticalSection, BeforeRelease}
+var All = []string{AfterSetNX, BetweenGetAndDel, AfterAcquire, InWork, InCriticalSection, BeforeRelease}
