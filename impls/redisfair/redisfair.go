@@ -371,7 +371,7 @@ func reply(v any) (granted bool, value int64, err error) {
 
 // TryAcquire grants only when the lock is free and nobody live is queued.
 func (l *Locker) TryAcquire(ctx context.Context, key string) (impls.Lease, error) {
-	token, err := redislock.NewToken()
+	token, err := impls.NewToken()
 	if err != nil {
 		return nil, impls.Fail(name, "acquire", impls.ErrBackend, err)
 	}
@@ -406,7 +406,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 	l.waits.Add(1)
 	l.mu.Unlock()
 	defer l.waits.Done()
-	token, err := redislock.NewToken()
+	token, err := impls.NewToken()
 	if err != nil {
 		return nil, impls.Fail(name, "acquire", impls.ErrBackend, err)
 	}

@@ -4,8 +4,6 @@
 package redislock
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -46,16 +44,6 @@ func ClientOptions(addr string, ttl time.Duration) *redis.Options {
 		// A lock client must see a cut connection as an error, not hide it.
 		ContextTimeoutEnabled: true,
 	}
-}
-
-// NewToken returns 128 unguessable bits from crypto/rand, hex-encoded:
-// the value that proves ownership of a lock.
-func NewToken() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("read crypto/rand: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
 }
 
 // fenceKey is the counter from which fencing tokens are drawn. The hash tag

@@ -63,7 +63,7 @@ func (l *SetNXExpire) Acquire(ctx context.Context, key string) (impls.Lease, err
 func (l *SetNXExpire) Close() error { return l.rdb.Close() }
 
 func (l *SetNXExpire) try(ctx context.Context, key string) (impls.Lease, error) {
-	token, err := NewToken()
+	token, err := impls.NewToken()
 	if err != nil {
 		return nil, impls.Fail(setnxExpireName, "acquire", impls.ErrBackend, err)
 	}

@@ -97,7 +97,7 @@ func (l *SetNXPX) Acquire(ctx context.Context, key string) (impls.Lease, error) 
 }
 
 func (l *SetNXPX) try(ctx context.Context, key string) (impls.Lease, time.Duration, error) {
-	token, err := NewToken()
+	token, err := impls.NewToken()
 	if err != nil {
 		return nil, 0, impls.Fail(setnxPXName, "acquire", impls.ErrBackend, err)
 	}

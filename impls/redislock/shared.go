@@ -125,7 +125,7 @@ func (l *fencedLock) Acquire(ctx context.Context, key string) (impls.Lease, erro
 func (l *fencedLock) Close() error { return l.rdb.Close() }
 
 func (l *fencedLock) try(ctx context.Context, key string) (impls.Lease, time.Duration, error) {
-	token, err := NewToken()
+	token, err := impls.NewToken()
 	if err != nil {
 		return nil, 0, impls.Fail(l.name, "acquire", impls.ErrBackend, err)
 	}

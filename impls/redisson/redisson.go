@@ -174,7 +174,7 @@ func New(rdb *redis.Client, o Options) (*Locker, error) {
 	if o.TTL <= 0 {
 		o.TTL = defaultTTL
 	}
-	id, err := redislock.NewToken()
+	id, err := impls.NewToken()
 	if err != nil {
 		rdb.Close()
 		return nil, impls.Fail(name, "new", impls.ErrBackend, err)

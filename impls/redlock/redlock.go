@@ -2,8 +2,6 @@ package redlock
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -104,16 +102,6 @@ func NodeTimeout(ttl time.Duration) time.Duration {
 // covers the granularity of PX expiry.
 func (l *Redlock) drift() time.Duration { return l.ttl/100 + 2*time.Millisecond }
 
-// newToken returns 128 unguessable bits: the value that proves which
-// attempt a key on a node belongs to.
-func newToken() (string, error) {
-	var b [16]byte
-	if _, err := crand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("read crypto/rand: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
-}
-
 func setNX(key, token string, ttl time.Duration) func(context.Context, *redis.Client) (bool, error) {
 	return func(ctx context.Context, rdb *redis.Client) (bool, error) {
 		err := rdb.Do(ctx, "SET", key, token, "NX", "PX", ttl.Milliseconds()).Err()
@@ -194,7 +182,8 @@ func (l *Redlock) Acquire(ctx context.Context, key string) (impls.Lease, error) 
 // parallel with one token, granted on a majority with validity left;
 // otherwise every node is cleaned up and the failure classified.
 func (l *Redlock) attempt(ctx context.Context, key string) (impls.Lease, error) {
-	token, err := newToken()
+	// The token proves which attempt a key on a node belongs to.
+	token, err := impls.NewToken()
 	if err != nil {
 		return nil, impls.Fail(name, "acquire", impls.ErrBackend, err)
 	}
