@@ -379,6 +379,3 @@ func (b *bench) fanOut(ctx context.Context, need int, d time.Duration) (float64,
 	}
 	return float64(count) / d.Seconds(), nil
 }
-
-// majorityOf is a strict majority of n nodes, Redlock's quorum.
-func majorityOf(n int) int { return n/2 + 1 }

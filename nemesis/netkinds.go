@@ -11,6 +11,7 @@ import (
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/quorum"
 )
 
 // The network fault kinds: packets dropped or held by the hosts' firewalls
@@ -265,11 +266,11 @@ func (k nodesCut) Heal(ctx context.Context, sys System, target string) (string, 
 // CutLeavesQuorum says whether st cuts every client off some of a
 // multi-node lock's servers (cut) and, if so, whether the nodes still
 // reachable make a majority of all servers, which a lock over
-// independent nodes needs to grant (Redlock: N/2+1).
+// independent nodes needs to grant (Redlock: quorum.Majority).
 func CutLeavesQuorum(st Step, servers int) (cut, leaves bool) {
 	if st.Kind != NetPartitionNodes {
 		return false, false
 	}
 	left := servers - len(strings.Split(st.Target, "+"))
-	return true, left >= servers/2+1
+	return true, left >= quorum.Majority(servers)
 }
