@@ -36,7 +36,7 @@ const lossPercent = 30
 // the lease each way, give or take a sixteenth, so a round trip takes an
 // eighth to three eighths of a lease. That is a slow link, not a dead one
 // (net-partition-client is the dead one): the lab's Redis clients wait a
-// quarter of the lease for a reply (redislock.ClientOptions), so about
+// quarter of the lease for a reply (redisclient.Options), so about
 // half their requests are answered, late, and the rest time out after they
 // may well have landed, leaving a grant or a release whose outcome the
 // client cannot know. A delay past the clients' wait would only turn every

@@ -44,7 +44,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/impls/redislock"
+	"github.com/locklab/locklab/impls/redisclient"
 )
 
 const name = "redis-fair"
@@ -320,14 +320,14 @@ type Locker struct {
 // New builds a client of the lock on the Redis server at addr.
 func New(addr string, ttl time.Duration) *Locker {
 	l := &Locker{
-		rdb: redislock.NewClient(addr, ttl), ttl: ttl,
+		rdb: redisclient.New(addr, ttl), ttl: ttl,
 		heartbeat: ttl / 4, deadline: ttl / 2, claim: ttl / 2,
 	}
 	l.trust, l.claimAfter = l.claim/2, l.claim/8
 	l.opTimeout = max(ttl/4, 100*time.Millisecond)
 	// The waits' connections must outlast a heartbeat's BLPOP and still
 	// see a stalled server as an error soon after it.
-	wait := redislock.ClientOptions(addr, ttl)
+	wait := redisclient.Options(addr, ttl)
 	wait.ReadTimeout, wait.WriteTimeout, wait.PoolSize = l.heartbeat+l.opTimeout, l.opTimeout, 2
 	l.wait = redis.NewClient(wait)
 	// Dial the wait connection now, in the background, so that a client's

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/redisclient"
 )
 
 // releaseFunc is the one step in which the broken variants differ from
@@ -47,7 +48,7 @@ func (s *tokenLease) String() string {
 }
 
 func (s *tokenLease) Refresh(ctx context.Context) error {
-	n, err := RefreshScript.Run(ctx, s.rdb, []string{lockKey(s.key)}, s.token, s.ttl.Milliseconds()).Int64()
+	n, err := redisclient.RefreshScript.Run(ctx, s.rdb, []string{lockKey(s.key)}, s.token, s.ttl.Milliseconds()).Int64()
 	if err != nil {
 		return impls.Classify(ctx, s.name, "refresh", err, true)
 	}
@@ -78,7 +79,7 @@ func (s *tokenLease) Release(ctx context.Context) error {
 // ownerCheckedRelease is the correct release: compare and delete in one
 // atomic script.
 func ownerCheckedRelease(ctx context.Context, s *tokenLease) (int64, error) {
-	n, err := ReleaseScript.Run(ctx, s.rdb, []string{lockKey(s.key)}, s.token).Int64()
+	n, err := redisclient.ReleaseScript.Run(ctx, s.rdb, []string{lockKey(s.key)}, s.token).Int64()
 	if err != nil {
 		return 0, impls.Classify(ctx, s.name, "release", err, true)
 	}

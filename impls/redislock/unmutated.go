@@ -2,7 +2,11 @@
 
 package redislock
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/impls/redisclient"
+)
 
 // Without the mutants build tag redis-setnx-px runs as written: these are
 // mutants.go's switches with no mutant compiled in (see package mutant).
@@ -11,4 +15,4 @@ import "github.com/redis/go-redis/v9"
 func setnxAcquireScript() *redis.Script { return acquireScript }
 
 // setnxReleaseScript is redis-setnx-px's release script.
-func setnxReleaseScript() *redis.Script { return ReleaseScript }
+func setnxReleaseScript() *redis.Script { return redisclient.ReleaseScript }
