@@ -3,6 +3,8 @@ package benchmark
 import (
 	"slices"
 	"time"
+
+	"github.com/locklab/locklab/quorum"
 )
 
 // report turns the per-trial figures into the report's medians, spreads,
@@ -33,7 +35,7 @@ func (b *bench) report(servers []Server) *Report {
 		}
 		if len(acc.fanAll) > 0 {
 			n := len(b.topo.RedisAddrs)
-			l.FanOut = &FanOutLimit{Request: limitRequest[BackendRedis], Nodes: n, Majority: majorityOf(n),
+			l.FanOut = &FanOutLimit{Request: limitRequest[BackendRedis], Nodes: n, Majority: quorum.Majority(n),
 				AllPerSec: NewStat(acc.fanAll), MajorityPerSec: NewStat(acc.fanMajority)}
 		}
 		rep.Limits = append(rep.Limits, l)

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/quorum"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -343,7 +344,7 @@ func TestRedisFloorsAgainstServers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("fan-out to every node: %v", err)
 	}
-	maj, err := b.fanOut(ctx, majorityOf(5), d)
+	maj, err := b.fanOut(ctx, quorum.Majority(5), d)
 	if err != nil {
 		t.Fatalf("fan-out to a majority: %v", err)
 	}
@@ -354,7 +355,7 @@ func TestRedisFloorsAgainstServers(t *testing.T) {
 	if err := topo.Redis[4].Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.fanOut(ctx, majorityOf(5), d); err == nil || !strings.Contains(err.Error(), topo.RedisAddrs[4]) {
+	if _, err := b.fanOut(ctx, quorum.Majority(5), d); err == nil || !strings.Contains(err.Error(), topo.RedisAddrs[4]) {
 		t.Errorf("fan-out with a dead node: err %v, want one naming %s", err, topo.RedisAddrs[4])
 	}
 }

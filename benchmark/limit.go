@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/locklab/locklab/impls/redislock"
+	"github.com/locklab/locklab/impls/redisclient"
 )
 
 // The physical limit of each backend: the cheapest request there is (Redis
@@ -46,7 +46,7 @@ var limitRequest = map[string]string{
 func (b *bench) newRoundTripper(ctx context.Context, backend string) (*roundTripper, error) {
 	switch backend {
 	case BackendRedis:
-		rdb := redislock.NewClient(b.topo.RedisAddrs[0], b.opts.TTL)
+		rdb := redisclient.New(b.topo.RedisAddrs[0], b.opts.TTL)
 		return &roundTripper{
 			op:    func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
 			close: func() { rdb.Close() },
@@ -186,7 +186,7 @@ const hopWarmup = 20
 // request), with a read timeout that outlasts a BLPOP. A pipeline's read
 // deadline is the client's ReadTimeout, whatever the BLPOP's own timeout.
 func (b *bench) newWaitClient(addr string) *redis.Client {
-	o := redislock.ClientOptions(addr, b.opts.TTL)
+	o := redisclient.Options(addr, b.opts.TTL)
 	o.ReadTimeout, o.PoolSize = hopWait+time.Second, 2
 	return redis.NewClient(o)
 }
@@ -318,7 +318,7 @@ func (b *bench) fanOut(ctx context.Context, need int, d time.Duration) (float64,
 	addrs := b.topo.RedisAddrs
 	nodes := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
-		nodes[i] = redislock.NewClient(a, b.opts.TTL)
+		nodes[i] = redisclient.New(a, b.opts.TTL)
 	}
 	var inflight sync.WaitGroup
 	defer func() {
@@ -379,6 +379,3 @@ func (b *bench) fanOut(ctx context.Context, need int, d time.Duration) (float64,
 	}
 	return float64(count) / d.Seconds(), nil
 }
-
-// majorityOf is a strict majority of n nodes, Redlock's quorum.
-func majorityOf(n int) int { return n/2 + 1 }

@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/quorum"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -240,7 +241,7 @@ func (b *bench) measureLimit(ctx context.Context, trial int, be string) error {
 		if err != nil {
 			return err
 		}
-		maj, err := b.fanOut(ctx, majorityOf(n), b.opts.Duration)
+		maj, err := b.fanOut(ctx, quorum.Majority(n), b.opts.Duration)
 		if err != nil {
 			return err
 		}

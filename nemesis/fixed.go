@@ -7,6 +7,7 @@ import (
 
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/quorum"
 )
 
 // Fixed schedules re-express scripted scenarios over the nemesis: the same
@@ -120,7 +121,7 @@ var fixedSchedules = map[string]FixedSchedule{
 	// failpoint: the cuts strike whoever is where, as a partition does.
 	"redlock-partition": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		nodes := serverNames(impl)
-		q := len(nodes)/2 + 1
+		q := quorum.Majority(len(nodes))
 		minority, majority := strings.Join(nodes[min(q, len(nodes)):], "+"), strings.Join(nodes[:min(q, len(nodes))], "+")
 		cut := 2 * ttl
 		second := Lead + cut + bound

@@ -11,6 +11,7 @@ import (
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/quorum"
 )
 
 // The network fault kinds: packets dropped or held by the hosts' firewalls
@@ -35,7 +36,7 @@ const lossPercent = 30
 // the lease each way, give or take a sixteenth, so a round trip takes an
 // eighth to three eighths of a lease. That is a slow link, not a dead one
 // (net-partition-client is the dead one): the lab's Redis clients wait a
-// quarter of the lease for a reply (redislock.ClientOptions), so about
+// quarter of the lease for a reply (redisclient.Options), so about
 // half their requests are answered, late, and the rest time out after they
 // may well have landed, leaving a grant or a release whose outcome the
 // client cannot know. A delay past the clients' wait would only turn every
@@ -265,11 +266,11 @@ func (k nodesCut) Heal(ctx context.Context, sys System, target string) (string, 
 // CutLeavesQuorum says whether st cuts every client off some of a
 // multi-node lock's servers (cut) and, if so, whether the nodes still
 // reachable make a majority of all servers, which a lock over
-// independent nodes needs to grant (Redlock: N/2+1).
+// independent nodes needs to grant (Redlock: quorum.Majority).
 func CutLeavesQuorum(st Step, servers int) (cut, leaves bool) {
 	if st.Kind != NetPartitionNodes {
 		return false, false
 	}
 	left := servers - len(strings.Split(st.Target, "+"))
-	return true, left >= servers/2+1
+	return true, left >= quorum.Majority(servers)
 }

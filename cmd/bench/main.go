@@ -69,7 +69,8 @@ commands:
                             without fencing; write results/correctness.md, correctness.json, counterexamples/
   mutants [-mutant a,b] [-first] [-list] [-out results]
                             break each of our correct locks in a known way (LOCKLAB_MUTANT) and run
-                            its cells; write results/mutants.{md,json}; exit 1 if a mutant survives
+                            its cells; write results/mutants.{md,json}; exit 1 if a mutant survives;
+                            needs a bench built with -tags mutants (make mutants)
   lessons [-page FILE,...] [-no-run]
                             rerun the lessons' scenarios and regenerate docs/lessons/ and README's table
   bench [-quick] [-impl a,b] [-workload w,x] [-out results]
@@ -226,7 +227,11 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		*seed = time.Now().UnixNano()
 	}
 	fmt.Fprintf(stdout, "impl: %s\nscenario: %s\nfencing: %v\nseed: %d\n", spec.Name, *scenarioName, *fencing, *seed)
-	if m := mutant.Live(); m != "" {
+	m, err := liveMutant()
+	if err != nil {
+		return err
+	}
+	if m != "" {
 		// A verdict on a lock broken on purpose must never pass for the lock's own.
 		fmt.Fprintf(stdout, "mutant: %s (%s is set: the lock is broken on purpose)\n", m, mutant.EnvVar)
 	}

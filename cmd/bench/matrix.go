@@ -48,7 +48,11 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
-	if m := mutant.Live(); m != "" {
+	m, err := liveMutant()
+	if err != nil {
+		return err
+	}
+	if m != "" {
 		// The matrix's verdicts are our locks' own; a broken one's belong in bench mutants.
 		return fmt.Errorf("%w: %s=%s is set: the matrix judges the locks as written (see bench mutants)", errUsage, mutant.EnvVar, m)
 	}

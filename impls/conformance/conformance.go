@@ -2,6 +2,11 @@
 // real servers: each implementation's test calls Run. Deliberately broken
 // variants declare where they break (Options), and the suite then asserts
 // the broken behaviour instead, so the lesson is tested too.
+//
+// Mutual exclusion under contention, judged by the linearizability checker,
+// is not part of this suite: a lock's suite does not know the scenarios.
+// The verdict matrix (scenarios' TestVerdictMatrix, `bench matrix`) runs
+// every registered lock's contention cell against the reviewed expectation.
 package conformance
 
 import (
@@ -14,9 +19,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // Options tune the suite to one implementation.
@@ -25,8 +28,6 @@ type Options struct {
 	// ForeignRelease: a stale lease's release frees the new holder's lock
 	// (redis-del-release, redis-get-del-release, redis-getset).
 	ForeignRelease bool
-	// SkipContention skips the porcupine contention run (for peers measured elsewhere).
-	SkipContention bool
 	// SkipPausedServer skips the unknown-outcome check with a SIGSTOPped
 	// server, for clients whose first request against a stalled server is a
 	// read (so "backend failure" is the honest answer) or that queue
@@ -229,20 +230,6 @@ func Run(t *testing.T, spec impls.Spec, topo *cluster.Topology, o Options) {
 				t.Fatalf("after a stale release a third client got %v, want ErrHeld", cerr)
 			}
 			mustRelease(t, current)
-		})
-	}
-
-	if !o.SkipContention {
-		t.Run("ContentionIsLinearizable", func(t *testing.T) {
-			out, err := scenarios.Run(ctx, "contention", engine.Options{
-				Impl: spec, Clients: 8, Sections: 2000, TTL: 2 * time.Second, OutDir: t.TempDir(),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if out.Verdict != scenarios.Safe || out.Sections < 2000 {
-				t.Fatalf("contention: %s over %d sections (%s), want safe over 2000", out.Verdict, out.Sections, out.HTML)
-			}
 		})
 	}
 

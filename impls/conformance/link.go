@@ -14,6 +14,22 @@ import (
 // one that waits for a notification) and can go silent (packets lost both
 // ways while both sockets stay open: to the server, a holder that stopped
 // talking without closing anything, which is what expiry is for).
+//
+// It is a second TCP proxy beside faults/netproxy (toxiproxy, which the
+// scenarios put on every client's links) because toxiproxy can do neither
+// of the two things this suite needs:
+//   - probeNoPolling judges a waiter by how many requests it sends (at most
+//     about two per TTL for a waiter on a notification), and toxiproxy
+//     counts bytes (its metrics), not the client's writes;
+//   - silence must keep both sockets open even when one side closes, since
+//     a close is a packet too. toxiproxy's nearest fault, the timeout
+//     toxic with timeout 0, drops the data but passes a close on (on EOF
+//     it closes the other side), and netproxy's Cut closes and refuses
+//     connections outright: a visible failure, not silence.
+//
+// netfault's dropped packets are true silence, but they need root and the
+// lab's network namespaces; the conformance suite runs on loopback, as any
+// user.
 type link struct {
 	ln       net.Listener
 	upstream string

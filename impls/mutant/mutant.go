@@ -1,13 +1,5 @@
-// Package mutant is the lab's test-only switch that breaks one of our
-// correct locks in a known, small way, so that the verdict matrix can be
-// shown to catch it (`bench mutants`). A lock the matrix calls safe is only
-// as convincing as the matrix's power to call a broken one unsafe.
-//
-// At most one mutant is live at a time, named by the environment variable
-// LOCKLAB_MUTANT (read once, at start). Worker processes inherit the
-// environment, so a mutant is live in every client of a fault scenario.
-// With the variable unset, as everywhere outside `bench mutants` and its
-// test, every On returns false and the locks are unchanged.
+//go:build mutants
+
 package mutant
 
 import (
@@ -16,9 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 )
-
-// EnvVar names the live mutant.
-const EnvVar = "LOCKLAB_MUTANT"
 
 // The mutants' names: the code under a switch names its mutant with one of
 // these constants, so a misspelt switch does not compile.

@@ -1,3 +1,5 @@
+//go:build mutants
+
 package mutant_test
 
 import (

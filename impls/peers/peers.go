@@ -7,7 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls"
-	ourredis "github.com/locklab/locklab/impls/redislock"
+	"github.com/locklab/locklab/impls/redisclient"
 )
 
 // The versions the adapters were written against; go.mod pins the same ones
@@ -39,7 +39,7 @@ func redisClients(cfg impls.Config, name string, nodes int) ([]*redis.Client, er
 	}
 	out := make([]*redis.Client, nodes)
 	for i, addr := range cfg.Redis[:nodes] {
-		out[i] = ourredis.NewClient(addr, cfg.TTL)
+		out[i] = redisclient.New(addr, cfg.TTL)
 	}
 	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/quorum"
 )
 
 const (
@@ -78,7 +79,7 @@ func NewRedsync(name string, nodes int, cfg impls.Config) (*Redsync, error) {
 		pools[i] = goredis.NewPool(c)
 	}
 	l := &Redsync{
-		name: name, clients: clients, rs: redsync.New(pools...), ttl: cfg.TTL, quorum: nodes/2 + 1,
+		name: name, clients: clients, rs: redsync.New(pools...), ttl: cfg.TTL, quorum: quorum.Majority(nodes),
 		delayLo: scaled(redsyncDefaultDelayMin, redsyncDefaultExpiry, cfg.TTL, time.Millisecond),
 		delayHi: scaled(redsyncDefaultDelayMax, redsyncDefaultExpiry, cfg.TTL, 2*time.Millisecond),
 	}

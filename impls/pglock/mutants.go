@@ -1,3 +1,5 @@
+//go:build mutants
+
 package pglock
 
 import "github.com/locklab/locklab/impls/mutant"

@@ -2,7 +2,6 @@ package pglock
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -237,11 +236,11 @@ func ensureSchema(ctx context.Context, p *connPool, table int32, ddl string) err
 // people reading the table, and 128 random bits, so that no other grant
 // (not even one of the same client) can pass for it.
 func newOwner(clientID string) (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("read crypto/rand: %w", err)
+	token, err := impls.NewToken()
+	if err != nil {
+		return "", err
 	}
-	return clientID + ":" + hex.EncodeToString(b[:]), nil
+	return clientID + ":" + token, nil
 }
 
 // isPgCode reports whether err is a server error with the given SQLSTATE.

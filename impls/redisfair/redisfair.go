@@ -44,7 +44,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/impls/redislock"
+	"github.com/locklab/locklab/impls/redisclient"
 )
 
 const name = "redis-fair"
@@ -320,14 +320,14 @@ type Locker struct {
 // New builds a client of the lock on the Redis server at addr.
 func New(addr string, ttl time.Duration) *Locker {
 	l := &Locker{
-		rdb: redislock.NewClient(addr, ttl), ttl: ttl,
+		rdb: redisclient.New(addr, ttl), ttl: ttl,
 		heartbeat: ttl / 4, deadline: ttl / 2, claim: ttl / 2,
 	}
 	l.trust, l.claimAfter = l.claim/2, l.claim/8
 	l.opTimeout = max(ttl/4, 100*time.Millisecond)
 	// The waits' connections must outlast a heartbeat's BLPOP and still
 	// see a stalled server as an error soon after it.
-	wait := redislock.ClientOptions(addr, ttl)
+	wait := redisclient.Options(addr, ttl)
 	wait.ReadTimeout, wait.WriteTimeout, wait.PoolSize = l.heartbeat+l.opTimeout, l.opTimeout, 2
 	l.wait = redis.NewClient(wait)
 	// Dial the wait connection now, in the background, so that a client's
@@ -371,7 +371,7 @@ func reply(v any) (granted bool, value int64, err error) {
 
 // TryAcquire grants only when the lock is free and nobody live is queued.
 func (l *Locker) TryAcquire(ctx context.Context, key string) (impls.Lease, error) {
-	token, err := redislock.NewToken()
+	token, err := impls.NewToken()
 	if err != nil {
 		return nil, impls.Fail(name, "acquire", impls.ErrBackend, err)
 	}
@@ -406,7 +406,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 	l.waits.Add(1)
 	l.mu.Unlock()
 	defer l.waits.Done()
-	token, err := redislock.NewToken()
+	token, err := impls.NewToken()
 	if err != nil {
 		return nil, impls.Fail(name, "acquire", impls.ErrBackend, err)
 	}

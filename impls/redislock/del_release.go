@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/redisclient"
 )
 
 const delReleaseName = "redis-del-release"
@@ -23,7 +24,7 @@ func init() {
 				return nil, err
 			}
 			return &fencedLock{
-				name: delReleaseName, rdb: NewClient(addr, cfg.TTL), ttl: cfg.TTL,
+				name: delReleaseName, rdb: redisclient.New(addr, cfg.TTL), ttl: cfg.TTL,
 				release: delRelease,
 			}, nil
 		},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/redisclient"
 )
 
 const getDelReleaseName = "redis-get-del-release"
@@ -29,7 +30,7 @@ func init() {
 				return nil, err
 			}
 			return &fencedLock{
-				name: getDelReleaseName, rdb: NewClient(addr, cfg.TTL), ttl: cfg.TTL,
+				name: getDelReleaseName, rdb: redisclient.New(addr, cfg.TTL), ttl: cfg.TTL,
 				release: getDelRelease(cfg),
 			}, nil
 		},

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/redisclient"
 )
 
 const getsetName = "redis-getset"
@@ -30,7 +31,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return &GetSet{rdb: NewClient(addr, cfg.TTL), ttl: cfg.TTL, cfg: cfg}, nil
+			return &GetSet{rdb: redisclient.New(addr, cfg.TTL), ttl: cfg.TTL, cfg: cfg}, nil
 		},
 	})
 }

@@ -1,9 +1,12 @@
+//go:build mutants
+
 package redislock
 
 import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls/mutant"
+	"github.com/locklab/locklab/impls/redisclient"
 )
 
 // The scripts below are redis-setnx-px broken on purpose (each answers as
@@ -55,5 +58,5 @@ func setnxReleaseScript() *redis.Script {
 	if mutant.On(mutant.SetNXPXReleaseUnchecked) {
 		return mutantDelScript
 	}
-	return ReleaseScript
+	return redisclient.ReleaseScript
 }

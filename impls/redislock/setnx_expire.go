@@ -9,6 +9,7 @@ import (
 
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/redisclient"
 )
 
 const setnxExpireName = "redis-setnx-expire"
@@ -29,7 +30,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return &SetNXExpire{rdb: NewClient(addr, cfg.TTL), ttl: cfg.TTL, cfg: cfg}, nil
+			return &SetNXExpire{rdb: redisclient.New(addr, cfg.TTL), ttl: cfg.TTL, cfg: cfg}, nil
 		},
 	})
 }
@@ -63,7 +64,7 @@ func (l *SetNXExpire) Acquire(ctx context.Context, key string) (impls.Lease, err
 func (l *SetNXExpire) Close() error { return l.rdb.Close() }
 
 func (l *SetNXExpire) try(ctx context.Context, key string) (impls.Lease, error) {
-	token, err := NewToken()
+	token, err := impls.NewToken()
 	if err != nil {
 		return nil, impls.Fail(setnxExpireName, "acquire", impls.ErrBackend, err)
 	}
@@ -107,7 +108,7 @@ func (l *SetNXExpire) undo(ctx context.Context, key, token string, cause error) 
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), l.ttl)
 	defer cancel()
-	if _, err := ReleaseScript.Run(cctx, l.rdb, []string{lockKey(key)}, token).Int64(); err != nil {
+	if _, err := redisclient.ReleaseScript.Run(cctx, l.rdb, []string{lockKey(key)}, token).Int64(); err != nil {
 		// The key may still be ours, with no expiry.
 		return impls.Fail(setnxExpireName, "acquire", impls.ErrUnknown, errors.Join(cause, err))
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/redisclient"
 )
 
 const setnxPXName = "redis-setnx-px"
@@ -25,7 +26,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return NewSetNXPX(NewClient(addr, cfg.TTL), cfg.TTL), nil
+			return NewSetNXPX(redisclient.New(addr, cfg.TTL), cfg.TTL), nil
 		},
 	})
 }
@@ -54,26 +55,6 @@ end
 return {0, redis.call('PTTL', KEYS[1])}
 `)
 
-// ReleaseScript deletes KEYS[1] only if it still holds our token ARGV[1]:
-// a late release never frees a lock another client has since taken. Redlock
-// runs the same script on each of its nodes.
-var ReleaseScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-`)
-
-// RefreshScript sets KEYS[1]'s expiry to ARGV[2] ms only if it still holds
-// our token ARGV[1]. An expired lock has no value, so a refresh can never
-// revive it.
-var RefreshScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-`)
-
 // SetNXPX is the correct single-node Redis lock.
 type SetNXPX struct {
 	rdb *redis.Client
@@ -97,7 +78,7 @@ func (l *SetNXPX) Acquire(ctx context.Context, key string) (impls.Lease, error) 
 }
 
 func (l *SetNXPX) try(ctx context.Context, key string) (impls.Lease, time.Duration, error) {
-	token, err := NewToken()
+	token, err := impls.NewToken()
 	if err != nil {
 		return nil, 0, impls.Fail(setnxPXName, "acquire", impls.ErrBackend, err)
 	}
@@ -131,7 +112,7 @@ func (s *setnxLease) Lost() <-chan struct{} { return never }
 func (s *setnxLease) String() string        { return s.key + "#" + strconv.FormatUint(s.fence, 10) }
 
 func (s *setnxLease) Refresh(ctx context.Context) error {
-	n, err := RefreshScript.Run(ctx, s.l.rdb, []string{lockKey(s.key)}, s.token, s.l.ttl.Milliseconds()).Int64()
+	n, err := redisclient.RefreshScript.Run(ctx, s.l.rdb, []string{lockKey(s.key)}, s.token, s.l.ttl.Milliseconds()).Int64()
 	if err != nil {
 		return impls.Classify(ctx, setnxPXName, "refresh", err, true)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/redisclient"
 )
 
 // releaseFunc is the one step in which the broken variants differ from
@@ -47,7 +48,7 @@ func (s *tokenLease) String() string {
 }
 
 func (s *tokenLease) Refresh(ctx context.Context) error {
-	n, err := RefreshScript.Run(ctx, s.rdb, []string{lockKey(s.key)}, s.token, s.ttl.Milliseconds()).Int64()
+	n, err := redisclient.RefreshScript.Run(ctx, s.rdb, []string{lockKey(s.key)}, s.token, s.ttl.Milliseconds()).Int64()
 	if err != nil {
 		return impls.Classify(ctx, s.name, "refresh", err, true)
 	}
@@ -78,7 +79,7 @@ func (s *tokenLease) Release(ctx context.Context) error {
 // ownerCheckedRelease is the correct release: compare and delete in one
 // atomic script.
 func ownerCheckedRelease(ctx context.Context, s *tokenLease) (int64, error) {
-	n, err := ReleaseScript.Run(ctx, s.rdb, []string{lockKey(s.key)}, s.token).Int64()
+	n, err := redisclient.ReleaseScript.Run(ctx, s.rdb, []string{lockKey(s.key)}, s.token).Int64()
 	if err != nil {
 		return 0, impls.Classify(ctx, s.name, "release", err, true)
 	}
@@ -125,7 +126,7 @@ func (l *fencedLock) Acquire(ctx context.Context, key string) (impls.Lease, erro
 func (l *fencedLock) Close() error { return l.rdb.Close() }
 
 func (l *fencedLock) try(ctx context.Context, key string) (impls.Lease, time.Duration, error) {
-	token, err := NewToken()
+	token, err := impls.NewToken()
 	if err != nil {
 		return nil, 0, impls.Fail(l.name, "acquire", impls.ErrBackend, err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/impls/redislock"
+	"github.com/locklab/locklab/impls/redisclient"
 )
 
 const (
@@ -48,7 +48,7 @@ func register(name string, fenced bool, summary string) {
 			if len(cfg.Redis) == 0 {
 				return nil, fmt.Errorf("%s: no Redis address configured", name)
 			}
-			return New(redislock.NewClient(cfg.Redis[0], cfg.TTL), Options{
+			return New(redisclient.New(cfg.Redis[0], cfg.TTL), Options{
 				TTL: cfg.TTL, Fenced: fenced, ClientID: cfg.ClientID,
 			})
 		},
@@ -174,7 +174,7 @@ func New(rdb *redis.Client, o Options) (*Locker, error) {
 	if o.TTL <= 0 {
 		o.TTL = defaultTTL
 	}
-	id, err := redislock.NewToken()
+	id, err := impls.NewToken()
 	if err != nil {
 		rdb.Close()
 		return nil, impls.Fail(name, "new", impls.ErrBackend, err)

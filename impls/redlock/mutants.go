@@ -1,9 +1,12 @@
+//go:build mutants
+
 package redlock
 
 import (
 	"time"
 
 	"github.com/locklab/locklab/impls/mutant"
+	"github.com/locklab/locklab/quorum"
 )
 
 // quorumOf is how many of n nodes a grant needs: a majority, or one node
@@ -12,7 +15,7 @@ func quorumOf(n int) int {
 	if mutant.On(mutant.RedlockMinorityGrant) {
 		return 1
 	}
-	return n/2 + 1
+	return quorum.Majority(n)
 }
 
 // grantValidity is what is left of the TTL after a grant that took from

@@ -2,8 +2,6 @@ package redlock
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -14,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/impls/redislock"
+	"github.com/locklab/locklab/impls/redisclient"
 )
 
 const name = "redlock"
@@ -62,25 +60,19 @@ func New(cfg impls.Config) (*Redlock, error) {
 		last:        make([]chan struct{}, len(cfg.Redis)),
 	}
 	for _, addr := range cfg.Redis {
-		l.nodes = append(l.nodes, redis.NewClient(&redis.Options{
-			Addr: addr,
-			// A retried SET NX whose first reply was lost would report
-			// "held" for a lock we hold; Redlock retries whole attempts
-			// itself, on every node at once.
-			MaxRetries:    -1,
-			DialerRetries: 1,
-			// A dead or stalled node must cost at most a small slice of
-			// the TTL, or the time spent waiting on it eats the validity
-			// the live majority granted.
-			DialTimeout:           l.nodeTimeout,
-			ReadTimeout:           l.nodeTimeout,
-			WriteTimeout:          l.nodeTimeout,
-			ContextTimeoutEnabled: true,
-			PoolSize:              4,
-			// One round trip less on every new connection, which matters
-			// when the dial itself is inside the per-node budget.
-			DisableIdentity: true,
-		}))
+		// The lab's lock client (no retries: a retried SET NX whose first
+		// reply was lost would report "held" for a lock we hold, and
+		// Redlock retries whole attempts itself, on every node at once),
+		// with a node's budget for every wait.
+		o := redisclient.Options(addr, cfg.TTL)
+		// A dead or stalled node must cost at most a small slice of the
+		// TTL, or the time spent waiting on it eats the validity the live
+		// majority granted.
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = l.nodeTimeout, l.nodeTimeout, l.nodeTimeout
+		// One round trip less on every new connection, which matters when
+		// the dial itself is inside the per-node budget.
+		o.DisableIdentity = true
+		l.nodes = append(l.nodes, redis.NewClient(o))
 	}
 	return l, nil
 }
@@ -103,16 +95,6 @@ func NodeTimeout(ttl time.Duration) time.Duration {
 // nodes' clocks may run faster than ours, expiring keys early. The 2ms
 // covers the granularity of PX expiry.
 func (l *Redlock) drift() time.Duration { return l.ttl/100 + 2*time.Millisecond }
-
-// newToken returns 128 unguessable bits: the value that proves which
-// attempt a key on a node belongs to.
-func newToken() (string, error) {
-	var b [16]byte
-	if _, err := crand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("read crypto/rand: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
-}
 
 func setNX(key, token string, ttl time.Duration) func(context.Context, *redis.Client) (bool, error) {
 	return func(ctx context.Context, rdb *redis.Client) (bool, error) {
@@ -194,7 +176,8 @@ func (l *Redlock) Acquire(ctx context.Context, key string) (impls.Lease, error) 
 // parallel with one token, granted on a majority with validity left;
 // otherwise every node is cleaned up and the failure classified.
 func (l *Redlock) attempt(ctx context.Context, key string) (impls.Lease, error) {
-	token, err := newToken()
+	// The token proves which attempt a key on a node belongs to.
+	token, err := impls.NewToken()
 	if err != nil {
 		return nil, impls.Fail(name, "acquire", impls.ErrBackend, err)
 	}
@@ -239,7 +222,7 @@ func (l *Redlock) attempt(ctx context.Context, key string) (impls.Lease, error) 
 	for _, i := range held {
 		notOurs[i] = true
 	}
-	cleanup := l.onAll(context.WithoutCancel(ctx), "acquire", runScript(redislock.ReleaseScript, key, token), notOurs...)
+	cleanup := l.onAll(context.WithoutCancel(ctx), "acquire", runScript(redisclient.ReleaseScript, key, token), notOurs...)
 	// Nodes that may still hold our token: those we set or might have set,
 	// whose cleanup got no answer.
 	maybeOurs := 0
@@ -369,7 +352,7 @@ func (s *lease) Refresh(ctx context.Context) error {
 		return impls.Fail(name, "refresh", impls.ErrNotHeld, errors.New("validity time over"))
 	}
 	start := time.Now()
-	rs := l.onAll(ctx, "refresh", runScript(redislock.RefreshScript, s.key, s.token, l.ttl.Milliseconds()))
+	rs := l.onAll(ctx, "refresh", runScript(redisclient.RefreshScript, s.key, s.token, l.ttl.Milliseconds()))
 	end := time.Now()
 	validity := l.ttl - end.Sub(start) - l.drift()
 
@@ -422,7 +405,7 @@ func (s *lease) Release(ctx context.Context) error {
 	}
 	// Decided by the first majority to delete our key, like the grant; the
 	// other deletes go on, ahead of whatever this client sends them next.
-	f := s.l.send(ctx, "release", runScript(redislock.ReleaseScript, s.key, s.token))
+	f := s.l.send(ctx, "release", runScript(redisclient.ReleaseScript, s.key, s.token))
 	if f.until(s.l.quorum) {
 		s.released = true
 		return nil

@@ -92,6 +92,21 @@ func (e *env) nodesHolding(t *testing.T, key string, idx []int) []int {
 	return out
 }
 
+// awaitHeldOnAll waits, up to a second, until key exists on every node.
+func (e *env) awaitHeldOnAll(t *testing.T, key string) {
+	t.Helper()
+	all := others(len(e.direct), nil)
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
+		held := e.nodesHolding(t, key, all)
+		if len(held) == len(all) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a second after the grant, key %s is on nodes %v only, want all %d", key, held, len(all))
+		}
+	}
+}
+
 func others(all int, except []int) []int {
 	var out []int
 	for i := range all {
@@ -350,6 +365,11 @@ func TestRefreshNeedsMajority(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The grant returns at the first majority; the SETs to the
+			// other nodes go on behind it. One landing after our DEL would
+			// look like a refresh that revived the key, so the deletes wait
+			// for every node to hold it.
+			e.awaitHeldOnAll(t, key)
 			for _, i := range tt.deleted {
 				if err := e.direct[i].Del(ctx, key).Err(); err != nil {
 					t.Fatal(err)

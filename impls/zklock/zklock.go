@@ -2,8 +2,6 @@ package zklock
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -197,7 +195,7 @@ func (l *Locker) acquire(ctx context.Context, key string, wait bool) (impls.Leas
 		op = "try-acquire"
 	}
 	dir := lockDir(key)
-	guid, err := newGUID()
+	guid, err := impls.NewToken()
 	if err != nil {
 		return nil, impls.Fail(name, op, impls.ErrBackend, err)
 	}
@@ -717,14 +715,6 @@ func pause(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-func newGUID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("read crypto/rand: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
 }
 
 // guidOf returns the GUID of a protected child's name ("" if it has none).

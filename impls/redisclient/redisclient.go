@@ -1,0 +1,68 @@
+// Package redisclient is the Redis client every Redis lock family of the
+// lab shares (redislock, redisson, redis-fair, Redlock, and the peers'
+// adapters, so that what differs between a peer and ours is the library,
+// not the client): the go-redis settings a lock needs, and the
+// owner-checked release and refresh scripts that a single-node lock and
+// each of Redlock's nodes run alike. It is a client, not a lock: lock
+// families depend on it instead of on one another.
+package redisclient
+
+import (
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// New returns a go-redis client tuned for locking: no automatic retries (a
+// retried SET NX whose first reply was lost would report "held" for a lock
+// we hold), and timeouts well under the TTL, so that a stalled server
+// turns into an error before the lease runs out.
+func New(addr string, ttl time.Duration) *redis.Client {
+	return redis.NewClient(Options(addr, ttl))
+}
+
+// Options are New's settings, for a client that must differ in a timeout
+// or its pool (a connection that blocks in BLPOP, a Redlock node's small
+// budget) and in nothing else.
+func Options(addr string, ttl time.Duration) *redis.Options {
+	t := ttl / 4
+	if t < 50*time.Millisecond {
+		t = 50 * time.Millisecond
+	}
+	if t > time.Second {
+		t = time.Second
+	}
+	return &redis.Options{
+		Addr:       addr,
+		MaxRetries: -1,
+		// One dial per request: go-redis would otherwise retry a refused
+		// dial 5 times, 100ms apart, hiding a dead server for half a second.
+		DialerRetries: 1,
+		DialTimeout:   time.Second,
+		ReadTimeout:   t,
+		WriteTimeout:  t,
+		PoolSize:      4,
+		// A lock client must see a cut connection as an error, not hide it.
+		ContextTimeoutEnabled: true,
+	}
+}
+
+// ReleaseScript deletes KEYS[1] only if it still holds our token ARGV[1]:
+// a late release never frees a lock another client has since taken. Redlock
+// runs the same script on each of its nodes.
+var ReleaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`)
+
+// RefreshScript sets KEYS[1]'s expiry to ARGV[2] ms only if it still holds
+// our token ARGV[1]. An expired lock has no value, so a refresh can never
+// revive it.
+var RefreshScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+`)

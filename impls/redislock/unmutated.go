@@ -1,0 +1,18 @@
+//go:build !mutants
+
+package redislock
+
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/impls/redisclient"
+)
+
+// Without the mutants build tag redis-setnx-px runs as written: these are
+// mutants.go's switches with no mutant compiled in (see package mutant).
+
+// setnxAcquireScript is redis-setnx-px's acquire script.
+func setnxAcquireScript() *redis.Script { return acquireScript }
+
+// setnxReleaseScript is redis-setnx-px's release script.
+func setnxReleaseScript() *redis.Script { return redisclient.ReleaseScript }
