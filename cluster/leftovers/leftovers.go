@@ -167,16 +167,16 @@ func RemoveOwn() {
 	}
 }
 
-// labDirs lists the lab's temp dirs in the temp dir with their owners; dirs
-// without a readable marker are not listed.
-func labDirs() ([]string, []Owner, error) {
+// Dirs lists the lab's temp dirs in the temp dir with their owners. Dirs
+// without a readable marker are not listed: not made by the lab, or made
+// by a MakeDir that has not written its marker yet.
+func Dirs() (map[string]Owner, error) {
 	tmp := os.TempDir()
 	entries, err := os.ReadDir(tmp)
 	if err != nil {
-		return nil, nil, fmt.Errorf("list %s: %w", tmp, err)
+		return nil, fmt.Errorf("list %s: %w", tmp, err)
 	}
-	var dirs []string
-	var owners []Owner
+	dirs := map[string]Owner{}
 	for _, e := range entries {
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), DirPrefix) {
 			continue
@@ -184,36 +184,33 @@ func labDirs() ([]string, []Owner, error) {
 		dir := filepath.Join(tmp, e.Name())
 		b, err := os.ReadFile(filepath.Join(dir, markerName))
 		if err != nil {
-			// No marker (yet: MakeDir writes it right after the dir
-			// exists), or not the lab's: not ours to judge.
 			continue
 		}
 		o, err := ParseOwner(string(b))
 		if err != nil {
 			continue // half-written by a live MakeDir
 		}
-		dirs = append(dirs, dir)
-		owners = append(owners, o)
+		dirs[dir] = o
 	}
-	return dirs, owners, nil
+	return dirs, nil
 }
 
 // SweepDirs removes the lab temp dirs whose owner is gone. It is cheap
 // (one listing of the temp dir): StopAll runs it at every exit too, so the
 // dirs of a test's SIGKILLed children go with the test binary.
 func SweepDirs() error {
-	dirs, owners, err := labDirs()
+	dirs, err := Dirs()
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for i, d := range dirs {
-		if owners[i].Alive() {
+	for d, o := range dirs {
+		if o.Alive() {
 			continue
 		}
 		// Another process may be sweeping the same dir: gone is done.
 		if err := os.RemoveAll(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("remove %s of dead run %d: %w", d, owners[i].PID, err))
+			errs = append(errs, fmt.Errorf("remove %s of dead run %d: %w", d, o.PID, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -223,16 +220,17 @@ func SweepDirs() error {
 // dirs of this process or of a process that is gone. Tests assert it is
 // empty; other live lab processes' dirs are not listed.
 func Stale() ([]string, error) {
-	dirs, owners, err := labDirs()
+	dirs, err := Dirs()
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for i, d := range dirs {
-		if owners[i].PID == os.Getpid() || !owners[i].Alive() {
+	for d, o := range dirs {
+		if o.PID == os.Getpid() || !o.Alive() {
 			out = append(out, d)
 		}
 	}
+	sort.Strings(out)
 	return out, nil
 }
 

@@ -11,13 +11,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
@@ -47,7 +46,6 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
-	sweepScratch()
 	if *implName == "" {
 		return fmt.Errorf("%w: explore needs -impl; implementations: %s", errUsage, strings.Join(impls.Names(), ", "))
 	}
@@ -281,11 +279,19 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 	}
-	scratch := filepath.Join(os.TempDir(), scratchPrefix+strconv.Itoa(os.Getpid()))
+	// The scratch dir is the lab's (package leftovers): a run ended by a
+	// signal or a failure removes it, a SIGKILLed one's goes at the next
+	// run's start. The table goes in a subdir, which holds nothing but the
+	// table's files for replaceTable to copy.
+	scratchRoot, err := leftovers.MakeDir("explore-table")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratchRoot)
+	scratch := filepath.Join(scratchRoot, "table")
 	if err := os.Mkdir(scratch, 0o755); err != nil {
 		return fmt.Errorf("make scratch dir: %w", err)
 	}
-	defer os.RemoveAll(scratch)
 	logf := func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
 	started := time.Now()
 	var rows []exploreRow
@@ -589,25 +595,6 @@ func copyDir(src, dst string) error {
 		}
 	}
 	return nil
-}
-
-// scratchPrefix names a table run's scratch directory in the temp dir,
-// followed by the run's pid: a run ended by a signal cannot remove it, and
-// the next run removes those of runs no longer alive.
-const scratchPrefix = "locklab-explore-table-"
-
-func sweepScratch() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), scratchPrefix+"*"))
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), scratchPrefix))
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		// Signal 0 probes a pid: ESRCH means no such process.
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			os.RemoveAll(d)
-		}
-	}
 }
 
 // faults counts faults in words: "1 fault", "3 faults".
