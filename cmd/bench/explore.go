@@ -56,6 +56,9 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if *duration <= 0 || *ttl <= 0 || *clients < 2 || *replays < 1 || *shrinkTime < 0 || *replayChecks < 1 {
 			return fmt.Errorf("%w: -duration and -ttl must be positive, -clients at least 2, -replays and -replay-checks at least 1", errUsage)
 		}
+		if err := checkOutDir("out", *out); err != nil {
+			return err
+		}
 		if *seed == 0 {
 			*seed = time.Now().UnixNano()
 		}
@@ -81,6 +84,11 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	sched, skipped, err := engine.PlanExplore(o)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if !*dry {
+		if err := checkOutDir("out", *out); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "impl: %s\nfencing: %v\nseed: %d\nnote: %s\n", spec.Name, *fencing, *seed, seedNote)
 	for _, k := range sortedReasons(skipped) {
@@ -124,6 +132,12 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 // checkSchedule replays a schedule file (bench check -schedule FILE).
 func checkSchedule(ctx context.Context, path, out string, keep bool, stdout, stderr io.Writer) error {
+	if out == "" {
+		out = filepath.Join(os.TempDir(), "locklab", "explore")
+	}
+	if err := checkOutDir("out", out); err != nil {
+		return err
+	}
 	s, err := nemesis.Load(path)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -145,9 +159,6 @@ func checkSchedule(ctx context.Context, path, out string, keep bool, stdout, std
 		fmt.Fprintf(stdout, "recorded verdict: %s\n", s.Verdict)
 	}
 	if checker.Failed(d.Verdict) || keep {
-		if out == "" {
-			out = filepath.Join(os.TempDir(), "locklab", "explore")
-		}
 		name := strings.TrimSuffix(filepath.Base(path), ".schedule.json")
 		_, hist, html, err := engine.WriteCounterexample(filepath.Join(out, name+"-replay"), s, r)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/mutant"
@@ -46,6 +47,9 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	seed := fs.Int64("seed", 0, "base seed (default: from the clock); run i of a cell uses seed+i")
 	out := fs.String("out", "results", "directory for correctness.md, correctness.json and counterexamples/")
 	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if err := checkOutDir("out", *out); err != nil {
 		return err
 	}
 	if m := mutant.Live(); m != "" {
@@ -81,7 +85,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	// Everything is written to a staging dir and moved into place at the
 	// end, so a failed run leaves no partial results behind.
-	stage, err := os.MkdirTemp("", "locklab-matrix-")
+	stage, err := leftovers.MakeDir("matrix")
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/mutant"
@@ -70,6 +71,9 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return nil
 	}
+	if err := checkOutDir("out", *out); err != nil {
+		return err
+	}
 	if live := mutant.Live(); live != "" {
 		return fmt.Errorf("%w: %s=%s is set; bench mutants switches mutants itself", errUsage, mutant.EnvVar, live)
 	}
@@ -108,7 +112,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		plans = append(plans, plan{m, spec, cells})
 	}
 
-	stage, err := os.MkdirTemp("", "locklab-mutants-")
+	stage, err := leftovers.MakeDir("mutants")
 	if err != nil {
 		return err
 	}
