@@ -202,7 +202,7 @@ func TestExploreSignals(t *testing.T) {
 // Once the engine makes its run dirs with leftovers.MakeDir (marked), no
 // dir passes.
 func engineRunDir(tmp, name string) bool {
-	if !strings.HasPrefix(name, "locklab-run-") && !strings.HasPrefix(name, "locklab-explore-") {
+	if !strings.HasPrefix(name, "locklab-run-") {
 		return false
 	}
 	dirs, err := leftovers.Dirs()
