@@ -292,17 +292,12 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 	}
 	// The scratch dir is the lab's (package leftovers): a run ended by a
 	// signal or a failure removes it, a SIGKILLed one's goes at the next
-	// run's start. The table goes in a subdir, which holds nothing but the
-	// table's files for replaceTable to copy.
-	scratchRoot, err := leftovers.MakeDir("explore-table")
+	// run's start.
+	scratch, err := leftovers.MakeDir("explore-table")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(scratchRoot)
-	scratch := filepath.Join(scratchRoot, "table")
-	if err := os.Mkdir(scratch, 0o755); err != nil {
-		return fmt.Errorf("make scratch dir: %w", err)
-	}
+	defer os.RemoveAll(scratch)
 	logf := func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
 	started := time.Now()
 	var rows []exploreRow
@@ -355,7 +350,10 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 	if err := writeExploreTable(scratch, o, rows, time.Since(started)); err != nil {
 		return err
 	}
-	if err := replaceTable(scratch, o.Out); err != nil {
+	// The new table replaces the old one's files, and a counterexample of
+	// an earlier table (a lock that no longer failed, a row no longer
+	// explored) goes with it rather than linger as if it belonged.
+	if _, err := report.Publish(scratch, o.Out, tableFiles); err != nil {
 		return fmt.Errorf("write %s: %w", o.Out, err)
 	}
 	fmt.Fprintf(stdout, "table: %s\n", filepath.Join(o.Out, "README.md"))
@@ -553,60 +551,6 @@ func joinVerdicts(vs []checker.Verdict) string {
 // tableFiles are the names of the files a table run writes: its table and
 // every counterexample's schedule, history and timeline.
 var tableFiles = []string{"README.md", "explore.json", "*.schedule.json", "*.history.jsonl", "*.html"}
-
-// replaceTable copies a finished table from src into dst and removes from
-// dst every table file src lacks, so that a counterexample of an earlier
-// table (a lock that no longer failed, a row no longer explored) does not
-// linger beside the new table as if it belonged to it. Other files in dst
-// are left alone.
-func replaceTable(src, dst string) error {
-	if err := copyDir(src, dst); err != nil {
-		return err
-	}
-	entries, err := os.ReadDir(dst)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() || !slices.ContainsFunc(tableFiles, func(p string) bool {
-			ok, _ := filepath.Match(p, e.Name())
-			return ok
-		}) {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(src, e.Name())); errors.Is(err, os.ErrNotExist) {
-			if err := os.Remove(filepath.Join(dst, e.Name())); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// copyDir copies the regular files of src (one level) into dst, which it
-// makes.
-func copyDir(src, dst string) error {
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // faults counts faults in words: "1 fault", "3 faults".
 func faults(n int) string {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/cluster/leftovers"
+	"github.com/locklab/locklab/report"
 )
 
 // exploreChildEnv makes this test binary run `bench` with the arguments in
@@ -299,9 +300,9 @@ func comm(pid int) string {
 	return strings.TrimSpace(string(b))
 }
 
-// TestReplaceTable: a new table replaces the old one's files, and the
-// counterexamples of rows it no longer has go with it; files that are no
-// table's stay.
+// TestReplaceTable: published with tableFiles, a new table replaces the
+// old one's files, and the counterexamples of rows it no longer has go
+// with it; files that are no table's stay.
 func TestReplaceTable(t *testing.T) {
 	src, dst := t.TempDir(), t.TempDir()
 	write := func(dir string, names ...string) {
@@ -314,7 +315,7 @@ func TestReplaceTable(t *testing.T) {
 	write(dst, "README.md", "explore.json", "old-seed1.schedule.json", "old-seed1.history.jsonl", "old-seed1.html",
 		"kept-seed1.schedule.json", "notes.txt")
 	write(src, "README.md", "explore.json", "kept-seed1.schedule.json", "new-seed1.html")
-	if err := replaceTable(src, dst); err != nil {
+	if _, err := report.Publish(src, dst, tableFiles); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := os.ReadDir(dst)

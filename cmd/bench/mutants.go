@@ -210,7 +210,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := writeMutantsReport(stage, results, cmdline, *ttl, *sections, *seed, time.Since(start)); err != nil {
 		return err
 	}
-	if err := publish(stage, *out, []string{"mutants.md", "mutants.json"}); err != nil {
+	if _, err := report.Publish(stage, *out, []string{"mutants.md", "mutants.json"}); err != nil {
 		return err
 	}
 	var survivors []string
