@@ -7,11 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/locklab/locklab/cluster/leftovers"
+	"github.com/locklab/locklab/report"
 )
 
-// Write renders the report and its charts and moves them into dir. Every
-// file is rendered into a temporary directory beside dir first and renamed
-// into place only once all are written, so a failure leaves dir as it was.
+// Write renders the report and its charts and publishes them into dir
+// (report.Publish): every file is rendered into a staging dir first and
+// moved into place only once all are written, so a failure leaves dir as
+// it was. Charts of an earlier report that this one lacks are left alone.
 func Write(rep *Report, dir string) ([]string, error) {
 	charts, err := rep.RenderCharts()
 	if err != nil {
@@ -38,29 +42,19 @@ func Write(rep *Report, dir string) ([]string, error) {
 	}
 	files["bench.json"] = append(js, '\n')
 
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), ".bench-")
+	// A lab dir (package leftovers), so a run killed while writing leaves
+	// no staging dir behind for good.
+	stage, err := leftovers.MakeDir("bench")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	var names []string
+	defer os.RemoveAll(stage)
+	names := make([]string, 0, len(files))
 	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(stage, name), b, 0o644); err != nil {
 			return nil, err
 		}
 		names = append(names, name)
 	}
-	slices.Sort(names)
-	var written []string
-	for _, name := range names {
-		dst := filepath.Join(dir, name)
-		if err := os.Rename(filepath.Join(tmp, name), dst); err != nil {
-			return written, err
-		}
-		written = append(written, dst)
-	}
-	return written, nil
+	return report.Publish(stage, dir, names)
 }

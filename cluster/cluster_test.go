@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -32,6 +34,12 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	StopAll()
+	// Whatever the tests did, killed children included, nothing of theirs
+	// or of this binary may remain: StopAll sweeps dead owners' dirs too.
+	if stale, err := leftovers.Stale(); err != nil || len(stale) > 0 {
+		fmt.Fprintf(os.Stderr, "after the tests these lab dirs remain: %v (%v)\n", stale, err)
+		code = 1
+	}
 	os.Exit(code)
 }
 

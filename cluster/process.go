@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/cluster/leftovers"
 )
 
 // Process is one running server or worker: its own process group, so that
@@ -315,23 +316,16 @@ func StopOnSignal() {
 	})
 }
 
-var (
-	tempMu   sync.Mutex
-	tempDirs []string
-)
+// trackTempDir marks a node's dir, just made by newNodeDir, as this run's
+// (package leftovers): StopAll removes it, and should the run be SIGKILLed
+// the next run's start does. Should the mark fail, StopAll still removes
+// the dir; only a SIGKILL would leave it, which is no reason to fail a run.
+func trackTempDir(dir string) { _ = leftovers.Own(dir) }
 
-func trackTempDir(dir string) {
-	tempMu.Lock()
-	tempDirs = append(tempDirs, dir)
-	tempMu.Unlock()
-}
-
+// removeTempDirs removes this run's temp dirs, then those of lab runs that
+// are gone: at every exit, so the dirs of a test's SIGKILLed child go with
+// the test binary rather than wait for the next run's start.
 func removeTempDirs() {
-	tempMu.Lock()
-	dirs := tempDirs
-	tempDirs = nil
-	tempMu.Unlock()
-	for _, d := range dirs {
-		_ = os.RemoveAll(d)
-	}
+	leftovers.RemoveOwn()
+	_ = leftovers.SweepDirs()
 }

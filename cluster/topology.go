@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -102,10 +103,11 @@ func Start(ctx context.Context, decl topology.Declaration, ext External) (t *Top
 			t = nil
 		}
 	}()
-	// Every start removes what a SIGKILLed run left on hosts, whether or not
-	// this run uses hosts (hosts.New does the same); without root there is
-	// nothing the lab could have made, so an error here is ignored.
-	_ = hosts.Sweep(ctx)
+	// Every start removes what SIGKILLed runs left (temp dirs, hosts,
+	// containers: package leftovers), whether or not this run uses them.
+	// A leftover that cannot be removed (no root for a namespace) is no
+	// reason to refuse this run, so an error here is ignored.
+	_ = leftovers.Sweep(ctx)
 	if decl.Hosts {
 		if ext.Any() {
 			return nil, errors.New("servers on hosts are the lab's own; external servers cannot be put on them")

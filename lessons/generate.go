@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/all" // every lock a page can name
@@ -229,7 +230,7 @@ func runOne(ctx context.Context, opt Options, r Run) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("run %s: %w", r.ID, err)
 	}
-	tmp, err := os.MkdirTemp("", "locklab-lessons-")
+	tmp, err := leftovers.MakeDir("lessons")
 	if err != nil {
 		return Record{}, err
 	}

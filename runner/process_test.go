@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/faults/failpoint"
 	_ "github.com/locklab/locklab/impls/all"
 	lin "github.com/locklab/locklab/linearizability"
@@ -23,6 +25,12 @@ func TestMain(m *testing.M) {
 	runner.MaybeRunWorker()
 	code := m.Run()
 	cluster.StopAll()
+	// The tests SIGKILL workers mid-run: nothing of theirs or of this
+	// binary may remain.
+	if stale, err := leftovers.Stale(); err != nil || len(stale) > 0 {
+		fmt.Fprintf(os.Stderr, "after the tests these lab dirs remain: %v (%v)\n", stale, err)
+		code = 1
+	}
 	os.Exit(code)
 }
 

@@ -18,7 +18,9 @@
 // still runs inside. RemoveAll removes this process's namespaces; the
 // cluster package calls it from StopAll, so a normal end, a failure and
 // Ctrl-C all remove them. Deleting a namespace removes its veth, its qdiscs
-// and its firewall rules with it.
+// and its firewall rules with it. Sweep is registered with package
+// leftovers, so every run's start (leftovers.Sweep) removes dead runs'
+// namespaces with their other leftovers.
 package hosts
 
 import (
@@ -38,6 +40,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/locklab/locklab/cluster/leftovers"
 )
 
 const (
@@ -98,6 +102,8 @@ var (
 	live   = map[*Network]struct{}{}
 	seq    int
 )
+
+func init() { leftovers.Register("hosts", Sweep) }
 
 // New creates a switch (a namespace holding a bridge) for one run, after
 // removing what dead runs left behind.
@@ -423,42 +429,23 @@ func ownerAlive(pid int) bool {
 	if err != nil {
 		return false
 	}
-	got, ok := startTime(pid)
-	return ok && strings.TrimSpace(string(want)) == got
+	return leftovers.Owner{PID: pid, Start: strings.TrimSpace(string(want))}.Alive()
 }
 
 func ownerFile(pid int) string { return filepath.Join(stateDir, strconv.Itoa(pid)+".owner") }
 
 func writeOwner() error {
-	st, ok := startTime(os.Getpid())
-	if !ok {
-		return errors.New("read own start time from /proc")
+	self, err := leftovers.Self()
+	if err != nil {
+		return err
 	}
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return fmt.Errorf("make %s: %w", stateDir, err)
 	}
-	if err := os.WriteFile(ownerFile(os.Getpid()), []byte(st+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(ownerFile(os.Getpid()), []byte(self.Start+"\n"), 0o644); err != nil {
 		return fmt.Errorf("record owner: %w", err)
 	}
 	return nil
-}
-
-// startTime is field 22 of /proc/PID/stat: when the process started, in
-// clock ticks since boot.
-func startTime(pid int) (string, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return "", false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return "", false
-	}
-	return f[19], true
 }
 
 // removeNS kills every process in the namespace, then deletes it. A

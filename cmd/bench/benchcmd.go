@@ -65,6 +65,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := opts.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	// Container mode later moves a default -out into its containers/
+	// subdir, which a writable -out can hold.
+	if err := checkOutDir("out", *out); err != nil {
+		return err
+	}
 	verdictPath := *verdicts
 	if verdictPath == "" {
 		verdictPath = filepath.Join(*out, "correctness.json")

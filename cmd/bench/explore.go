@@ -11,13 +11,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
@@ -47,7 +46,6 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
-	sweepScratch()
 	if *implName == "" {
 		return fmt.Errorf("%w: explore needs -impl; implementations: %s", errUsage, strings.Join(impls.Names(), ", "))
 	}
@@ -57,6 +55,9 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		if *duration <= 0 || *ttl <= 0 || *clients < 2 || *replays < 1 || *shrinkTime < 0 || *replayChecks < 1 {
 			return fmt.Errorf("%w: -duration and -ttl must be positive, -clients at least 2, -replays and -replay-checks at least 1", errUsage)
+		}
+		if err := checkOutDir("out", *out); err != nil {
+			return err
 		}
 		if *seed == 0 {
 			*seed = time.Now().UnixNano()
@@ -83,6 +84,11 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	sched, skipped, err := engine.PlanExplore(o)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if !*dry {
+		if err := checkOutDir("out", *out); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "impl: %s\nfencing: %v\nseed: %d\nnote: %s\n", spec.Name, *fencing, *seed, seedNote)
 	for _, k := range sortedReasons(skipped) {
@@ -126,6 +132,12 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 // checkSchedule replays a schedule file (bench check -schedule FILE).
 func checkSchedule(ctx context.Context, path, out string, keep bool, stdout, stderr io.Writer) error {
+	if out == "" {
+		out = filepath.Join(os.TempDir(), "locklab", "explore")
+	}
+	if err := checkOutDir("out", out); err != nil {
+		return err
+	}
 	s, err := nemesis.Load(path)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -147,9 +159,6 @@ func checkSchedule(ctx context.Context, path, out string, keep bool, stdout, std
 		fmt.Fprintf(stdout, "recorded verdict: %s\n", s.Verdict)
 	}
 	if checker.Failed(d.Verdict) || keep {
-		if out == "" {
-			out = filepath.Join(os.TempDir(), "locklab", "explore")
-		}
 		name := strings.TrimSuffix(filepath.Base(path), ".schedule.json")
 		_, hist, html, err := engine.WriteCounterexample(filepath.Join(out, name+"-replay"), s, r)
 		if err != nil {
@@ -281,9 +290,12 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 	}
-	scratch := filepath.Join(os.TempDir(), scratchPrefix+strconv.Itoa(os.Getpid()))
-	if err := os.Mkdir(scratch, 0o755); err != nil {
-		return fmt.Errorf("make scratch dir: %w", err)
+	// The scratch dir is the lab's (package leftovers): a run ended by a
+	// signal or a failure removes it, a SIGKILLed one's goes at the next
+	// run's start.
+	scratch, err := leftovers.MakeDir("explore-table")
+	if err != nil {
+		return err
 	}
 	defer os.RemoveAll(scratch)
 	logf := func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
@@ -338,7 +350,10 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 	if err := writeExploreTable(scratch, o, rows, time.Since(started)); err != nil {
 		return err
 	}
-	if err := replaceTable(scratch, o.Out); err != nil {
+	// The new table replaces the old one's files, and a counterexample of
+	// an earlier table (a lock that no longer failed, a row no longer
+	// explored) goes with it rather than linger as if it belonged.
+	if _, err := report.Publish(scratch, o.Out, tableFiles); err != nil {
 		return fmt.Errorf("write %s: %w", o.Out, err)
 	}
 	fmt.Fprintf(stdout, "table: %s\n", filepath.Join(o.Out, "README.md"))
@@ -536,79 +551,6 @@ func joinVerdicts(vs []checker.Verdict) string {
 // tableFiles are the names of the files a table run writes: its table and
 // every counterexample's schedule, history and timeline.
 var tableFiles = []string{"README.md", "explore.json", "*.schedule.json", "*.history.jsonl", "*.html"}
-
-// replaceTable copies a finished table from src into dst and removes from
-// dst every table file src lacks, so that a counterexample of an earlier
-// table (a lock that no longer failed, a row no longer explored) does not
-// linger beside the new table as if it belonged to it. Other files in dst
-// are left alone.
-func replaceTable(src, dst string) error {
-	if err := copyDir(src, dst); err != nil {
-		return err
-	}
-	entries, err := os.ReadDir(dst)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() || !slices.ContainsFunc(tableFiles, func(p string) bool {
-			ok, _ := filepath.Match(p, e.Name())
-			return ok
-		}) {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(src, e.Name())); errors.Is(err, os.ErrNotExist) {
-			if err := os.Remove(filepath.Join(dst, e.Name())); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// copyDir copies the regular files of src (one level) into dst, which it
-// makes.
-func copyDir(src, dst string) error {
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// scratchPrefix names a table run's scratch directory in the temp dir,
-// followed by the run's pid: a run ended by a signal cannot remove it, and
-// the next run removes those of runs no longer alive.
-const scratchPrefix = "locklab-explore-table-"
-
-func sweepScratch() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), scratchPrefix+"*"))
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), scratchPrefix))
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		// Signal 0 probes a pid: ESRCH means no such process.
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			os.RemoveAll(d)
-		}
-	}
-}
 
 // faults counts faults in words: "1 fault", "3 faults".
 func faults(n int) string {

@@ -23,6 +23,9 @@ func lessonsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
+	if err := checkOutDir("dir", *dir); err != nil {
+		return err
+	}
 	list := cluster.SplitList(*pages)
 	start := time.Now()
 	err := lessons.Generate(ctx, lessons.Options{Dir: *dir, Results: *results, TTL: *ttl, Pages: list, NoRun: *noRun,

@@ -223,6 +223,9 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *clients < 1 || *sections < 1 || *ttl <= 0 {
 		return fmt.Errorf("%w: -clients and -sections must be at least 1 and -ttl positive", errUsage)
 	}
+	if err := checkOutDir("out", counterexampleDir(*out)); err != nil {
+		return err
+	}
 	if *seed == 0 {
 		*seed = time.Now().UnixNano()
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/mutant"
@@ -46,6 +47,9 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	seed := fs.Int64("seed", 0, "base seed (default: from the clock); run i of a cell uses seed+i")
 	out := fs.String("out", "results", "directory for correctness.md, correctness.json and counterexamples/")
 	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if err := checkOutDir("out", *out); err != nil {
 		return err
 	}
 	m, err := liveMutant()
@@ -85,7 +89,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	// Everything is written to a staging dir and moved into place at the
 	// end, so a failed run leaves no partial results behind.
-	stage, err := os.MkdirTemp("", "locklab-matrix-")
+	stage, err := leftovers.MakeDir("matrix")
 	if err != nil {
 		return err
 	}
@@ -162,7 +166,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := writeMatrixReport(stage, results, cmdline, *ttl, *runs, *seed, time.Since(start)); err != nil {
 		return err
 	}
-	if err := publish(stage, *out, []string{"correctness.md", "correctness.json", "counterexamples"}); err != nil {
+	if _, err := report.Publish(stage, *out, []string{"correctness.md", "correctness.json", "counterexamples"}); err != nil {
 		return err
 	}
 	mismatches := 0
@@ -174,48 +178,6 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stdout, "cells: %d, as expected: %d, differing: %d\nreport: %s\n",
 		len(results), len(results)-mismatches, mismatches, filepath.Join(*out, "correctness.md"))
 	return nil
-}
-
-// publish moves the named entries of stage into out, replacing old ones.
-func publish(stage, out string, names []string) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	for _, n := range names {
-		src := filepath.Join(stage, n)
-		if _, err := os.Stat(src); os.IsNotExist(err) {
-			continue
-		}
-		dst := filepath.Join(out, n)
-		if err := os.RemoveAll(dst); err != nil {
-			return err
-		}
-		if err := os.Rename(src, dst); err != nil {
-			// Across file systems: copy then remove.
-			if err := copyTree(src, dst); err != nil {
-				return fmt.Errorf("publish %s: %w", n, err)
-			}
-		}
-	}
-	return nil
-}
-
-func copyTree(src, dst string) error {
-	return filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
 }
 
 func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline string, ttl time.Duration, runs int, seed int64, took time.Duration) error {

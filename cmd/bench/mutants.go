@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/mutant"
@@ -72,6 +73,9 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return nil
 	}
+	if err := checkOutDir("out", *out); err != nil {
+		return err
+	}
 	if live := mutant.Live(); live != "" {
 		return fmt.Errorf("%w: %s=%s is set; bench mutants switches mutants itself", errUsage, mutant.EnvVar, live)
 	}
@@ -110,7 +114,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		plans = append(plans, plan{m, spec, cells})
 	}
 
-	stage, err := os.MkdirTemp("", "locklab-mutants-")
+	stage, err := leftovers.MakeDir("mutants")
 	if err != nil {
 		return err
 	}
@@ -208,7 +212,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := writeMutantsReport(stage, results, cmdline, *ttl, *sections, *seed, time.Since(start)); err != nil {
 		return err
 	}
-	if err := publish(stage, *out, []string{"mutants.md", "mutants.json"}); err != nil {
+	if _, err := report.Publish(stage, *out, []string{"mutants.md", "mutants.json"}); err != nil {
 		return err
 	}
 	var survivors []string
