@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/faults/clockjump"
 	"github.com/locklab/locklab/topology"
 )
@@ -272,12 +273,7 @@ func freePort() (int, error) {
 
 // newNodeDir makes the node's temp dir, tracked so StopAll removes it.
 func newNodeDir(name string) (string, error) {
-	dir, err := os.MkdirTemp("", "locklab-"+name+"-")
-	if err != nil {
-		return "", fmt.Errorf("make temp dir for %s: %w", name, err)
-	}
-	trackTempDir(dir)
-	return dir, nil
+	return leftovers.MakeDir(name)
 }
 
 // ErrMissingBinary is wrapped by the error returned when a server binary is

@@ -316,12 +316,6 @@ func StopOnSignal() {
 	})
 }
 
-// trackTempDir marks a node's dir, just made by newNodeDir, as this run's
-// (package leftovers): StopAll removes it, and should the run be SIGKILLed
-// the next run's start does. Should the mark fail, StopAll still removes
-// the dir; only a SIGKILL would leave it, which is no reason to fail a run.
-func trackTempDir(dir string) { _ = leftovers.Own(dir) }
-
 // removeTempDirs removes this run's temp dirs, then those of lab runs that
 // are gone: at every exit, so the dirs of a test's SIGKILLed child go with
 // the test binary rather than wait for the next run's start.

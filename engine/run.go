@@ -11,6 +11,7 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/resource"
@@ -88,10 +89,12 @@ func startRun(ctx context.Context, decl topology.Declaration, opts Options, name
 	if err != nil {
 		return nil, nil, err
 	}
-	workDir, err := os.MkdirTemp("", "locklab-run-")
+	// Marked as this process's, so a later run sweeps it should this one be
+	// SIGKILLed, and StopAll removes it at any other exit.
+	workDir, err := leftovers.MakeDir("run")
 	if err != nil {
 		topo.Close()
-		return nil, nil, fmt.Errorf("make run dir: %w", err)
+		return nil, nil, err
 	}
 	stop := func() {
 		os.RemoveAll(workDir)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/quorum"
 	"github.com/locklab/locklab/topology"
 
 	"github.com/locklab/locklab/cluster"
@@ -25,9 +26,6 @@ func multiRedis(spec impls.Spec, _ bool) error {
 	return nil
 }
 
-// quorumOf returns the majority of n nodes.
-func quorumOf(n int) int { return n/2 + 1 }
-
 // isolateVictim cuts the victim off the nodes beyond the first quorum, so
 // that its grant lands on exactly a bare majority (Kleppmann's setting:
 // "client 1 acquires the lock on nodes A, B, C; D and E are unreachable").
@@ -42,7 +40,7 @@ func quorumOf(n int) int { return n/2 + 1 }
 // shows nothing about the restart.
 func isolateVictim(ctx context.Context, r *engine.ScriptRun) error {
 	nodes := r.Env.Topo.Redis
-	for _, n := range nodes[quorumOf(len(nodes)):] {
+	for _, n := range nodes[quorum.Majority(len(nodes)):] {
 		links := r.Net.Links(0, n.Name)
 		if len(links) == 0 {
 			return fmt.Errorf("no link from client 0 to %s to cut", n.Name)
@@ -58,7 +56,7 @@ func isolateVictim(ctx context.Context, r *engine.ScriptRun) error {
 
 // pivot is the node of the victim's bare majority that the fault hits.
 func pivot(r *engine.ScriptRun) *cluster.Node {
-	return r.Env.Topo.Redis[quorumOf(len(r.Env.Topo.Redis))-1]
+	return r.Env.Topo.Redis[quorum.Majority(len(r.Env.Topo.Redis))-1]
 }
 
 func init() {

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster/hosts"
-	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/report"
 )
 
@@ -174,10 +173,6 @@ func TestExploreSignals(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, e := range left {
-				if engineRunDir(tmp, e.Name()) {
-					t.Logf("%s left: the engine's run dir, not yet made by leftovers.MakeDir", e.Name())
-					continue
-				}
 				t.Errorf("%s is left in the run's temp dir", e.Name())
 			}
 			for _, ns := range nss {
@@ -196,22 +191,6 @@ func TestExploreSignals(t *testing.T) {
 			}
 		})
 	}
-}
-
-// engineRunDir reports whether name, in tmp, is a run dir the engine made
-// with os.MkdirTemp, unmarked: the one leftover this test still lets pass.
-// Once the engine makes its run dirs with leftovers.MakeDir (marked), no
-// dir passes.
-func engineRunDir(tmp, name string) bool {
-	if !strings.HasPrefix(name, "locklab-run-") {
-		return false
-	}
-	dirs, err := leftovers.Dirs()
-	if err != nil {
-		return false
-	}
-	_, marked := dirs[filepath.Join(tmp, name)]
-	return !marked
 }
 
 // waitForLines reads r until each of the lines, in order, has begun a

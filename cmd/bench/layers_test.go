@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// layers places every package of the lab in the one-way flow of a run
+// (DESIGN.md): a package imports only packages of lower layers. So a lock
+// never knows the scenarios, the nemesis never knows the checker, servers
+// never know locks, and nothing reaches back up from the engine to the
+// scenarios it runs. A new package must be given its place here.
+var layers = [][]string{
+	// Data and mechanisms that know nothing of the lab around them.
+	{"linearizability", "topology", "quorum", "faults/failpoint", "faults/clockjump", "faults/netproxy",
+		"cluster/leftovers", "docker", "impls/mutant", "report"},
+	// The lab's own hosts, swept as leftovers are.
+	{"cluster/hosts"},
+	// The Locker interface, the protected counter, the packet faults, and
+	// the judge, which needs nothing but the history.
+	{"impls", "resource", "faults/netfault", "checker"},
+	// The Redis client the lock families share.
+	{"impls/redisclient"},
+	// Lock families and peers' adapters.
+	{"impls/control", "impls/peers", "impls/pglock", "impls/redisfair", "impls/redislock", "impls/redisson", "impls/redlock", "impls/zklock"},
+	{"impls/all", "cluster"},
+	{"impls/conformance", "workload"},
+	{"runner"},
+	{"nemesis"},
+	{"engine"},
+	{"scenarios"},
+	{"benchmark"},
+	{"lessons"},
+	{"cmd/bench"},
+}
+
+// forbidden are imports the layers would allow but the design does not:
+// the nemesis injects and records, it never judges; servers never know
+// the locks they serve.
+var forbidden = [][2]string{
+	{"nemesis", "checker"},
+	{"cluster", "impls"},
+	{"runner", "checker"},
+}
+
+func TestImportsFlowOneWay(t *testing.T) {
+	const module = "github.com/locklab/locklab/"
+	rank := map[string]int{}
+	for i, layer := range layers {
+		for _, p := range layer {
+			rank[module+p] = i
+		}
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		pkg, imports := f[0], f[1:]
+		r, ok := rank[pkg]
+		if !ok {
+			t.Errorf("%s has no place in the layers: add it to layers in this file", strings.TrimPrefix(pkg, module))
+			continue
+		}
+		for _, imp := range imports {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			if ri, ok := rank[imp]; ok && ri >= r {
+				t.Errorf("%s imports %s, which is not below it", strings.TrimPrefix(pkg, module), strings.TrimPrefix(imp, module))
+			}
+			for _, f := range forbidden {
+				if pkg == module+f[0] && (imp == module+f[1] || strings.HasPrefix(imp, module+f[1]+"/")) {
+					t.Errorf("%s imports %s: the design forbids it", f[0], strings.TrimPrefix(imp, module))
+				}
+			}
+		}
+	}
+}
