@@ -1,0 +1,367 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/leftovers"
+	"github.com/locklab/locklab/engine"
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/report"
+)
+
+// fixedRows are the fixed schedules the table runs besides each lock's
+// random exploration: a pg-advisory holder and a ZooKeeper holder cut off
+// their server by dropped packets, which no random draw is sure to hit and
+// the lessons' claims about both locks rest on.
+var fixedRows = map[string][]string{
+	"pg-advisory": {"holder-partition"},
+	"zookeeper":   {"holder-partition"},
+}
+
+// tableOptions configure `bench explore -impl all`.
+type tableOptions struct {
+	Impls        string // "all" or a comma-separated list
+	Seed         int64
+	TTL          time.Duration
+	Clients      int
+	Duration     time.Duration
+	Kinds        []string
+	Replays      int
+	ShrinkBudget time.Duration
+	ReplayChecks int
+	Without      []string
+	Out          string
+}
+
+// exploreRow is one line of results/explore/README.md and one element of
+// its explore.json.
+type exploreRow struct {
+	Impl    string   `json:"impl"`
+	Broken  bool     `json:"broken,omitempty"` // registered as BROKEN (a control or a known-bad lock)
+	Fixed   string   `json:"fixed,omitempty"`  // a fixed schedule in place of a random one
+	Without []string `json:"without,omitempty"`
+	// Skipped says why the lock was not explored at all.
+	Skipped  string          `json:"skipped,omitempty"`
+	Minutes  float64         `json:"minutes_explored,omitempty"`
+	Faults   int             `json:"faults_scheduled,omitempty"`
+	Injected map[string]int  `json:"injected,omitempty"`
+	Sections int             `json:"sections,omitempty"`
+	Unknown  int             `json:"unknown,omitempty"`
+	Verdict  checker.Verdict `json:"verdict,omitempty"`
+	Detail   string          `json:"detail,omitempty"`
+	// On a counterexample: the minimal schedule, its files (relative to
+	// the output directory), and the verdicts of replaying it after
+	// shrinking.
+	MinimalFaults   int               `json:"minimal_faults,omitempty"`
+	MinimalDuration string            `json:"minimal_duration,omitempty"`
+	ShrinkOutOfTime bool              `json:"shrink_out_of_time,omitempty"`
+	Schedule        string            `json:"schedule,omitempty"`
+	History         string            `json:"history,omitempty"`
+	Timeline        string            `json:"timeline,omitempty"`
+	Replays         []checker.Verdict `json:"replays,omitempty"`
+}
+
+// exploreTable explores each lock in turn (and the fixed rows), then
+// writes README.md and explore.json with every counterexample the table
+// links. Everything is written to a scratch directory first and copied to
+// out only when every row is done: an interrupted or failed run leaves no
+// partial result in out.
+func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer) error {
+	var specs []impls.Spec
+	if o.Impls == "all" {
+		specs = impls.All()
+	} else {
+		for _, name := range cluster.SplitList(o.Impls) {
+			spec, err := impls.Lookup(name)
+			if err != nil {
+				return fmt.Errorf("%w: %v", errUsage, err)
+			}
+			specs = append(specs, spec)
+		}
+	}
+	for _, k := range append(append([]string(nil), o.Kinds...), o.Without...) {
+		if _, err := nemesis.Lookup(k); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+	// The scratch dir is the lab's (package leftovers): a run ended by a
+	// signal or a failure removes it, a SIGKILLed one's goes at the next
+	// run's start.
+	scratch, err := leftovers.MakeDir("explore-table")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	logf := func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
+	started := time.Now()
+	var rows []exploreRow
+	for _, spec := range specs {
+		base := engine.ExploreOptions{Impl: spec, Seed: o.Seed, TTL: o.TTL, Clients: o.Clients, Duration: o.Duration,
+			Kinds: o.Kinds, Replays: o.Replays, ShrinkBudget: o.ShrinkBudget, OutDir: scratch, Logf: logf}
+		runs := []engine.ExploreOptions{base}
+		for _, f := range fixedRows[spec.Name] {
+			fo := base
+			fo.Fixed = f
+			runs = append(runs, fo)
+		}
+		for _, eo := range runs {
+			row, err := exploreOne(ctx, eo, o.ReplayChecks, scratch, stdout)
+			if err != nil {
+				return fmt.Errorf("explore %s: %w", spec.Name, err)
+			}
+			rows = append(rows, row)
+			// A lock broken at once by one kind says little else: explore
+			// it again without that kind.
+			if eo.Fixed == "" && row.MinimalFaults > 0 && onlyKinds(scratch, row.Schedule, o.Without) {
+				wo := eo
+				wo.Kinds = withoutKinds(spec, o.Clients, o.Kinds, o.Without)
+				if len(wo.Kinds) == 0 {
+					continue
+				}
+				// Its own directory first: explore names files by lock
+				// and seed, which would overwrite the first row's.
+				wo.OutDir = filepath.Join(scratch, "without")
+				row, err := exploreOne(ctx, wo, o.ReplayChecks, wo.OutDir, stdout)
+				if err != nil {
+					return fmt.Errorf("explore %s without %v: %w", spec.Name, o.Without, err)
+				}
+				row.Without = o.Without
+				stem := strings.TrimSuffix(row.Schedule, ".schedule.json")
+				for _, f := range []*string{&row.Schedule, &row.History, &row.Timeline} {
+					if *f == "" {
+						continue
+					}
+					name := stem + "-without-" + strings.Join(o.Without, "-") + strings.TrimPrefix(*f, stem)
+					if err := os.Rename(filepath.Join(wo.OutDir, *f), filepath.Join(scratch, name)); err != nil {
+						return err
+					}
+					*f = name
+				}
+				rows = append(rows, row)
+			}
+		}
+	}
+	if err := writeExploreTable(scratch, o, rows, time.Since(started)); err != nil {
+		return err
+	}
+	// The new table replaces the old one's files, and a counterexample of
+	// an earlier table (a lock that no longer failed, a row no longer
+	// explored) goes with it rather than linger as if it belonged.
+	if _, err := report.Publish(scratch, o.Out, tableFiles); err != nil {
+		return fmt.Errorf("write %s: %w", o.Out, err)
+	}
+	fmt.Fprintf(stdout, "table: %s\n", filepath.Join(o.Out, "README.md"))
+	return nil
+}
+
+// exploreOne explores one lock (or runs one fixed schedule) and replays
+// its minimal counterexample, if any, checks times more.
+func exploreOne(ctx context.Context, eo engine.ExploreOptions, checks int, dir string, stdout io.Writer) (exploreRow, error) {
+	row := exploreRow{Impl: eo.Impl.Name, Broken: eo.Impl.Broken != "", Fixed: eo.Fixed}
+	x, err := engine.Explore(ctx, eo)
+	// Explore plans before it starts anything, so a lock it cannot explore
+	// is refused at once, and with -impl all that is a row, not the end.
+	if err != nil && (eo.Impl.Backend.InProcess || errors.Is(err, engine.ErrNoKind)) {
+		row.Skipped = err.Error()
+		fmt.Fprintf(stdout, "%s: skipped: %s\n", row.Impl, row.Skipped)
+		return row, nil
+	}
+	if err != nil {
+		return row, err
+	}
+	d := x.Run.Decision
+	row.Minutes = time.Duration(x.Schedule.Duration).Minutes()
+	row.Faults = len(x.Schedule.Faults)
+	row.Injected = x.Run.Injected
+	row.Sections, row.Unknown = d.Sections, d.Unknown
+	row.Verdict, row.Detail = d.Verdict, d.Detail
+	if x.Minimal != nil {
+		row.MinimalFaults = len(x.Minimal.Faults)
+		row.MinimalDuration = time.Duration(x.Minimal.Duration).String()
+		row.ShrinkOutOfTime = x.Shrink.OutOfTime
+		row.Schedule, row.History, row.Timeline = rel(dir, x.ScheduleFile), rel(dir, x.HistoryFile), rel(dir, x.HTMLFile)
+		// The committed schedule replayed as `bench check -schedule` does:
+		// a counterexample that does not replay is shown as such.
+		s, err := nemesis.Load(x.ScheduleFile)
+		if err != nil {
+			return row, err
+		}
+		for i := 0; i < checks; i++ {
+			r, err := engine.RunSchedule(ctx, s, nil)
+			if err != nil {
+				return row, fmt.Errorf("replay %s: %w", x.ScheduleFile, err)
+			}
+			row.Replays = append(row.Replays, r.Decision.Verdict)
+		}
+	}
+	minimal := ""
+	if row.Schedule != "" {
+		minimal = fmt.Sprintf("; minimal %s; replays %v", faults(row.MinimalFaults), row.Replays)
+	}
+	fmt.Fprintf(stdout, "%s%s: %s; %d sections; injected %s%s\n", row.Impl, suffix(row),
+		row.Verdict, row.Sections, orNone(strings.Join(engine.Tally(row.Injected), ", ")), minimal)
+	return row, nil
+}
+
+// onlyKinds reports whether the schedule file (relative to dir) uses only
+// the given kinds.
+func onlyKinds(dir, file string, kinds []string) bool {
+	if len(kinds) == 0 || file == "" {
+		return false
+	}
+	s, err := nemesis.Load(filepath.Join(dir, file))
+	if err != nil || len(s.Faults) == 0 {
+		return false
+	}
+	for _, st := range s.Faults {
+		if !slices.Contains(kinds, st.Kind) {
+			return false
+		}
+	}
+	return true
+}
+
+// withoutKinds is the kinds that apply to spec (of those asked for), less
+// the excluded ones.
+func withoutKinds(spec impls.Spec, clients int, asked, excluded []string) []string {
+	ks, _, err := nemesis.Applicable(spec, nemesis.ExploreTopology(spec, clients, asked), asked)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, k := range ks {
+		if !slices.Contains(excluded, k.Name()) {
+			out = append(out, k.Name())
+		}
+	}
+	return out
+}
+
+func suffix(r exploreRow) string {
+	s := ""
+	if r.Fixed != "" {
+		s += " (fixed " + r.Fixed + ")"
+	}
+	if len(r.Without) > 0 {
+		s += " (without " + strings.Join(r.Without, ", ") + ")"
+	}
+	return s
+}
+
+func rel(dir, path string) string {
+	if path == "" {
+		return ""
+	}
+	if r, err := filepath.Rel(dir, path); err == nil {
+		return r
+	}
+	return path
+}
+
+// writeExploreTable writes README.md and explore.json into dir.
+func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed time.Duration) error {
+	data, err := json.MarshalIndent(struct {
+		Seed     int64        `json:"seed"`
+		TTL      string       `json:"ttl"`
+		Clients  int          `json:"clients"`
+		Duration string       `json:"duration"`
+		Note     string       `json:"note"`
+		Rows     []exploreRow `json:"rows"`
+	}{o.Seed, o.TTL.String(), o.Clients, o.Duration.String(), seedNote, rows}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "explore.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Explore: every lock under random faults\n\n")
+	fmt.Fprintf(&b, "Generated by `go run ./cmd/bench explore -impl %s -duration %v -seed %d -ttl %v -clients %d -replays %d -shrink-time %v -replay-checks %d",
+		o.Impls, o.Duration, o.Seed, o.TTL, o.Clients, o.Replays, o.ShrinkBudget, o.ReplayChecks)
+	if len(o.Kinds) > 0 {
+		fmt.Fprintf(&b, " -kinds %s", strings.Join(o.Kinds, ","))
+	}
+	if len(o.Without) > 0 {
+		fmt.Fprintf(&b, " -rerun-without %s", strings.Join(o.Without, ","))
+	}
+	fmt.Fprintf(&b, " -out %s` in %v; do not edit by hand.\n\n", o.Out, elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "Note: %s.\n\n", seedNote)
+	b.WriteString("Each row is one random exploration of the unfenced lock (or a fixed schedule, named), healed between faults. " +
+		"Verdict: porcupine's (unsafe) or liveness (stuck: no grant within the bound after a heal). " +
+		"On a counterexample the schedule was shrunk to the minimal one that still failed; *replayed* is the verdict of running that " +
+		"committed schedule again as `bench check -schedule FILE` does, once per column entry: a counterexample that did not replay says so.\n\n")
+	table := report.NewTable("lock", "schedule", "minutes explored", "faults injected", "sections (unknown)", "verdict", "minimal schedule", "replayed", "files")
+	for _, r := range rows {
+		name := r.Impl
+		if r.Broken {
+			name += " (BROKEN)"
+		}
+		sched := "random"
+		if r.Fixed != "" {
+			sched = "fixed " + r.Fixed
+		}
+		if len(r.Without) > 0 {
+			sched += ", without " + strings.Join(r.Without, ", ")
+		}
+		if r.Skipped != "" {
+			table.Row(name, "-", "-", "-", "-", "skipped: "+r.Skipped, "-", "-", "-")
+			continue
+		}
+		minimal, replayed, files := "-", "-", "-"
+		if r.Schedule != "" {
+			minimal = fmt.Sprintf("%s over %s", faults(r.MinimalFaults), r.MinimalDuration)
+			if r.ShrinkOutOfTime {
+				minimal += " (shrinking ran out of time)"
+			}
+			replayed = joinVerdicts(r.Replays)
+			if !checker.Reproduced(r.Verdict, r.Replays...) {
+				replayed += " (did NOT replay)"
+			}
+			files = fmt.Sprintf("[schedule](%s), [history](%s)", r.Schedule, r.History)
+			if r.Timeline != "" {
+				files += fmt.Sprintf(", [timeline](%s)", r.Timeline)
+			}
+		}
+		verdict := string(r.Verdict)
+		if r.Detail != "" {
+			verdict += ": " + r.Detail
+		}
+		table.Row(name, sched, fmt.Sprintf("%.1f", r.Minutes), orNone(strings.Join(engine.Tally(r.Injected), ", ")),
+			fmt.Sprintf("%d (%d)", r.Sections, r.Unknown), verdict, minimal, replayed, files)
+	}
+	b.WriteString(table.String())
+	return os.WriteFile(filepath.Join(dir, "README.md"), []byte(b.String()), 0o644)
+}
+
+// joinVerdicts lists verdicts as "unsafe, safe".
+func joinVerdicts(vs []checker.Verdict) string {
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = string(v)
+	}
+	return strings.Join(names, ", ")
+}
+
+// tableFiles are the names of the files a table run writes: its table and
+// every counterexample's schedule, history and timeline.
+var tableFiles = []string{"README.md", "explore.json", "*.schedule.json", "*.history.jsonl", "*.html"}
+
+// faults counts faults in words: "1 fault", "3 faults".
+func faults(n int) string {
+	if n == 1 {
+		return "1 fault"
+	}
+	return fmt.Sprintf("%d faults", n)
+}
