@@ -17,7 +17,7 @@ func lessonsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flag.NewFlagSet("lessons", flag.ContinueOnError)
 	dir := fs.String("dir", "docs/lessons", "the lesson pages")
 	results := fs.String("results", "results", "where correctness.json and bench.json are read from")
-	ttl := fs.Duration("ttl", time.Second, "lease TTL / session timeout of every run")
+	ttl := ttlFlag(fs, time.Second, "of every run")
 	pages := fs.String("page", "", "comma-separated pages to regenerate, e.g. 05-lease-expires-under-a-pause (default: all)")
 	noRun := fs.Bool("no-run", false, "rewrite the pages from docs/lessons/runs.json without running anything")
 	if err := parse(fs, args, stderr); err != nil {

@@ -43,9 +43,9 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	implList := fs.String("impl", "", "comma-separated implementations (default: all)")
 	scenarioList := fs.String("scenario", "", "comma-separated scenarios (default: all)")
 	runs := fs.Int("runs", 3, "runs per cell, the same for every cell; one counterexample makes the cell unsafe, one inconclusive run keeps it from safe")
-	ttl := fs.Duration("ttl", time.Second, "lease TTL / session timeout")
-	seed := fs.Int64("seed", 0, "base seed (default: from the clock); run i of a cell uses seed+i")
-	out := fs.String("out", "results", "directory for correctness.md, correctness.json and counterexamples/")
+	ttl := ttlFlag(fs, time.Second, "")
+	seed := seedFlag(fs, "base seed; run i of a cell uses seed+i")
+	out := outFlag(fs, "results", "correctness.md, correctness.json and counterexamples/")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}

@@ -60,10 +60,10 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	list := fs.String("mutant", "", "comma-separated mutants (default: all; `bench mutants -list` names them)")
 	first := fs.Bool("first", false, "stop each mutant's cells at its first catch (the cells not run are listed)")
 	listOnly := fs.Bool("list", false, "print every mutant, its lock and what it breaks, and exit")
-	ttl := fs.Duration("ttl", time.Second, "lease TTL / session timeout")
+	ttl := ttlFlag(fs, time.Second, "")
 	sections := fs.Int("sections", 1000, "critical sections per run")
-	seed := fs.Int64("seed", 0, "base seed (default: from the clock)")
-	out := fs.String("out", "results", "directory for mutants.md and mutants.json")
+	seed := seedFlag(fs, "base seed")
+	out := outFlag(fs, "results", "mutants.md and mutants.json")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
