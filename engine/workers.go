@@ -14,13 +14,9 @@ import (
 	"github.com/locklab/locklab/runner"
 )
 
-// WorkerSpec is runner.WorkerSpec, under the name scenarios have used.
+// WorkerSpec is runner.WorkerSpec, named here because a script edits it
+// before its workers start (Script.Edit).
 type WorkerSpec = runner.WorkerSpec
-
-// MaybeRunWorker is runner.MaybeRunWorker: binaries that link scenarios
-// call it first thing in main or TestMain, so a re-executed copy of them
-// becomes a worker.
-func MaybeRunWorker() { runner.MaybeRunWorker() }
 
 // Worker is the scenario's handle on one client process: the runner's
 // process handle, plus the run's timeline, where its faults are recorded.
@@ -64,13 +60,6 @@ func (e *Env) StartWorker(ctx context.Context, id int, lockAddrs []string, edit 
 		return nil, err
 	}
 	return &Worker{Worker: rw, env: e, proc: rw.Process()}, nil
-}
-
-// Kill crashes the worker with SIGKILL and records the fault.
-func (w *Worker) Kill(why string) {
-	w.env.FaultAt(lin.Injection{Kind: nemesis.ClientKill, Target: fmt.Sprintf("client-%d", w.ID),
-		Clients: []int{w.ID}, Note: "SIGKILL" + why})
-	w.Worker.Kill()
 }
 
 // Pause freezes the worker with SIGSTOP for d (its watchdogs and
