@@ -13,21 +13,23 @@ import (
 
 // Container mode (LOCKLAB_SERVERS=containers): every server the lab needs runs
 // as a container of the machine's Docker engine, started through
-// testcontainers-go from the lab's own Dockerfiles (package docker). Faults go
-// through the engine: a kill is `docker kill -s KILL`, a pause the cgroup
-// freezer (`docker pause`), a restart a start of the same container (data
-// kept) or a new container from the image (data gone), Disconnect cuts
-// the container off its network, and a clock jump is the same clockshift shim
-// as in local mode, mounted into the container. The lab's hosts (network
-// namespaces) do not apply: hosts.Available says so in container mode.
+// testcontainers-go from the lab's own Dockerfiles (package docker); a
+// containerServer (containers_server.go) is then the node's backend. Each
+// fault means what it means in local mode. A Redis server is killed,
+// restarted (data kept or emptied) inside its running container by the
+// image's supervisor, so its published port stays up and a restart costs
+// what the server's start costs, as a local process's does; another server
+// is killed with its container (`docker kill -s KILL`) and started again
+// as the same container (data kept) or a new one from the image (data
+// gone). A pause is the cgroup freezer (`docker pause`), Disconnect cuts
+// the container off its network, and a clock jump is the same clockshift
+// shim as in local mode, mounted into the container. The lab's hosts
+// (network namespaces) do not apply: hosts.Available says so in container
+// mode, and every network fault kind with it.
 //
-// testcontainers' reaper (Ryuk) is off: it is an image from a registry, and
-// these machines have none. The lab cleans up its own way instead: every
-// container and network carries the label locklab=1, the run's id and its
-// owner (pid and start time); they are removed when their node stops, by
-// StopAll (end of run, failure, Ctrl-C), and, should the lab be SIGKILLed, by
-// the next run in container mode, which removes every labelled leftover whose
-// owner is dead.
+// The engine connection is in containers_engine.go, the images in
+// containers_images.go, and the removal of dead runs' leftovers (the lab's
+// own, testcontainers' reaper being off) in containers_reaper.go.
 
 // ServersEnv chooses where the lab's servers run: "local" (the default,
 // processes on loopback) or "containers".
@@ -82,10 +84,11 @@ func startRedisContainer(ctx context.Context, opts RedisOptions) (*Node, error) 
 			cmd = append(cmd, "--appendonly", "no")
 		}
 		if opts.ReplicaOf != nil {
-			if opts.ReplicaOf.ctr == nil {
+			master, ok := opts.ReplicaOf.server.(*containerServer)
+			if !ok {
 				return nil, fmt.Errorf("%s: a replica in container mode needs a master in a container", opts.Name)
 			}
-			cmd = append(cmd, "--replicaof", opts.ReplicaOf.ctr.name, "6379")
+			cmd = append(cmd, "--replicaof", master.name, "6379")
 		}
 	}
 	return startContainer(ctx, containerSpec{kind: KindRedis, name: opts.Name, server: "redis", port: 6379, cmd: cmd, ready: redisReady, clockShift: opts.ClockShift, supervised: true, command: "redis-server"})

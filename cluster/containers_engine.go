@@ -28,7 +28,7 @@ type engine struct {
 
 	mu         sync.Mutex
 	network    string // the run's network name, "" until the first container
-	containers map[*dockerServer]struct{}
+	containers map[*containerServer]struct{}
 	images     map[string]string // server -> built tag
 }
 
@@ -60,7 +60,7 @@ func connectEngine(ctx context.Context) (*engine, error) {
 		cli.Close()
 		return nil, noEngine(err)
 	}
-	e := &engine{cli: cli, run: newRunID(), owner: ownerOf(os.Getpid()), containers: map[*dockerServer]struct{}{}, images: map[string]string{}}
+	e := &engine{cli: cli, run: newRunID(), owner: ownerOf(os.Getpid()), containers: map[*containerServer]struct{}{}, images: map[string]string{}}
 	if err := e.removeLeftovers(ctx); err != nil {
 		cli.Close()
 		return nil, err
@@ -102,7 +102,7 @@ func (e *engine) ensureNetwork(ctx context.Context) (string, error) {
 }
 
 // forget untracks a removed container; the network goes with the last one.
-func (e *engine) forget(ctx context.Context, s *dockerServer) {
+func (e *engine) forget(ctx context.Context, s *containerServer) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.containers, s)
@@ -128,7 +128,7 @@ func (e *engine) removeAll(ctx context.Context) {
 		}
 	}
 	e.mu.Lock()
-	e.containers = map[*dockerServer]struct{}{}
+	e.containers = map[*containerServer]struct{}{}
 	e.network = ""
 	e.mu.Unlock()
 }

@@ -25,8 +25,10 @@ import (
 // One server as a container: its creation, the faults the engine (or the
 // image's supervisor) carries out, its log.
 
-// dockerServer is one server node running as a container.
-type dockerServer struct {
+// containerServer runs a node's server as a container of the Docker
+// engine: the node's backend in container mode.
+type containerServer struct {
+	node   *Node
 	engine *engine
 	server string // image: docker/<server>
 	port   string // the server's port inside the container, e.g. "6379/tcp"
@@ -95,12 +97,13 @@ func startContainer(ctx context.Context, spec containerSpec) (*Node, error) {
 	containerSeq.n++
 	seq := containerSeq.n
 	containerSeq.Unlock()
-	s := &dockerServer{
+	s := &containerServer{
 		engine: e, server: img, port: strconv.Itoa(spec.port) + "/tcp", env: spec.env, cmd: spec.cmd,
 		name: fmt.Sprintf("locklab-%s-%s-%d", e.run, spec.name, seq), host: hostPort,
 		supervised: spec.supervised, command: spec.command,
 	}
-	n := &Node{Kind: spec.kind, Name: spec.name, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(hostPort)), Dir: dir, ready: spec.ready, ctr: s}
+	n := &Node{Kind: spec.kind, Name: spec.name, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(hostPort)), Dir: dir, ready: spec.ready, server: s}
+	s.node = n
 	if spec.clockShift {
 		if err := s.preloadClockShift(n); err != nil {
 			n.Stop()
@@ -111,7 +114,7 @@ func startContainer(ctx context.Context, spec containerSpec) (*Node, error) {
 		n.Stop()
 		return nil, fmt.Errorf("%s: %w", n.Name, err)
 	}
-	if err := s.waitReady(ctx, n); err != nil {
+	if err := s.waitReady(ctx); err != nil {
 		err = fmt.Errorf("%s did not become ready: %w\n--- last lines of its log ---\n%s", n.Name, err, n.LogTail(20))
 		n.Stop()
 		return nil, err
@@ -121,7 +124,7 @@ func startContainer(ctx context.Context, spec containerSpec) (*Node, error) {
 
 // preloadClockShift sets the container's environment to preload the shim
 // and mounts what it reads, at the same paths, so JumpClock works unchanged.
-func (s *dockerServer) preloadClockShift(n *Node) error {
+func (s *containerServer) preloadClockShift(n *Node) error {
 	n.clockFile = filepath.Join(n.Dir, "clock-offset")
 	env, err := clockjump.Env(n.clockFile)
 	if err != nil {
@@ -148,7 +151,7 @@ func (s *dockerServer) preloadClockShift(n *Node) error {
 
 // create makes and starts a new container from the image, publishing the
 // server's port on 127.0.0.1 only.
-func (s *dockerServer) create(ctx context.Context) error {
+func (s *containerServer) create(ctx context.Context) error {
 	e := s.engine
 	e.mu.Lock()
 	nw, err := e.ensureNetwork(ctx)
@@ -185,7 +188,7 @@ func (s *dockerServer) create(ctx context.Context) error {
 	return nil
 }
 
-func (s *dockerServer) current() (string, error) {
+func (s *containerServer) current() (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.id == "" {
@@ -195,14 +198,14 @@ func (s *dockerServer) current() (string, error) {
 }
 
 // running reports whether the container's main process runs (paused counts).
-func (s *dockerServer) running(ctx context.Context) (bool, error) {
+func (s *containerServer) running(ctx context.Context) (bool, error) {
 	running, _, err := s.state(ctx)
 	return running, err
 }
 
 // state reports whether the container's main process runs (paused counts)
 // and whether the container is paused.
-func (s *dockerServer) state(ctx context.Context) (running, paused bool, err error) {
+func (s *containerServer) state(ctx context.Context) (running, paused bool, err error) {
 	id, err := s.current()
 	if err != nil {
 		return false, false, err
@@ -220,7 +223,7 @@ func (s *dockerServer) state(ctx context.Context) (running, paused bool, err err
 // inPlace reports whether the container's supervisor can crash and start
 // its server now: a supervised container that runs and is not frozen (a
 // paused supervisor would act only once resumed).
-func (s *dockerServer) inPlace(ctx context.Context) bool {
+func (s *containerServer) inPlace(ctx context.Context) bool {
 	if !s.supervised {
 		return false
 	}
@@ -228,7 +231,8 @@ func (s *dockerServer) inPlace(ctx context.Context) bool {
 	return err == nil && running && !paused
 }
 
-func (s *dockerServer) waitReady(ctx context.Context, n *Node) error {
+func (s *containerServer) waitReady(ctx context.Context) error {
+	n := s.node
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	var last error
@@ -263,7 +267,7 @@ func (s *dockerServer) waitReady(ctx context.Context, n *Node) error {
 // safe verdict that meant only that the fault had not landed). Otherwise,
 // and for a paused container, it sends SIGKILL to the container's main
 // process, as `docker kill`.
-func (s *dockerServer) kill(ctx context.Context) error {
+func (s *containerServer) kill(ctx context.Context) error {
 	if s.inPlace(ctx) {
 		return s.killInPlace(ctx)
 	}
@@ -288,7 +292,7 @@ func (s *dockerServer) kill(ctx context.Context) error {
 	}
 }
 
-func (s *dockerServer) pause(ctx context.Context) error {
+func (s *containerServer) pause(ctx context.Context) error {
 	id, err := s.current()
 	if err != nil {
 		return err
@@ -299,7 +303,7 @@ func (s *dockerServer) pause(ctx context.Context) error {
 	return nil
 }
 
-func (s *dockerServer) resume(ctx context.Context) error {
+func (s *containerServer) resume(ctx context.Context) error {
 	id, err := s.current()
 	if err != nil {
 		return err
@@ -314,9 +318,9 @@ func (s *dockerServer) resume(ctx context.Context) error {
 // supervised container restarts its server in place; otherwise the same
 // container starts again (its file system, so its data, kept) or a new one
 // from the image replaces it.
-func (s *dockerServer) restart(ctx context.Context, n *Node, keepData bool) error {
+func (s *containerServer) restart(ctx context.Context, keepData bool) error {
 	if s.inPlace(ctx) {
-		return s.restartInPlace(ctx, n, keepData)
+		return s.restartInPlace(ctx, keepData)
 	}
 	ok, err := s.running(ctx)
 	if err == nil && ok {
@@ -338,8 +342,8 @@ func (s *dockerServer) restart(ctx context.Context, n *Node, keepData bool) erro
 			return err
 		}
 	}
-	if err := s.waitReady(ctx, n); err != nil {
-		return fmt.Errorf("%s did not become ready after a restart: %w\n--- last lines of its log ---\n%s", n.Name, err, n.LogTail(20))
+	if err := s.waitReady(ctx); err != nil {
+		return fmt.Errorf("%s did not become ready after a restart: %w\n--- last lines of its log ---\n%s", s.node.Name, err, s.logTail(20))
 	}
 	return nil
 }
@@ -353,7 +357,7 @@ func (s *dockerServer) restart(ctx context.Context, n *Node, keepData bool) erro
 // the server-restart scenario had long gone on alone. In place, the port
 // stays up and clients are back as soon as the server answers, as in local
 // mode.
-func (s *dockerServer) restartInPlace(ctx context.Context, n *Node, keepData bool) error {
+func (s *containerServer) restartInPlace(ctx context.Context, keepData bool) error {
 	signal := "USR1"
 	if !keepData {
 		signal = "USR2"
@@ -361,15 +365,15 @@ func (s *dockerServer) restartInPlace(ctx context.Context, n *Node, keepData boo
 	if _, err := s.signalSupervisor(ctx, signal); err != nil {
 		return fmt.Errorf("restart %s: %w", s.name, err)
 	}
-	if err := s.waitReady(ctx, n); err != nil {
-		return fmt.Errorf("%s did not become ready after a restart: %w\n--- last lines of its log ---\n%s", n.Name, err, n.LogTail(20))
+	if err := s.waitReady(ctx); err != nil {
+		return fmt.Errorf("%s did not become ready after a restart: %w\n--- last lines of its log ---\n%s", s.node.Name, err, s.logTail(20))
 	}
 	return nil
 }
 
 // killInPlace has the supervisor SIGKILL its server and start none until
 // restartInPlace.
-func (s *dockerServer) killInPlace(ctx context.Context) error {
+func (s *containerServer) killInPlace(ctx context.Context) error {
 	killed, err := s.signalSupervisor(ctx, "HUP")
 	if err != nil {
 		return fmt.Errorf("kill %s: %w", s.name, err)
@@ -384,7 +388,7 @@ func (s *dockerServer) killInPlace(ctx context.Context) error {
 // and returns once the server that ran then, if any, is gone (and reaped):
 // the signal is asynchronous, and the old server must be gone before a
 // readiness probe can mean a new one. It returns the old server's pids.
-func (s *dockerServer) signalSupervisor(ctx context.Context, signal string) ([]string, error) {
+func (s *containerServer) signalSupervisor(ctx context.Context, signal string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	id, err := s.current()
@@ -417,7 +421,7 @@ func (s *dockerServer) signalSupervisor(ctx context.Context, signal string) ([]s
 
 // serverPIDs lists the host pids of the supervisor's children named as the
 // server (its others are the sleep of a server held down).
-func (s *dockerServer) serverPIDs(ctx context.Context, id string) ([]string, error) {
+func (s *containerServer) serverPIDs(ctx context.Context, id string) ([]string, error) {
 	top, err := s.engine.cli.ContainerTop(ctx, id, client.ContainerTopOptions{Arguments: []string{"-o", "pid,ppid,comm"}})
 	if err != nil {
 		return nil, fmt.Errorf("list the processes of %s: %w", s.name, err)
@@ -445,7 +449,7 @@ func (s *dockerServer) serverPIDs(ctx context.Context, id string) ([]string, err
 
 // remove deletes the container (data and all) but keeps it counted in the
 // run, for a restart; stop also untracks it.
-func (s *dockerServer) remove(ctx context.Context) {
+func (s *containerServer) remove(ctx context.Context) {
 	s.mu.Lock()
 	id := s.id
 	s.id = ""
@@ -455,7 +459,7 @@ func (s *dockerServer) remove(ctx context.Context) {
 	}
 }
 
-func (s *dockerServer) stop() {
+func (s *containerServer) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s.remove(ctx)
@@ -464,7 +468,7 @@ func (s *dockerServer) stop() {
 
 // pid is the host pid of the server: a supervised container's server
 // process, else the container's main process; 0 if not running.
-func (s *dockerServer) pid() int {
+func (s *containerServer) pid() int {
 	id, err := s.current()
 	if err != nil {
 		return 0
@@ -486,7 +490,7 @@ func (s *dockerServer) pid() int {
 
 // disconnect cuts the container off its network: its published port and its
 // peers no longer reach it, and packets on open connections go nowhere.
-func (s *dockerServer) disconnect(ctx context.Context) error {
+func (s *containerServer) disconnect(ctx context.Context) error {
 	id, err := s.current()
 	if err != nil {
 		return err
@@ -501,7 +505,7 @@ func (s *dockerServer) disconnect(ctx context.Context) error {
 }
 
 // reconnect attaches the container to its network again, under its name.
-func (s *dockerServer) reconnect(ctx context.Context) error {
+func (s *containerServer) reconnect(ctx context.Context) error {
 	id, err := s.current()
 	if err != nil {
 		return err
@@ -517,7 +521,7 @@ func (s *dockerServer) reconnect(ctx context.Context) error {
 }
 
 // logTail returns the last lines the server wrote.
-func (s *dockerServer) logTail(lines int) string {
+func (s *containerServer) logTail(lines int) string {
 	id, err := s.current()
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)

@@ -176,7 +176,7 @@ func TestContainerFaults(t *testing.T) {
 	}
 	mustAnswer("reconnected")
 
-	name := n.ctr.name
+	name := n.server.(*containerServer).name
 	n.Stop()
 	out, err := exec.Command("docker", "ps", "-a", "--filter", "name="+name, "--format", "{{.Names}}").Output()
 	if err != nil {

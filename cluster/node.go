@@ -6,10 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
-	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/locklab/locklab/cluster/hosts"
@@ -39,19 +35,52 @@ type Node struct {
 	// namespace), nil on the machine's loopback.
 	Host *hosts.Host
 
-	launch func(ctx context.Context, n *Node) (*Process, error)
-	ready  func(ctx context.Context, n *Node) error
-	wipe   func(n *Node) error // removes the data, keeps the dir usable
+	ready func(ctx context.Context, n *Node) error // answers nil once the server serves
 
-	clockFile string // set when the server runs with the clockshift library
+	// clockFile is set when the server runs with the clockshift library:
+	// the offset file the shim reads, on this machine's file system (a
+	// container mounts it at the same path), so JumpClock is the same on
+	// every backend.
+	clockFile string
 
-	// ctr is the node's container in container mode (containers.go), whose
-	// faults go through the Docker engine; nil for a local process.
-	ctr *dockerServer
-
-	mu   sync.Mutex
-	proc *Process
+	// server is where the server runs, which the faults below go through;
+	// nil until it is started.
+	server serverBackend
 }
+
+// serverBackend is where a node's server runs: a local process group
+// (processServer, node_process.go) or a container of the Docker engine
+// (containerServer, containers_server.go). Each fault means the same on
+// both: the server crashed, frozen, started again with or without its data,
+// cut off its network.
+type serverBackend interface {
+	// pid is the server process's pid on this machine, 0 if not running.
+	pid() int
+	// kill crashes the server with SIGKILL: no shutdown, no final fsync.
+	kill(ctx context.Context) error
+	// pause freezes the server (connections stay open, nothing answers);
+	// resume lets it go on.
+	pause(ctx context.Context) error
+	resume(ctx context.Context) error
+	// restart kills the server if it runs, optionally wipes its data, and
+	// starts it again on the same address, returning once it answers.
+	restart(ctx context.Context, keepData bool) error
+	// disconnect cuts the server off its network until reconnect.
+	disconnect(ctx context.Context) error
+	reconnect(ctx context.Context) error
+	// logTail returns the last lines the server wrote.
+	logTail(lines int) string
+	// stop kills the server and frees what the backend holds for it.
+	stop()
+}
+
+var (
+	_ serverBackend = (*processServer)(nil)
+	_ serverBackend = (*containerServer)(nil)
+)
+
+// faultTimeout bounds a fault that takes no context (Kill, Pause, Resume).
+const faultTimeout = 30 * time.Second
 
 // JumpClock moves the server's wall clock to true time + d (within 5ms).
 // Only nodes started with ClockShift can jump.
@@ -62,133 +91,46 @@ func (n *Node) JumpClock(d time.Duration) error {
 	return clockjump.Set(n.clockFile, d)
 }
 
-// LogPath is where the server's stdout and stderr go, kept for failure reports.
+// LogPath is where a local server's stdout and stderr go, kept for failure
+// reports (a container's log is the engine's: see LogTail).
 func (n *Node) LogPath() string { return n.Dir + "/server.log" }
 
 // PID of the running server process (the group leader), 0 if not running.
-func (n *Node) PID() int {
-	if n.ctr != nil {
-		return n.ctr.pid()
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.proc == nil || n.proc.exited() {
-		return 0
-	}
-	return n.proc.pid()
-}
-
-func (n *Node) start(ctx context.Context) error {
-	p, err := n.launch(ctx, n)
-	if err != nil {
-		return fmt.Errorf("%s: %w", n.Name, err)
-	}
-	n.mu.Lock()
-	n.proc = p
-	n.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	if err := n.waitReady(ctx, p); err != nil {
-		p.kill()
-		return fmt.Errorf("%s did not become ready: %w\n--- last lines of %s ---\n%s", n.Name, err, n.LogPath(), n.LogTail(20))
-	}
-	return nil
-}
-
-// waitReady polls the node's readiness request until it succeeds, the
-// process exits, or ctx ends.
-func (n *Node) waitReady(ctx context.Context, p *Process) error {
-	var last error
-	for {
-		if p.exited() {
-			return fmt.Errorf("process exited: %v", p.err)
-		}
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		last = n.ready(rctx, n)
-		cancel()
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last probe: %v)", ctx.Err(), last)
-		case <-time.After(5 * time.Millisecond):
-			// Probe often: a restart scenario measures from the crash, and a
-			// lazy probe would add its own delay to every restart.
-		}
-	}
-}
-
-func (n *Node) current() (*Process, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.proc == nil || n.proc.exited() {
-		return nil, fmt.Errorf("%s is not running", n.Name)
-	}
-	return n.proc, nil
-}
+func (n *Node) PID() int { return n.server.pid() }
 
 // Kill crashes the server with SIGKILL: no shutdown, no final fsync.
 func (n *Node) Kill() error {
-	if n.ctr != nil {
-		return n.ctr.kill(context.Background())
-	}
-	p, err := n.current()
-	if err != nil {
-		return err
-	}
-	p.kill()
-	return nil
+	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
+	defer cancel()
+	return n.server.kill(ctx)
 }
 
-// Pause freezes the server with SIGSTOP; connections stay open, nothing is answered.
+// Pause freezes the server (SIGSTOP, or the container's cgroup freezer);
+// connections stay open, nothing is answered.
 func (n *Node) Pause() error {
-	if n.ctr != nil {
-		return n.ctr.pause(context.Background())
-	}
-	p, err := n.current()
-	if err != nil {
-		return err
-	}
-	return p.signalGroup(syscall.SIGSTOP)
+	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
+	defer cancel()
+	return n.server.pause(ctx)
 }
 
-// Resume continues a paused server with SIGCONT.
+// Resume continues a paused server.
 func (n *Node) Resume() error {
-	if n.ctr != nil {
-		return n.ctr.resume(context.Background())
-	}
-	p, err := n.current()
-	if err != nil {
-		return err
-	}
-	return p.signalGroup(syscall.SIGCONT)
+	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
+	defer cancel()
+	return n.server.resume(ctx)
 }
 
 // Restart kills the server if it runs, optionally wipes its data, and starts
-// it again on the same port, returning once it answers requests.
+// it again on the same address, returning once it answers requests.
 func (n *Node) Restart(ctx context.Context, keepData bool) error {
-	if n.ctr != nil {
-		return n.ctr.restart(ctx, n, keepData)
-	}
-	if p, err := n.current(); err == nil {
-		p.kill()
-	}
-	if !keepData {
-		if err := n.wipe(n); err != nil {
-			return fmt.Errorf("wipe %s: %w", n.Name, err)
-		}
-	}
-	return n.start(ctx)
+	return n.server.restart(ctx, keepData)
 }
 
 // Stop kills the server and removes its directory.
 func (n *Node) Stop() {
-	if n.ctr != nil {
-		n.ctr.stop()
-	}
-	if p, err := n.current(); err == nil {
-		p.kill()
+	// A node whose start failed early has a directory and no server yet.
+	if n.server != nil {
+		n.server.stop()
 	}
 	_ = os.RemoveAll(n.Dir)
 }
@@ -196,47 +138,13 @@ func (n *Node) Stop() {
 // Disconnect cuts a container-mode server off its network (clients and
 // peers no longer reach it; packets on open connections are lost) until
 // Reconnect. Local servers are cut by the hosts' network faults instead.
-func (n *Node) Disconnect(ctx context.Context) error {
-	if n.ctr == nil {
-		return fmt.Errorf("%s is not a container: Disconnect applies in container mode only", n.Name)
-	}
-	return n.ctr.disconnect(ctx)
-}
+func (n *Node) Disconnect(ctx context.Context) error { return n.server.disconnect(ctx) }
 
 // Reconnect undoes Disconnect.
-func (n *Node) Reconnect(ctx context.Context) error {
-	if n.ctr == nil {
-		return fmt.Errorf("%s is not a container: Reconnect applies in container mode only", n.Name)
-	}
-	return n.ctr.reconnect(ctx)
-}
+func (n *Node) Reconnect(ctx context.Context) error { return n.server.reconnect(ctx) }
 
 // LogTail returns the last lines of the server's log.
-func (n *Node) LogTail(lines int) string {
-	if n.ctr != nil {
-		return n.ctr.logTail(lines)
-	}
-	b, err := os.ReadFile(n.LogPath())
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
-}
-
-// spawnLogged starts the server with its output appended to the node's log.
-func (n *Node) spawnLogged(cmd *exec.Cmd) (*Process, error) {
-	logf, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", n.LogPath(), err)
-	}
-	defer logf.Close() // the child has its own copy of the descriptor
-	cmd.Stdout, cmd.Stderr = logf, logf
-	return SpawnOn(n.Host, cmd)
-}
+func (n *Node) LogTail(lines int) string { return n.server.logTail(lines) }
 
 // Dialer connects the lab itself to a server; nil means the default.
 type Dialer = func(ctx context.Context, network, addr string) (net.Conn, error)

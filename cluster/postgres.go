@@ -143,7 +143,7 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 		}
 		return nil
 	}
-	n.launch = func(ctx context.Context, n *Node) (*Process, error) {
+	launch := func(ctx context.Context, n *Node) (*Process, error) {
 		if err := initdb(); err != nil {
 			return nil, err
 		}
@@ -161,12 +161,12 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 		return n.spawnLogged(cmd)
 	}
 	n.ready = postgresReady
-	n.wipe = func(n *Node) error { return os.RemoveAll(data) }
+	wipe := func(n *Node) error { return os.RemoveAll(data) }
 	if err := chown(); err != nil {
 		n.Stop()
 		return nil, fmt.Errorf("chown %s: %w", dir, err)
 	}
-	if err := n.start(ctx); err != nil {
+	if err := n.startProcess(ctx, launch, wipe); err != nil {
 		n.Stop()
 		return nil, err
 	}

@@ -62,7 +62,7 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 			return nil, err
 		}
 	}
-	n.launch = func(ctx context.Context, n *Node) (*Process, error) {
+	launch := func(ctx context.Context, n *Node) (*Process, error) {
 		if err := os.MkdirAll(filepath.Join(n.Dir, "data"), 0o755); err != nil {
 			return nil, err
 		}
@@ -89,8 +89,8 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 		return n.spawnLogged(cmd)
 	}
 	n.ready = redisReady
-	n.wipe = func(n *Node) error { return os.RemoveAll(filepath.Join(n.Dir, "data")) }
-	if err := n.start(ctx); err != nil {
+	wipe := func(n *Node) error { return os.RemoveAll(filepath.Join(n.Dir, "data")) }
+	if err := n.startProcess(ctx, launch, wipe); err != nil {
 		n.Stop()
 		return nil, err
 	}

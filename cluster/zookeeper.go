@@ -96,7 +96,7 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 		n.Stop()
 		return nil, fmt.Errorf("write %s: %w", cfgPath, err)
 	}
-	n.launch = func(ctx context.Context, n *Node) (*Process, error) {
+	launch := func(ctx context.Context, n *Node) (*Process, error) {
 		if err := os.MkdirAll(filepath.Join(n.Dir, "data"), 0o755); err != nil {
 			return nil, err
 		}
@@ -108,8 +108,8 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 		return n.spawnLogged(cmd)
 	}
 	n.ready = zooKeeperReady
-	n.wipe = func(n *Node) error { return os.RemoveAll(filepath.Join(n.Dir, "data")) }
-	if err := n.start(ctx); err != nil {
+	wipe := func(n *Node) error { return os.RemoveAll(filepath.Join(n.Dir, "data")) }
+	if err := n.startProcess(ctx, launch, wipe); err != nil {
 		n.Stop()
 		return nil, err
 	}
