@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -135,6 +136,11 @@ func randomKinds() []string {
 	return slices.DeleteFunc(Names(), func(n string) bool { return n == ClientSlowSection })
 }
 
+// TestApplicable: on every server backend, each kind applies or says
+// why not. The table is what a machine with the lab's hosts gives; where
+// the backend has no hosts (container mode, or no root), every kind that
+// needs them is skipped for the backend's own reason (Topology.NoHosts),
+// whatever else would have kept it out.
 func TestApplicable(t *testing.T) {
 	tests := []struct {
 		impl    string
@@ -152,37 +158,48 @@ func TestApplicable(t *testing.T) {
 		{"redlock", slices.DeleteFunc(randomKinds(), func(n string) bool { return n == FailOver }),
 			map[string]string{FailOver: "single Redis"}},
 	}
-	for _, tc := range tests {
-		t.Run(tc.impl, func(t *testing.T) {
-			spec, _ := impls.Lookup(tc.impl)
-			topo := TopologyFor(spec, 4)
-			if topo.NoHosts != "" {
-				// Without hosts no network kind applies, for the reason given.
-				tc.want = slices.DeleteFunc(tc.want, IsNetwork)
-				// A fail-over moves an address between hosts, so for a single
-				// Redis the missing hosts are its reason before the replica.
-				if tc.skipped[FailOver] == "no replica" {
-					tc.skipped[FailOver] = "hosts"
+	for _, backend := range []string{"local", "containers"} {
+		for _, tc := range tests {
+			t.Run(backend+"/"+tc.impl, func(t *testing.T) {
+				t.Setenv("LOCKLAB_SERVERS", backend)
+				spec, _ := impls.Lookup(tc.impl)
+				topo := TopologyFor(spec, 4)
+				if backend == "containers" && topo.NoHosts == "" {
+					t.Fatal("container mode gives the lab's hosts")
 				}
-			}
-			ks, skipped, err := Applicable(spec, topo, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, k := range ks {
-				got = append(got, k.Name())
-			}
-			slices.Sort(tc.want)
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("kinds %v, want %v", got, tc.want)
-			}
-			for k, why := range tc.skipped {
-				if !strings.Contains(skipped[k], why) {
-					t.Errorf("%s skipped for %q, want a reason containing %q", k, skipped[k], why)
+				want, skipped := slices.Clone(tc.want), maps.Clone(tc.skipped)
+				if topo.NoHosts != "" {
+					// No kind that needs hosts applies, and each says the
+					// backend's reason, not one a machine with hosts gives.
+					want = slices.DeleteFunc(want, NeedsHosts)
+					for _, k := range Names() {
+						// A network kind asks for hosts before anything
+						// else; a fail-over first asks for a single Redis.
+						single := spec.Backend.RedisNodes == 1 && !spec.Backend.InProcess
+						if IsNetwork(k) || (k == FailOver && single) {
+							skipped[k] = topo.NoHosts
+						}
+					}
 				}
-			}
-		})
+				ks, got, err := Applicable(spec, topo, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				for _, k := range ks {
+					names = append(names, k.Name())
+				}
+				slices.Sort(want)
+				if !slices.Equal(names, want) {
+					t.Errorf("kinds %v, want %v", names, want)
+				}
+				for k, why := range skipped {
+					if !strings.Contains(got[k], why) {
+						t.Errorf("%s skipped for %q, want a reason containing %q", k, got[k], why)
+					}
+				}
+			})
+		}
 	}
 }
 
