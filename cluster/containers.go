@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/locklab/locklab/cluster/hosts"
 )
 
@@ -91,7 +93,53 @@ func startRedisContainer(ctx context.Context, opts RedisOptions) (*Node, error) 
 			cmd = append(cmd, "--replicaof", master.name, "6379")
 		}
 	}
-	return startContainer(ctx, containerSpec{kind: KindRedis, name: opts.Name, server: "redis", port: 6379, cmd: cmd, ready: redisReady, clockShift: opts.ClockShift, supervised: true, command: "redis-server"})
+	n, err := startContainer(ctx, containerSpec{kind: KindRedis, name: opts.Name, server: "redis", port: 6379, cmd: cmd, ready: redisReady, clockShift: opts.ClockShift, supervised: true, command: "redis-server"})
+	if err != nil || !opts.ClockShift {
+		return n, err
+	}
+	if err := checkClockShift(ctx, n); err != nil {
+		n.Stop()
+		return nil, fmt.Errorf("%s: %w", n.Name, err)
+	}
+	return n, nil
+}
+
+// checkClockShift makes sure a clock jump reaches the server: it moves the
+// clock an hour ahead, waits until Redis's TIME shows it, and moves it back.
+// The shim and its offset file are mounted from this machine, which only a
+// local engine sees; on another the preload is silently ignored (ld.so only
+// warns), and every clock jump would then be a fault that never landed.
+func checkClockShift(ctx context.Context, n *Node) error {
+	const ahead = time.Hour
+	if err := n.JumpClock(ahead); err != nil {
+		return err
+	}
+	c := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		t, err := c.Time(ctx).Result()
+		if err == nil && t.Sub(time.Now()) > ahead/2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("clock jumps do not reach the server in its container (TIME %v, %v): the clock shim is mounted from this machine's file system, so it needs a local Docker engine; run clock faults with %s=%s", t, err, ServersEnv, ServersLocal)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := n.JumpClock(0); err != nil {
+		return err
+	}
+	for {
+		t, err := c.Time(ctx).Result()
+		if err == nil && t.Sub(time.Now()) < ahead/2 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server's clock did not come back from the check's jump (TIME %v, %v)", t, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // startZooKeeperContainer is StartZooKeeper in container mode.
