@@ -20,13 +20,14 @@ import (
 func init() {
 	switch os.Getenv("LOCKLAB_CONTAINER_CHILD") {
 	case "start":
-		// Start a Redis container, print its address, wait to be SIGKILLed.
+		// Start a Redis container, print its address and container name,
+		// wait to be SIGKILLed.
 		n, err := StartRedis(context.Background(), RedisOptions{Name: "orphan"})
 		if err != nil {
 			os.Stderr.WriteString(err.Error())
 			os.Exit(1)
 		}
-		os.Stdout.WriteString(n.Addr + "\n")
+		os.Stdout.WriteString(n.Addr + " " + n.server.(*containerServer).name + "\n")
 		select {}
 	case "sweep":
 		// A next run: connecting removes the leftovers of dead runs.
@@ -205,13 +206,15 @@ func TestContainerLeftoversRemovedAfterSIGKILL(t *testing.T) {
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	addr, err := bufio.NewReader(out).ReadString('\n')
+	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		_ = child.Process.Kill()
 		_ = child.Wait()
 		t.Fatalf("child did not start its server: %v", err)
 	}
-	addr = strings.TrimSpace(addr)
+	// Its own container by name: other runs on the same engine (other
+	// work trees' tests) start orphans of their own at the same time.
+	addr, name, _ := strings.Cut(strings.TrimSpace(line), " ")
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +231,7 @@ func TestContainerLeftoversRemovedAfterSIGKILL(t *testing.T) {
 	if err := ping(addr, time.Second); err == nil {
 		t.Fatalf("the killed run's server at %s still answers after the next run started", addr)
 	}
-	names, err := exec.Command("docker", "ps", "-a", "--filter", "label=locklab=1", "--filter", "name=-orphan-", "--format", "{{.Names}}").Output()
+	names, err := exec.Command("docker", "ps", "-a", "--filter", "label=locklab=1", "--filter", "name=^/"+name+"$", "--format", "{{.Names}}").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
