@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -123,49 +124,40 @@ func TestContainerFaults(t *testing.T) {
 	}
 	mustAnswer("resumed")
 
-	pid := n.PID()
-	if err := n.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	mustBeSilent("killed")
-	if pid == 0 || syscall.Kill(pid, 0) == nil {
-		t.Fatalf("server pid %d still alive after the kill", pid)
-	}
-	if err := n.Restart(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	if got := get(); got != "v" {
-		t.Fatalf("restart keeping data: k = %q, want v", got)
-	}
-	// A running Redis container restarts in place: its published port keeps
-	// accepting throughout, so no client dial is refused (a refused dial is
-	// what sent go-redis clients into a one-second dial back-off).
-	refused := make(chan error, 1)
-	dialing, stopDial := context.WithCancel(ctx)
-	go func() {
-		defer close(refused)
-		for dialing.Err() == nil {
-			c, err := net.DialTimeout("tcp", n.Addr, 2*time.Second)
-			if errors.Is(err, syscall.ECONNREFUSED) {
-				refused <- err
-				return
-			}
-			if err == nil {
-				c.Close()
-			}
-			time.Sleep(2 * time.Millisecond)
+	// A Redis server crashes and restarts inside its running container:
+	// its published port keeps accepting throughout, so no client dial is
+	// refused (a refused dial is what sent go-redis clients into a
+	// one-second dial back-off, and a kill that took the container with it
+	// made server-restart come out safe). The nemesis's server kinds kill,
+	// then restart, with or without the data.
+	for _, keepData := range []bool{true, false} {
+		if err := rdb.Set(ctx, "k", "v", 0).Err(); err != nil {
+			t.Fatal(err)
 		}
-	}()
-	err = n.Restart(ctx, false)
-	stopDial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := <-refused; err != nil {
-		t.Fatalf("restart without data: the published port refused a dial: %v", err)
-	}
-	if got := get(); got != "(none)" {
-		t.Fatalf("restart without data: k = %q, want none", got)
+		step := fmt.Sprintf("kill, restart keeping data %v", keepData)
+		pid := n.PID()
+		if err := noRefusedDials(n.Addr, func() error {
+			if err := n.Kill(); err != nil {
+				return err
+			}
+			mustBeSilent(step + ": killed")
+			if pid == 0 || syscall.Kill(pid, 0) == nil {
+				return fmt.Errorf("server pid %d still alive after the kill", pid)
+			}
+			return n.Restart(ctx, keepData)
+		}); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		want := "v"
+		if !keepData {
+			want = "(none)"
+		}
+		if got := get(); got != want {
+			t.Fatalf("%s: k = %q, want %s", step, got, want)
+		}
+		if err := noRefusedDials(n.Addr, func() error { return n.Restart(ctx, keepData) }); err != nil {
+			t.Fatalf("restart of a running server keeping data %v: %v", keepData, err)
+		}
 	}
 
 	if err := n.Disconnect(ctx); err != nil {
@@ -250,4 +242,35 @@ func TestContainerLeftoversRemovedAfterSIGKILL(t *testing.T) {
 			t.Errorf("leftover network %s of dead owner %s", name, owner)
 		}
 	}
+}
+
+// noRefusedDials runs f while dialling addr every 2ms, and fails if f
+// fails or a dial was refused.
+func noRefusedDials(addr string, f func() error) error {
+	refused := make(chan error, 1)
+	dialing, stopDial := context.WithCancel(context.Background())
+	defer stopDial() // also when f fails the test
+	go func() {
+		defer close(refused)
+		for dialing.Err() == nil {
+			c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				refused <- err
+				return
+			}
+			if err == nil {
+				c.Close()
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	err := f()
+	stopDial()
+	if err != nil {
+		return err
+	}
+	if err := <-refused; err != nil {
+		return fmt.Errorf("the published port refused a dial: %w", err)
+	}
+	return nil
 }
