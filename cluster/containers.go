@@ -119,7 +119,7 @@ func checkClockShift(ctx context.Context, n *Node) error {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		t, err := c.Time(ctx).Result()
-		if err == nil && t.Sub(time.Now()) > ahead/2 {
+		if err == nil && time.Until(t) > ahead/2 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -132,7 +132,7 @@ func checkClockShift(ctx context.Context, n *Node) error {
 	}
 	for {
 		t, err := c.Time(ctx).Result()
-		if err == nil && t.Sub(time.Now()) < ahead/2 {
+		if err == nil && time.Until(t) < ahead/2 {
 			return nil
 		}
 		if time.Now().After(deadline) {
