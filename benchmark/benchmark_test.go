@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/leftovers"
 	_ "github.com/locklab/locklab/impls/all"
 	"github.com/locklab/locklab/runner"
 )
@@ -27,6 +29,12 @@ func TestMain(m *testing.M) {
 	runner.MaybeRunWorker()
 	code := m.Run()
 	cluster.StopAll()
+	// Nothing of the lab's runs may stay in the temp dir (run dirs, server
+	// data dirs), theirs or their killed workers'.
+	if stale, err := leftovers.Stale(); err != nil || len(stale) > 0 {
+		fmt.Fprintf(os.Stderr, "after the tests these lab dirs remain: %v (%v)\n", stale, err)
+		code = 1
+	}
 	os.Exit(code)
 }
 

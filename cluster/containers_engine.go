@@ -14,6 +14,8 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
+
+	"github.com/locklab/locklab/cluster/leftovers"
 )
 
 // The lab's connection to the Docker engine in container mode: one per
@@ -45,12 +47,7 @@ func connectEngine(ctx context.Context) (*engine, error) {
 	if theEngine != nil {
 		return theEngine, nil
 	}
-	// The reaper pulls testcontainers/ryuk from Docker Hub; the lab cleans up itself.
-	os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	// Its banner and per-container lines would bury the lab's own output;
-	// failures reach the lab as errors.
-	tclog.SetDefault(tclog.NewNoopLogger())
-	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	cli, err := newDockerClient(ctx)
 	if err != nil {
 		return nil, noEngine(err)
 	}
@@ -60,7 +57,12 @@ func connectEngine(ctx context.Context) (*engine, error) {
 		cli.Close()
 		return nil, noEngine(err)
 	}
-	e := &engine{cli: cli, run: newRunID(), owner: ownerOf(os.Getpid()), containers: map[*containerServer]struct{}{}, images: map[string]string{}}
+	self, err := leftovers.Self()
+	if err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("container mode: %w", err)
+	}
+	e := &engine{cli: cli, run: newRunID(), owner: self.String(), containers: map[*containerServer]struct{}{}, images: map[string]string{}}
 	if err := e.removeLeftovers(ctx); err != nil {
 		cli.Close()
 		return nil, err
@@ -177,4 +179,15 @@ func LabResources(ctx context.Context) ([]string, error) {
 		out = append(out, "network "+n.Name)
 	}
 	return out, nil
+}
+
+// newDockerClient is testcontainers' client to the machine's engine, set up
+// as the lab needs it.
+func newDockerClient(ctx context.Context) (*testcontainers.DockerClient, error) {
+	// The reaper pulls testcontainers/ryuk from Docker Hub; the lab cleans up itself.
+	os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	// Its banner and per-container lines would bury the lab's own output;
+	// failures reach the lab as errors.
+	tclog.SetDefault(tclog.NewNoopLogger())
+	return testcontainers.NewDockerClientWithOpts(ctx)
 }

@@ -1,15 +1,14 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
+	"time"
 
 	"github.com/moby/moby/client"
+
+	"github.com/locklab/locklab/cluster/leftovers"
 )
 
 // The leftovers of dead runs: testcontainers' reaper (Ryuk) is off (an
@@ -17,35 +16,45 @@ import (
 // network and volume carries its owner (pid and start time), and the first
 // connection of a run removes those whose owner is dead.
 
-// ownerOf names a process by pid and start time (field 22 of /proc/pid/stat),
-// so a recycled pid does not pass for the lab that made a container.
-func ownerOf(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return ""
-	}
-	return strconv.Itoa(pid) + ":" + f[19]
-}
-
-// ownerDead reports whether the lab process that labelled a resource is gone.
+// ownerDead reports whether the lab process that labelled a resource is
+// gone: the label is a leftovers.Owner (pid and start time), so a recycled
+// pid does not pass for the lab that made it.
 func ownerDead(labels map[string]string) bool {
 	owner, ok := labels[labelOwner]
 	if !ok {
 		return false // not made by a lab run (the compose file's): leave it
 	}
-	pid, err := strconv.Atoi(strings.SplitN(owner, ":", 2)[0])
-	if err != nil {
-		return true
+	o, err := leftovers.ParseOwner(owner)
+	return err != nil || !o.Alive()
+}
+
+// The containers are one of the leftovers every run's start sweeps
+// (leftovers.Sweep), whether or not the run is in container mode: a
+// container-mode run SIGKILLed and followed by a local one must not leave
+// its containers running.
+func init() { leftovers.Register("containers", sweepContainers) }
+
+// sweepContainers removes dead runs' containers, networks and volumes
+// through this process's engine connection, or a short-lived one; without
+// an engine there is nothing the lab could have left there.
+func sweepContainers(ctx context.Context) error {
+	engineMu.Lock()
+	e := theEngine
+	engineMu.Unlock()
+	if e != nil {
+		return e.removeLeftovers(ctx)
 	}
-	return ownerOf(pid) != owner
+	cli, err := newDockerClient(ctx)
+	if err != nil {
+		return nil
+	}
+	defer cli.Close()
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		return nil
+	}
+	return (&engine{cli: cli}).removeLeftovers(ctx)
 }
 
 // removeLeftovers removes the containers, networks and volumes of lab runs
