@@ -179,8 +179,18 @@ func TestNodeFaults(t *testing.T) {
 			live := others(5, faulty)
 
 			if tt.wantErr != nil {
-				if !errors.Is(err, tt.wantErr) {
-					t.Fatalf("acquire: %v, want %v", err, tt.wantErr)
+				want := []error{tt.wantErr}
+				if len(tt.kill) > 0 && cluster.ContainerMode() {
+					// A killed server's port stays published in container
+					// mode: the engine's proxy accepts the dial and closes it
+					// (EOF) where a local port refuses it, so the client has
+					// sent its SET and cannot know whether a server got it.
+					// Outcome unknown is then the honest answer, and still
+					// no grant.
+					want = append(want, impls.ErrUnknown)
+				}
+				if !slices.ContainsFunc(want, func(w error) bool { return errors.Is(err, w) }) {
+					t.Fatalf("acquire: %v, want one of %v", err, want)
 				}
 				if got := e.nodesHolding(t, key, live); len(got) > 0 {
 					t.Fatalf("failed acquire left the key on live nodes %v", got)
@@ -250,8 +260,18 @@ func TestForeignKeys(t *testing.T) {
 			lease, err := e.locker(t).TryAcquire(ctx, key)
 			mine := others(5, append(slices.Clone(tt.foreign), tt.kill...))
 			if tt.wantErr != nil {
-				if !errors.Is(err, tt.wantErr) {
-					t.Fatalf("acquire: %v, want %v", err, tt.wantErr)
+				want := []error{tt.wantErr}
+				if len(tt.kill) > 0 && cluster.ContainerMode() {
+					// A killed server's port stays published in container
+					// mode: the engine's proxy accepts the dial and closes it
+					// (EOF) where a local port refuses it, so the client has
+					// sent its SET and cannot know whether a server got it.
+					// Outcome unknown is then the honest answer, and still
+					// no grant.
+					want = append(want, impls.ErrUnknown)
+				}
+				if !slices.ContainsFunc(want, func(w error) bool { return errors.Is(err, w) }) {
+					t.Fatalf("acquire: %v, want one of %v", err, want)
 				}
 				// A node that answered "held" has nothing of this attempt's
 				// (its token is new): the cleanup spares it.
