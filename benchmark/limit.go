@@ -333,7 +333,15 @@ func (b *bench) fanOut(ctx context.Context, need int, d time.Duration) (float64,
 	warm := make(chan error, len(addrs)*nodes[0].Options().PoolSize)
 	for _, n := range nodes {
 		for range n.Options().PoolSize {
-			go func() { warm <- n.Ping(ctx).Err() }()
+			go func() {
+				// The node's address in the error: a dead node behind a
+				// published container port answers EOF, which names none.
+				if err := n.Ping(ctx).Err(); err != nil {
+					warm <- fmt.Errorf("%s: %w", n.Options().Addr, err)
+					return
+				}
+				warm <- nil
+			}()
 		}
 	}
 	for range cap(warm) {
