@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"os"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/cluster/leftovers"
 	_ "github.com/locklab/locklab/impls/all"
 	"github.com/locklab/locklab/runner"
 )
@@ -27,15 +25,8 @@ func TestMain(m *testing.M) {
 	// are this test binary re-executed as workers: without this dispatch a
 	// worker would run the tests again instead of being a client.
 	runner.MaybeRunWorker()
-	code := m.Run()
-	cluster.StopAll()
-	// Nothing of the lab's runs may stay in the temp dir (run dirs, server
-	// data dirs), theirs or their killed workers'.
-	if stale, err := leftovers.Stale(); err != nil || len(stale) > 0 {
-		fmt.Fprintf(os.Stderr, "after the tests these lab dirs remain: %v (%v)\n", stale, err)
-		code = 1
-	}
-	os.Exit(code)
+	// Stops every server; a lab dir left behind fails the binary.
+	os.Exit(cluster.EndOfTests(m.Run()))
 }
 
 // A tiny run of two locks (the in-process reference and the Redis lock)

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -32,15 +30,8 @@ func TestMain(m *testing.M) {
 		runHostsChild()
 		return
 	}
-	code := m.Run()
-	StopAll()
-	// Whatever the tests did, killed children included, nothing of theirs
-	// or of this binary may remain: StopAll sweeps dead owners' dirs too.
-	if stale, err := leftovers.Stale(); err != nil || len(stale) > 0 {
-		fmt.Fprintf(os.Stderr, "after the tests these lab dirs remain: %v (%v)\n", stale, err)
-		code = 1
-	}
-	os.Exit(code)
+	// Stops every server; a lab dir left behind fails the binary.
+	os.Exit(EndOfTests(m.Run()))
 }
 
 // runChild starts a Redis, prints its pid and waits to be signalled: the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -34,28 +35,36 @@ func ownerDead(labels map[string]string) bool {
 // its containers running.
 func init() { leftovers.Register("containers", sweepContainers) }
 
-// sweepContainers removes dead runs' containers, networks and volumes
-// through this process's engine connection, or a short-lived one; without
-// an engine there is nothing the lab could have left there.
+// sweepContainers removes dead runs' containers, networks and volumes,
+// once per process: every run's start calls it, and a Docker connection,
+// ping and three listings on each would be paid by every local run of a
+// matrix. A connection to the engine (connectEngine) sweeps on its own;
+// without an engine there is nothing the lab could have left there.
 func sweepContainers(ctx context.Context) error {
-	engineMu.Lock()
-	e := theEngine
-	engineMu.Unlock()
-	if e != nil {
-		return e.removeLeftovers(ctx)
-	}
-	cli, err := newDockerClient(ctx)
-	if err != nil {
-		return nil
-	}
-	defer cli.Close()
-	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
-		return nil
-	}
-	return (&engine{cli: cli}).removeLeftovers(ctx)
+	var err error
+	containerSweep.Do(func() {
+		engineMu.Lock()
+		connected := theEngine != nil
+		engineMu.Unlock()
+		if connected {
+			return
+		}
+		cli, cerr := newDockerClient(ctx)
+		if cerr != nil {
+			return
+		}
+		defer cli.Close()
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if _, perr := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); perr != nil {
+			return
+		}
+		err = (&engine{cli: cli}).removeLeftovers(ctx)
+	})
+	return err
 }
+
+var containerSweep sync.Once
 
 // removeLeftovers removes the containers, networks and volumes of lab runs
 // that died without cleaning up (a SIGKILL gives no chance to).

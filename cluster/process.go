@@ -264,6 +264,18 @@ func procState(statPath string) (byte, bool) {
 	return b[i+2], true
 }
 
+// EndOfTests is StopAll at the end of a test binary: it stops every server,
+// then turns a lab dir left behind (this binary's, or a killed worker's or
+// child's) into a failure, and returns the exit code to use.
+func EndOfTests(code int) int {
+	StopAll()
+	if stale, err := leftovers.Stale(); err != nil || len(stale) > 0 {
+		fmt.Fprintf(os.Stderr, "after the tests these lab dirs remain: %v (%v)\n", stale, err)
+		return 1
+	}
+	return code
+}
+
 // StopAll kills every server process this run started. It is safe to call
 // more than once and from a signal handler goroutine.
 func StopAll() {

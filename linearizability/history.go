@@ -106,20 +106,6 @@ func (in Injection) String() string {
 	return s
 }
 
-// Strikes reports whether the injection struck client id itself, as
-// opposed to a server every client meets.
-func (in *Injection) Strikes(id int) bool {
-	if in == nil {
-		return false
-	}
-	for _, c := range in.Clients {
-		if c == id {
-			return true
-		}
-	}
-	return false
-}
-
 // Recorder collects events from many goroutines and, when given a writer,
 // streams each as one JSON line as it happens: a worker process that is
 // SIGKILLed a moment later has already handed its line to the kernel.

@@ -3,7 +3,6 @@ package runner_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/faults/failpoint"
 	_ "github.com/locklab/locklab/impls/all"
 	lin "github.com/locklab/locklab/linearizability"
@@ -23,15 +21,8 @@ import (
 func TestMain(m *testing.M) {
 	// The workers these tests start are re-executed copies of this binary.
 	runner.MaybeRunWorker()
-	code := m.Run()
-	cluster.StopAll()
-	// The tests SIGKILL workers mid-run: nothing of theirs or of this
-	// binary may remain.
-	if stale, err := leftovers.Stale(); err != nil || len(stale) > 0 {
-		fmt.Fprintf(os.Stderr, "after the tests these lab dirs remain: %v (%v)\n", stale, err)
-		code = 1
-	}
-	os.Exit(code)
+	// Stops every server; a lab dir left behind fails the binary.
+	os.Exit(cluster.EndOfTests(m.Run()))
 }
 
 // Every way a worker can end leaves no process behind, and what it did

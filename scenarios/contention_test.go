@@ -2,13 +2,11 @@ package scenarios_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/all"
@@ -18,15 +16,8 @@ import (
 
 func TestMain(m *testing.M) {
 	runner.MaybeRunWorker()
-	code := m.Run()
-	cluster.StopAll()
-	// Nothing of the lab's runs may stay in the temp dir (run dirs, server
-	// data dirs), theirs or their killed workers'.
-	if stale, err := leftovers.Stale(); err != nil || len(stale) > 0 {
-		fmt.Fprintf(os.Stderr, "after the tests these lab dirs remain: %v (%v)\n", stale, err)
-		code = 1
-	}
-	os.Exit(code)
+	// Stops every server; a lab dir left behind fails the binary.
+	os.Exit(cluster.EndOfTests(m.Run()))
 }
 
 // The controls calibrate the checker: it must catch no locking at all and

@@ -73,15 +73,6 @@ func RunCell(ctx context.Context, c Cell, runs int, base engine.Options) ([]*eng
 	return outs, nil
 }
 
-// Verdicts lists the runs' verdicts, for checker.CellVerdict.
-func Verdicts(outs []*engine.Outcome) []Verdict {
-	var vs []Verdict
-	for _, o := range outs {
-		vs = append(vs, o.Verdict)
-	}
-	return vs
-}
-
 // CellResult is one row of results/correctness.json: written by `bench
 // matrix`, read by the lessons, so both agree on one schema.
 type CellResult struct {

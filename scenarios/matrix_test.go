@@ -60,7 +60,7 @@ func TestVerdictMatrix(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if checker.CellVerdict(scenarios.Verdicts(outs)) != exp.Verdict {
+			if checker.CellVerdict(verdicts(outs)) != exp.Verdict {
 				opts.Seed += int64(runs)
 				more, err := scenarios.RunCell(context.Background(), c, 2, opts)
 				if err != nil {
@@ -68,7 +68,7 @@ func TestVerdictMatrix(t *testing.T) {
 				}
 				outs = append(outs, more...)
 			}
-			got := checker.CellVerdict(scenarios.Verdicts(outs))
+			got := checker.CellVerdict(verdicts(outs))
 			if got != exp.Verdict {
 				var detail []string
 				for _, o := range outs {
@@ -99,4 +99,13 @@ func checkFigures(t *testing.T, c scenarios.Cell, out *engine.Outcome) {
 			t.Errorf("safe after a crash but no recovery measured")
 		}
 	}
+}
+
+// verdicts lists the runs' verdicts, for checker.CellVerdict.
+func verdicts(outs []*engine.Outcome) []checker.Verdict {
+	var vs []checker.Verdict
+	for _, o := range outs {
+		vs = append(vs, o.Verdict)
+	}
+	return vs
 }

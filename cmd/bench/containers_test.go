@@ -15,7 +15,6 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
@@ -26,14 +25,8 @@ import (
 // with the run.
 func TestMain(m *testing.M) {
 	runner.MaybeRunWorker()
-	code := m.Run()
-	cluster.StopAll()
-	// Nothing of the lab's runs may stay in the temp dir (run dirs, server
-	// data dirs), theirs or their killed workers'.
-	if stale, err := leftovers.Stale(); err != nil || len(stale) > 0 {
-		fmt.Fprintf(os.Stderr, "after the tests these lab dirs remain: %v (%v)\n", stale, err)
-		code = 1
-	}
+	// Stops every server; a lab dir left behind fails the binary.
+	code := cluster.EndOfTests(m.Run())
 	// Whatever the tests did in container mode, the engine keeps nothing of
 	// this run: no container, no network.
 	if cluster.EngineAvailable(context.Background()) == nil {
