@@ -61,11 +61,20 @@ func RunFixed(ctx context.Context, env *Env, s nemesis.Schedule) (*Outcome, erro
 		return nil, err
 	}
 	out := &Outcome{Figures: map[string]float64{}, Clients: s.Clients, Processes: true}
-	switch first := s.Faults[0]; {
-	case first.Queue:
-		queueFigures(env, first, run.Events, out)
-	case first.After != "":
-		if err := faultFigures(env, first, run.Events, out); err != nil {
+	first := s.Faults[0]
+	t, err := first.Trigger()
+	if err != nil {
+		return nil, err
+	}
+	switch t := t.(type) {
+	case nemesis.InQueue:
+		queueFigures(env, t.Waiter, run.Events, out)
+	case nemesis.AtFailpoint:
+		if err := faultFigures(env, first.Kind, t.Client, run.Events, out); err != nil {
+			return nil, err
+		}
+	case nemesis.HeldAtFailpoint:
+		if err := faultFigures(env, first.Kind, t.Holder, run.Events, out); err != nil {
 			return nil, err
 		}
 	default:
@@ -80,8 +89,7 @@ func RunFixed(ctx context.Context, env *Env, s nemesis.Schedule) (*Outcome, erro
 // queueFigures reads off the history how long after the holder's release
 // (the start of the window the runner recorded) a client other than the
 // struck waiter was first granted the lock: next-grant-ms, -1 if never.
-func queueFigures(env *Env, st nemesis.Step, events []lin.Event, out *Outcome) {
-	struck, _ := nemesis.ClientSlot(st.Target) // Validate checked it
+func queueFigures(env *Env, struck int, events []lin.Event, out *Outcome) {
 	out.Figures["next-grant-ms"] = -1
 	if len(env.Available) == 0 {
 		return
@@ -122,11 +130,7 @@ func windowFigures(env *Env, events []lin.Event, out *Outcome) {
 // resource during it (-1: never), and, for a killed holder, the time until
 // another client was granted the lock (Outcome.Recovery). They are
 // figures only: the verdict is the checker's.
-func faultFigures(env *Env, st nemesis.Step, events []lin.Event, out *Outcome) error {
-	victim, err := nemesis.ClientSlot(st.Stopped())
-	if err != nil {
-		return err
-	}
+func faultFigures(env *Env, kind string, victim int, events []lin.Event, out *Outcome) error {
 	var fault *lin.Event
 	for i, e := range events {
 		if e.Kind == lin.Fault {
@@ -145,7 +149,7 @@ func faultFigures(env *Env, st nemesis.Step, events []lin.Event, out *Outcome) e
 			break
 		}
 	}
-	if st.Kind != nemesis.ClientKill {
+	if kind != nemesis.ClientKill {
 		return nil
 	}
 	// The checker's liveness bound: past it, the run is stuck anyway.

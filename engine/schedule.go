@@ -91,15 +91,19 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 	work := scheduleWork(s)
 	sys := &system{env: env, next: s.Clients, work: work}
 	defer sys.stopAll()
-	// A first step that waits for a failpoint: its target alone takes the
-	// first grant and stops there; the others wait for "go".
-	trigger, victim := "", -1
-	if len(s.Faults) > 0 && s.Faults[0].After != "" {
-		trigger = s.Faults[0].After
+	// Each step's trigger; only the first can stop a client at a
+	// failpoint (Validate): that client alone takes the first grant and
+	// stops there; the others wait for "go".
+	triggers := make([]nemesis.Trigger, len(s.Faults))
+	for i, st := range s.Faults {
 		var err error
-		if victim, err = nemesis.ClientSlot(s.Faults[0].Stopped()); err != nil {
-			return nil, 0, fmt.Errorf("fault 0: %w", err)
+		if triggers[i], err = st.Trigger(); err != nil {
+			return nil, 0, fmt.Errorf("fault %d: %w", i, err)
 		}
+	}
+	victim, trigger := -1, ""
+	if len(triggers) > 0 {
+		victim, trigger = nemesis.Stopped(triggers[0])
 	}
 	for id := 0; id < s.Clients; id++ {
 		w, err := startWithRetry(ctx, env, id, func(ws *WorkerSpec) {
@@ -121,7 +125,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		if _, err := sys.slots[victim].Await(ctx, "failpoint "+trigger, 30*time.Second+5*ttl); err != nil {
 			return nil, 0, err
 		}
-		if err := sys.goOthers(ctx, victim, s.Faults[0]); err != nil {
+		if err := sys.goOthers(ctx, victim, triggers[0]); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -156,7 +160,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		// A fault aimed at the holder strikes the client in its section
 		// now; the history names which one.
 		target, shown := st.Target, st.Target
-		if target == nemesis.HolderTarget {
+		if _, ok := triggers[i].(nemesis.OnHolder); ok {
 			slot, how := sys.holder(ctx, ttl)
 			target = fmt.Sprintf("client-%d", slot)
 			shown = "holder " + target + how
@@ -169,8 +173,8 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		}
 		logf("fault %d/%d: %s %s for %v", i+1, len(s.Faults), st.Kind, shown, time.Duration(st.Duration))
 		whole := lin.Now() // the cut is in place on every host only now
-		if st.After != "" {
-			note += ", at failpoint " + st.After
+		if trigger != "" && i == 0 {
+			note += ", at failpoint " + trigger
 		}
 		// The heal comes st.Duration after the fault was in place, even if
 		// injecting it took a while (a SIGSTOP waits for every thread).
@@ -182,11 +186,12 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		// release, to lock servers it does not, both meet the cut, as they
 		// would for a holder that cannot know it was cut off.
 		wait, inCut := time.Duration(st.Duration), time.Duration(0)
-		if st.After != "" && st.Holder == "" && nemesis.IsNetwork(st.Kind) {
+		_, struckStopped := triggers[i].(nemesis.AtFailpoint)
+		if struckStopped && nemesis.IsNetwork(st.Kind) {
 			inCut = min(ttl, wait/2)
 			wait -= inCut
 		}
-		if st.Queue {
+		if _, ok := triggers[i].(nemesis.InQueue); ok {
 			// The holder releases while the waiter struck in line right
 			// behind it is still dead or frozen: half a TTL in, so that the
 			// verdict does not hinge on where in its heartbeat cycle the
@@ -213,7 +218,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 				k.Heal(context.Background(), sys, target)
 				return nil, 0, ctx.Err()
 			}
-			if i == 0 && st.After != "" && st.Holder == "" {
+			if i == 0 && struckStopped {
 				if err := sys.slots[victim].Continue(); err != nil && st.Kind != nemesis.ClientKill {
 					return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
 				}
@@ -236,7 +241,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		if err != nil {
 			return nil, 0, fmt.Errorf("fault %d (%s %s): heal: %w", i, st.Kind, shown, err)
 		}
-		if st.After != "" && st.Holder != "" && !st.Queue {
+		if _, ok := triggers[i].(nemesis.HeldAtFailpoint); ok {
 			// A holder held up by a fault on a server goes on after the
 			// heal, once another client has read the resource since the
 			// fault began (or half a TTL passed), and leaves after that

@@ -132,13 +132,11 @@ func (x *system) stopAll() {
 	r.stopWorkers()
 }
 
-func (x *system) goOthers(ctx context.Context, stopped int, first nemesis.Step) error {
+func (x *system) goOthers(ctx context.Context, stopped int, t nemesis.Trigger) error {
+	q, queued := t.(nemesis.InQueue)
 	waiter := -1
-	if first.Queue {
-		var err error
-		if waiter, err = nemesis.ClientSlot(first.Target); err != nil {
-			return fmt.Errorf("queue step: %w", err)
-		}
+	if queued {
+		waiter = q.Waiter
 		if err := x.slots[waiter].Go(); err != nil {
 			return err
 		}
@@ -151,7 +149,7 @@ func (x *system) goOthers(ctx context.Context, stopped int, first nemesis.Step) 
 			}
 		}
 	}
-	if first.Queue {
+	if queued {
 		settle(ctx, queueSettle(x.env))
 	}
 	return nil

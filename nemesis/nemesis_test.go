@@ -232,6 +232,9 @@ func TestValidate(t *testing.T) {
 		{"holder on a client fault", edit(func(s *Schedule) {
 			s.Faults[0].At, s.Faults[0].After, s.Faults[0].Holder = 0, "in-critical-section", "client-0"
 		}), "a holder is for faults on servers"},
+		{"holder struck itself", edit(func(s *Schedule) {
+			s.Faults[0] = Step{Kind: ClientKill, Target: "client-0", After: "in-critical-section", Holder: "client-0", Duration: Duration(time.Second)}
+		}), "name no holder"},
 		{"holder not a client", edit(func(s *Schedule) {
 			s.Faults[0] = Step{Kind: ServerPause, Target: "redis-1", After: "in-critical-section", Holder: "redis-1", Duration: Duration(time.Second)}
 		}), "stops a client"},

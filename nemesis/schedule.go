@@ -191,6 +191,10 @@ func (s Schedule) Validate() error {
 				return fmt.Errorf("fault %d: %w", i, err)
 			}
 		}
+		// The specific checks above come first: their messages say more.
+		if _, err := st.Trigger(); err != nil {
+			return fmt.Errorf("fault %d: %w", i, err)
+		}
 		if err := validWindow(topo, st); err != nil {
 			return fmt.Errorf("fault %d: %w", i, err)
 		}
