@@ -126,9 +126,10 @@ func Generate(ctx context.Context, opt Options) error {
 				return err
 			}
 		}
-		blocks := pageBlocks(p, records, m, mErr, b, bErr)
+		mSet := MatrixSettings(m, opt.Results)
+		blocks := pageBlocks(p, records, m, mErr, mSet, b, bErr)
 		if p.File == "11-choosing-a-lock.md" {
-			blocks["decision"] = decisionTable(m, mErr, b, bErr)
+			blocks["decision"] = decisionTable(m, mErr, mSet, b, bErr)
 		}
 		if err := rewrite(filepath.Join(opt.Dir, p.File), blocks); err != nil {
 			return err
@@ -137,6 +138,7 @@ func Generate(ctx context.Context, opt Options) error {
 	}
 	if err := rewrite(filepath.Join(opt.Dir, "README.md"), map[string]string{
 		"index": indexList(records),
+		"locks": locksIndex(),
 		"table": SummaryTable(m, mErr, records, ""),
 	}); err != nil {
 		return err
