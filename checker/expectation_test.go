@@ -110,3 +110,30 @@ func TestSurvived(t *testing.T) {
 		}
 	}
 }
+
+func TestConfirms(t *testing.T) {
+	tests := []struct {
+		claimed, measured Verdict
+		want              bool
+	}{
+		{Safe, Safe, true},
+		{Unsafe, Unsafe, true},
+		{Stuck, Stuck, true},
+		{Unavailable, Unavailable, true},
+		{Safe, Unsafe, false},
+		{Safe, Inconclusive, false}, // too little progress shows nothing
+		{Safe, Unknown, false},
+		{Safe, NotApplicable, false}, // the fault never reached the lock
+		{NotApplicable, NotApplicable, false},
+		{Unsafe, Stuck, false},
+		{"", "", false},
+	}
+	for _, tc := range tests {
+		if got := Confirms(tc.claimed, tc.measured); got != tc.want {
+			t.Errorf("Confirms(claimed %q, measured %q) = %v, want %v", tc.claimed, tc.measured, got, tc.want)
+		}
+		if got := Refutes(tc.claimed, tc.measured); got != tc.want {
+			t.Errorf("Refutes(denied %q, measured %q) = %v, want %v", tc.claimed, tc.measured, got, tc.want)
+		}
+	}
+}

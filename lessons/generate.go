@@ -126,9 +126,10 @@ func Generate(ctx context.Context, opt Options) error {
 				return err
 			}
 		}
-		blocks := pageBlocks(p, records, m, mErr, b, bErr)
+		mSet := MatrixSettings(m, opt.Results)
+		blocks := pageBlocks(p, records, m, mErr, mSet, b, bErr)
 		if p.File == "11-choosing-a-lock.md" {
-			blocks["decision"] = decisionTable(m, mErr, b, bErr)
+			blocks["decision"] = decisionTable(m, mErr, mSet, b, bErr)
 		}
 		if err := rewrite(filepath.Join(opt.Dir, p.File), blocks); err != nil {
 			return err
@@ -137,20 +138,49 @@ func Generate(ctx context.Context, opt Options) error {
 	}
 	if err := rewrite(filepath.Join(opt.Dir, "README.md"), map[string]string{
 		"index": indexList(records),
+		"locks": locksIndex(),
 		"table": SummaryTable(m, mErr, records, ""),
 	}); err != nil {
 		return err
 	}
-	if opt.Readme == "-" {
-		return nil
+	if opt.Readme != "-" {
+		// The project README opens with the same table, its links relative
+		// to the repository root.
+		rel, err := filepath.Rel(filepath.Dir(opt.Readme), opt.Dir)
+		if err != nil {
+			return err
+		}
+		if err := rewrite(opt.Readme, map[string]string{"verdicts": SummaryTable(m, mErr, records, filepath.ToSlash(rel)+"/")}); err != nil {
+			return err
+		}
 	}
-	// The project README opens with the same table, its links relative to
-	// the repository root.
-	rel, err := filepath.Rel(filepath.Dir(opt.Readme), opt.Dir)
-	if err != nil {
-		return err
+	return checkProse(opt, records, m, mErr)
+}
+
+// checkProse holds every page's hand-written sentences to the matrix and
+// the page's runs, and its run sentences to their timelines, once the
+// generated blocks are rewritten: a new matrix that contradicts the prose
+// fails the regeneration, naming the sentences to rewrite.
+func checkProse(opt Options, recs map[string]Record, m Matrix, mErr error) error {
+	var ev []Evidence
+	if mErr == nil {
+		ev = MatrixEvidence(m)
 	}
-	return rewrite(opt.Readme, map[string]string{"verdicts": SummaryTable(m, mErr, records, filepath.ToSlash(rel)+"/")})
+	var errs []error
+	read := func(rel string) ([]byte, error) { return os.ReadFile(filepath.Join(opt.Dir, filepath.FromSlash(rel))) }
+	for _, p := range Pages {
+		b, err := os.ReadFile(filepath.Join(opt.Dir, p.File))
+		if err != nil {
+			return fmt.Errorf("read the hand-written page: %w", err)
+		}
+		for _, msg := range Contradictions(string(b), append(append([]Evidence{}, ev...), RunEvidence(p, recs)...), recs) {
+			errs = append(errs, fmt.Errorf("%s: contradicted: %s", p.File, msg))
+		}
+		for _, msg := range FigureProblems(string(b), recs, read) {
+			errs = append(errs, fmt.Errorf("%s: %s", p.File, msg))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func choosePages(names []string) ([]Page, error) {

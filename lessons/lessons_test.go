@@ -366,3 +366,13 @@ func benchFlags(t *testing.T) func(sub string) (map[string]bool, bool) {
 		return flags, flags != nil
 	}
 }
+
+// TestEveryLockHasAPage: the index promises every lock of the lab a page,
+// its own or the one that covers it.
+func TestEveryLockHasAPage(t *testing.T) {
+	for _, s := range impls.All() {
+		if PageFor(s.Name) == "" {
+			t.Errorf("%s is registered but no lesson runs it, quotes it or explains it: add it to a page's Impls, Runs, Cells or Bench", s.Name)
+		}
+	}
+}

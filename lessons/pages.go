@@ -30,6 +30,9 @@ type Page struct {
 	Cells []Cell
 	// Bench lists the implementations whose speed the page quotes.
 	Bench []string
+	// Fairness adds the benchmark's fairness figures for Bench: who gets
+	// the lock after a release, how evenly, and the longest wait.
+	Fairness bool
 }
 
 // Pages lists every lesson in reading order.
@@ -86,7 +89,8 @@ var Pages = []Page{
 			{ID: "reentrant-slow", Impl: "redis-reentrant", Scenario: "slow-work-past-ttl", Seed: 1},
 			{ID: "reentrant-pause", Impl: "redis-reentrant", Scenario: "pause-past-ttl", Seed: 1},
 		},
-		Cells: []Cell{{"redis-setnx-px", "pause-past-ttl"}, {"redis-setnx-px", "slow-work-past-ttl"}, {"redis-reentrant", "pause-past-ttl"}, {"redis-reentrant", "slow-work-past-ttl"}},
+		Cells: []Cell{{"redis-setnx-px", "pause-past-ttl"}, {"redis-setnx-px", "slow-work-past-ttl"}, {"redis-reentrant", "pause-past-ttl"}, {"redis-reentrant", "slow-work-past-ttl"},
+			{"peer-redislock", "slow-work-past-ttl"}, {"peer-redsync", "slow-work-past-ttl"}},
 		Bench: []string{"redis-setnx-px", "redis-reentrant"},
 	},
 	{
@@ -149,6 +153,48 @@ var Pages = []Page{
 	},
 	{
 		File: "11-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
+	},
+	{
+		File: "12-partitioned-holder.md", Title: "A holder cut off by the network: leases, sessions and Lost()",
+		Impls: []string{"redis-setnx-px", "redis-reentrant", "zookeeper", "pg-advisory", "pg-unique-insert"},
+		Runs: []Run{
+			{ID: "setnx-px-partition", Impl: "redis-setnx-px", Scenario: "holder-partition", Seed: 1},
+			{ID: "setnx-px-partition-fenced", Impl: "redis-setnx-px", Scenario: "holder-partition", Fencing: true, Seed: 1},
+			{ID: "reentrant-partition", Impl: "redis-reentrant", Scenario: "holder-partition", Seed: 1},
+			{ID: "zookeeper-partition", Impl: "zookeeper", Scenario: "holder-partition", Seed: 1},
+			{ID: "zookeeper-partition-fenced", Impl: "zookeeper", Scenario: "holder-partition", Fencing: true, Seed: 1},
+			{ID: "pg-advisory-partition", Impl: "pg-advisory", Scenario: "holder-partition", Seed: 1},
+		},
+		Cells: []Cell{{"redis-setnx-px", "holder-partition"}, {"redis-reentrant", "holder-partition"}, {"redis-reentrant-fenced", "holder-partition"},
+			{"zookeeper", "holder-partition"}, {"peer-zk-lock", "holder-partition"}, {"pg-advisory", "holder-partition"},
+			{"pg-optimistic", "holder-partition"}, {"pg-unique-insert", "holder-partition"}, {"peer-redislock", "holder-partition"}, {"peer-redsync", "holder-partition"}},
+	},
+	{
+		File: "13-waiting-and-fairness.md", Title: "Waiting for a lock: polling, a watch, a queue; fairness and reentrancy",
+		Impls: []string{"redis-fair", "redis-reentrant", "zookeeper", "redis-setnx-px", "pg-advisory"},
+		Runs: []Run{
+			{ID: "setnx-px-hand-off", Impl: "redis-setnx-px", Scenario: "release-hand-off", Seed: 1},
+			{ID: "fair-hand-off", Impl: "redis-fair", Scenario: "release-hand-off", Seed: 1},
+			{ID: "fair-waiter-crash", Impl: "redis-fair", Scenario: "queued-waiter-crash", Seed: 1},
+			{ID: "fair-waiter-pause", Impl: "redis-fair", Scenario: "queued-waiter-pause", Seed: 1},
+			{ID: "zookeeper-waiter-pause", Impl: "zookeeper", Scenario: "queued-waiter-pause", Seed: 1},
+		},
+		Cells: []Cell{{"redis-setnx-px", "release-hand-off"}, {"redis-fair", "release-hand-off"}, {"redis-reentrant", "release-hand-off"},
+			{"zookeeper", "release-hand-off"}, {"pg-advisory", "release-hand-off"},
+			{"redis-fair", "queued-waiter-crash"}, {"redis-fair", "queued-waiter-pause"},
+			{"zookeeper", "queued-waiter-crash"}, {"zookeeper", "queued-waiter-pause"},
+			{"peer-zk-lock", "queued-waiter-crash"}, {"peer-zk-lock", "queued-waiter-pause"}},
+		Bench:    []string{"redis-setnx-px", "peer-redislock", "redis-reentrant", "redis-fair", "zookeeper", "pg-advisory"},
+		Fairness: true,
+	},
+	{
+		File: "14-coupon-oversold.md", Title: "We used a lock and still oversold: the coupon sale without and with a fence",
+		Impls: []string{"redis-setnx-px"},
+		Runs: []Run{
+			{ID: "coupon-setnx-px", Impl: "redis-setnx-px", Scenario: "coupon", Seed: 1},
+			{ID: "coupon-setnx-px-fenced", Impl: "redis-setnx-px", Scenario: "coupon", Fencing: true, Seed: 1},
+		},
+		Cells: []Cell{{"redis-setnx-px", "pause-past-ttl"}},
 	},
 }
 

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/checker"
@@ -75,7 +78,7 @@ const (
 )
 
 // pageBlocks renders every generated block of a lesson page.
-func pageBlocks(p Page, recs map[string]Record, m Matrix, mErr error, b *Bench, bErr error) map[string]string {
+func pageBlocks(p Page, recs map[string]Record, m Matrix, mErr error, mSet string, b *Bench, bErr error) map[string]string {
 	blocks := map[string]string{}
 	if len(p.Impls) > 0 {
 		blocks["locks"] = locksBlock(p.Impls)
@@ -84,7 +87,7 @@ func pageBlocks(p Page, recs map[string]Record, m Matrix, mErr error, b *Bench, 
 		blocks["run:"+r.ID] = runBlock(recs, r)
 	}
 	if len(p.Cells) > 0 || len(p.Bench) > 0 {
-		blocks["figures"] = figuresBlock(p, m, mErr, b, bErr)
+		blocks["figures"] = figuresBlock(p, m, mErr, mSet, b, bErr)
 	}
 	return blocks
 }
@@ -167,14 +170,15 @@ func figures(f map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-func figuresBlock(p Page, m Matrix, mErr error, b *Bench, bErr error) string {
+func figuresBlock(p Page, m Matrix, mErr error, mSet string, b *Bench, bErr error) string {
 	var s strings.Builder
 	if len(p.Cells) > 0 {
 		s.WriteString("From `results/correctness.json` (the verdict matrix):\n\n")
 		if mErr != nil {
 			s.WriteString(missingMatrix + "\n")
 		} else {
-			table := report.NewTable("implementation", "scenario", "fencing", "verdict", "expected", "runs", "sections checked", "recovery", "figures")
+			fmt.Fprintf(&s, "%s\n\n", mSet)
+			table := report.NewTable("implementation", "scenario", "fencing", "verdict", "expected", "runs", "clients", "sections checked", "recovery", "figures")
 			for _, c := range p.Cells {
 				for _, fenced := range []bool{false, true} {
 					r, ok := m.find(c.Impl, c.Scenario, fenced)
@@ -193,7 +197,7 @@ func figuresBlock(p Page, m Matrix, mErr error, b *Bench, bErr error) string {
 					if fig == "" {
 						fig = "–"
 					}
-					table.Row("`"+r.Impl+"`", "`"+r.Scenario+"`", yesNo(r.Fencing), v, string(r.Expected), strconv.Itoa(r.Runs), strconv.Itoa(r.Sections), rec, fig)
+					table.Row("`"+r.Impl+"`", "`"+r.Scenario+"`", yesNo(r.Fencing), v, string(r.Expected), strconv.Itoa(r.Runs), cellClients(r), strconv.Itoa(r.Sections), rec, fig)
 				}
 			}
 			s.WriteString(table.String())
@@ -204,9 +208,9 @@ func figuresBlock(p Page, m Matrix, mErr error, b *Bench, bErr error) string {
 		if bErr != nil {
 			s.WriteString(missingBench + "\n")
 		} else {
-			fmt.Fprintf(&s, "Measured %s by `%s`. Medians over trials, with [min–max].\n\n", b.Date, b.Command)
+			fmt.Fprintf(&s, "Measured %s by `%s`. %s Medians over trials, with [min–max].\n\n", b.Date, b.Command, benchSettings(b))
 			table := report.NewTable("implementation", "uncontended acquire+release pairs/s", "uncontended acquire p99", "contended pairs/s",
-				"contended hand-off p50", "recovery after a holder crash")
+				"contended hand-off p50", fmt.Sprintf("recovery after a holder crash (TTL %s)", benchTTL(b)))
 			for _, n := range p.Bench {
 				r, ok := findBench(b, n)
 				if !ok {
@@ -216,9 +220,116 @@ func figuresBlock(p Page, m Matrix, mErr error, b *Bench, bErr error) string {
 				table.Row("`"+n+"`", uncontended(r), acquireP99(r), contended(r), handoff(r), recovery(r))
 			}
 			s.WriteString(table.String())
+			if p.Fairness {
+				s.WriteString("\n" + fairnessTable(b, p.Bench))
+			}
 		}
 	}
 	return s.String()
+}
+
+// fairnessTable is the benchmark's contended run seen from the waiters:
+// how a lock wakes them, how often the releaser takes the lock straight
+// back, how evenly the grants spread (Jain's index, 1 = even), and how
+// long the unluckiest waiter waited.
+func fairnessTable(b *Bench, names []string) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "Who gets the lock next, from the same contended run (%d clients on one key, %d trials):\n\n", b.Settings.Clients, b.Settings.Trials)
+	table := report.NewTable("implementation", "waiters", "grants back to the releaser", "Jain's index", "wait p50", "wait p99", "longest wait")
+	for _, n := range names {
+		r, ok := findBench(b, n)
+		if !ok || r.Contended == nil {
+			table.Row("`"+n+"`", "not measured")
+			continue
+		}
+		c := r.Contended
+		table.Row("`"+n+"`", waiting(r.Caps), fmtStat(scaled(c.SameClientShare, 100), " %"), fmt.Sprintf("%.4f", c.Jain.Median),
+			fmtStat(c.WaitP50, " ms"), fmtStat(c.WaitP99, " ms"), fmtStat(c.WaitMax, " ms"))
+	}
+	s.WriteString(table.String())
+	return s.String()
+}
+
+// waiting says how a lock's waiters learn it is free, from its declared
+// capabilities: no-polling locks are woken by the server.
+func waiting(caps string) string {
+	if strings.Contains(caps, "no-polling") {
+		return "woken by the server"
+	}
+	return "poll"
+}
+
+func scaled(st benchmark.Stat, k float64) benchmark.Stat {
+	st.Median, st.Min, st.Max = st.Median*k, st.Min*k, st.Max*k
+	return st
+}
+
+// MatrixSettings says what the matrix's figures were measured with: the
+// TTL (every cell's own, or the one its report's header names, for a
+// matrix older than the cells' settings) and the runs per cell.
+func MatrixSettings(m Matrix, resultsDir string) string {
+	ttls, runs, clients := map[string]bool{}, map[int]bool{}, true
+	for _, c := range m {
+		ttls[c.TTL] = true
+		runs[c.Runs] = true
+		clients = clients && c.Clients > 0
+	}
+	if ttls[""] {
+		delete(ttls, "")
+		if b, err := os.ReadFile(filepath.Join(resultsDir, "correctness.md")); err == nil {
+			if h := matrixHeaderRe.FindSubmatch(b); h != nil {
+				ttls[string(h[1])] = true
+			}
+		}
+	}
+	ttl := "not recorded"
+	if len(ttls) > 0 {
+		ttl = strings.Join(sortedKeys(ttls), ", ")
+	}
+	var rs []string
+	for r := range runs {
+		rs = append(rs, strconv.Itoa(r))
+	}
+	sort.Strings(rs)
+	who := "the clients each cell ran in its column"
+	if !clients {
+		who = "clients per cell not recorded by this matrix (–)"
+	}
+	return fmt.Sprintf("Settings of the matrix: TTL / session timeout %s, %s run(s) per cell, %s.", ttl, strings.Join(rs, ", "), who)
+}
+
+var matrixHeaderRe = regexp.MustCompile(`TTL / session timeout ([^,]+), \d+ run\(s\) per cell`)
+
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// cellClients says how many clients a matrix cell ran, and whether as
+// processes; "–" for a matrix older than the cells' settings.
+func cellClients(r scenarios.CellResult) string {
+	switch {
+	case r.Clients == 0:
+		return "–"
+	case r.Processes:
+		return fmt.Sprintf("%d processes", r.Clients)
+	}
+	return fmt.Sprintf("%d in one process", r.Clients)
+}
+
+func benchTTL(b *Bench) string {
+	return (time.Duration(b.Settings.TTLMS) * time.Millisecond).String()
+}
+
+// benchSettings says what the benchmark's figures were measured with.
+func benchSettings(b *Bench) string {
+	st := b.Settings
+	return fmt.Sprintf("Settings of the benchmark: TTL / session timeout %s, %d contending clients, %d trials of %s each.",
+		benchTTL(b), st.Clients, st.Trials, (time.Duration(st.DurationMS) * time.Millisecond).String())
 }
 
 func yesNo(b bool) string {
@@ -285,20 +396,99 @@ func recovery(r benchmark.Result) string {
 }
 
 // lessonFor returns the page about impl: the first page that leads with
-// it, else the last page that discusses it.
+// it, else, of the pages that explain it, the one that runs it most (the
+// first of equals).
 func lessonFor(impl string) string {
-	last := ""
+	best, most := "", -1
 	for _, p := range Pages {
 		for i, n := range p.Impls {
-			if n == impl {
-				if i == 0 {
-					return p.File
+			if n != impl {
+				continue
+			}
+			if i == 0 {
+				return p.File
+			}
+			runs := 0
+			for _, r := range p.Runs {
+				if r.Impl == impl {
+					runs++
 				}
-				last = p.File
+			}
+			if runs > most {
+				best, most = p.File, runs
 			}
 		}
 	}
-	return last
+	return best
+}
+
+// PageFor returns the page a lock links to: the page about it
+// (lessonFor), else the first page that runs it or quotes its verdicts or
+// speed; "" when no page covers it.
+func PageFor(impl string) string {
+	if l := lessonFor(impl); l != "" {
+		return l
+	}
+	if all := pagesCovering(impl); len(all) > 0 {
+		return all[0]
+	}
+	return ""
+}
+
+// pagesCovering lists every page that explains, runs or quotes impl.
+func pagesCovering(impl string) []string {
+	var out []string
+	for _, p := range Pages {
+		covers := slices.Contains(p.Impls, impl) || slices.Contains(p.Bench, impl)
+		for _, r := range p.Runs {
+			covers = covers || r.Impl == impl
+		}
+		for _, c := range p.Cells {
+			covers = covers || c.Impl == impl
+		}
+		if covers {
+			out = append(out, p.File)
+		}
+	}
+	return out
+}
+
+// locksIndex lists every registered lock with the page that covers it and
+// what the page does with it.
+func locksIndex() string {
+	table := report.NewTable("lock", "kind", "page", "also on")
+	for _, s := range impls.All() {
+		kind := "ours"
+		switch {
+		case s.Peer:
+			kind = "peer library"
+		case s.Broken != "":
+			kind = "deliberately broken"
+		}
+		page, also := "no page yet", []string{}
+		if f := PageFor(s.Name); f != "" {
+			page = fmt.Sprintf("[%s](%s)", titleOf(f), f)
+			for _, o := range pagesCovering(s.Name) {
+				if o != f {
+					also = append(also, fmt.Sprintf("[%s](%s)", strings.SplitN(titleOf(o), ".", 2)[0], o))
+				}
+			}
+		}
+		if len(also) == 0 {
+			also = []string{"–"}
+		}
+		table.Row("`"+s.Name+"`", kind, page, strings.Join(also, ", "))
+	}
+	return table.String()
+}
+
+func titleOf(file string) string {
+	for i, p := range Pages {
+		if p.File == file {
+			return fmt.Sprintf("%d. %s", i+1, p.Title)
+		}
+	}
+	return file
 }
 
 // verdictCell renders one implementation × scenario cell: the verdict
@@ -345,7 +535,7 @@ func SummaryTable(m Matrix, mErr error, recs map[string]Record, prefix string) s
 	table := report.NewTable(append([]string{"implementation"}, KeyScenarios...)...)
 	for _, s := range impls.All() {
 		name := fmt.Sprintf("`%s`", s.Name)
-		if l := lessonFor(s.Name); l != "" {
+		if l := PageFor(s.Name); l != "" {
 			name = fmt.Sprintf("[`%s`](%s%s)", s.Name, prefix, l)
 		}
 		var cells []string
@@ -391,13 +581,17 @@ func indexList(recs map[string]Record) string {
 // decisionTable is the choosing page's table: for every lock, whether it
 // issues fencing tokens, how it fares when its holder dies, pauses or
 // loses its server, and what it costs.
-func decisionTable(m Matrix, mErr error, b *Bench, bErr error) string {
+func decisionTable(m Matrix, mErr error, mSet string, b *Bench, bErr error) string {
 	var s strings.Builder
 	if mErr != nil {
 		s.WriteString(missingMatrix + "\n\n")
+	} else {
+		s.WriteString("Verdicts and recovery times from `results/correctness.json`. " + mSet + "\n\n")
 	}
 	if bErr != nil {
 		s.WriteString(missingBench + "\n\n")
+	} else {
+		fmt.Fprintf(&s, "Rates from `results/bench.json`, measured %s. %s\n\n", b.Date, benchSettings(b))
 	}
 	if mErr != nil && bErr != nil {
 		return s.String()
@@ -424,7 +618,7 @@ func decisionTable(m Matrix, mErr error, b *Bench, bErr error) string {
 		"lock server lost", "uncontended pairs/s", "contended pairs/s")
 	for _, spec := range impls.All() {
 		name := fmt.Sprintf("`%s`", spec.Name)
-		if l := lessonFor(spec.Name); l != "" {
+		if l := PageFor(spec.Name); l != "" {
 			name = fmt.Sprintf("[`%s`](%s)", spec.Name, l)
 		}
 		if spec.Broken != "" {

@@ -98,4 +98,10 @@ type CellResult struct {
 	Counterexample      string             `json:"counterexample,omitempty"`
 	History             string             `json:"history,omitempty"`
 	Seconds             float64            `json:"seconds"`
+	// TTL, Clients and Processes are the settings the cell ran with, so a
+	// figure quoted from it can say them (absent in matrices older than
+	// them; the report's header then holds the TTL).
+	TTL       string `json:"ttl,omitempty"`
+	Clients   int    `json:"clients,omitempty"`
+	Processes bool   `json:"processes,omitempty"`
 }

@@ -114,9 +114,10 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		r := scenarios.CellResult{Impl: c.Impl.Name, Scenario: c.Scenario, Fencing: c.Fencing,
 			Expected: exp.Verdict, Why: exp.Why, Runs: len(outs),
-			Figures: map[string]float64{}, Seconds: time.Since(cellStart).Seconds()}
+			Figures: map[string]float64{}, Seconds: time.Since(cellStart).Seconds(), TTL: ttl.String()}
 		for j, o := range outs {
 			r.RunVerdicts = append(r.RunVerdicts, o.Verdict)
+			r.Clients, r.Processes = o.Clients, o.Processes
 			if j == 0 || o.Sections < r.MinSections {
 				r.MinSections = o.Sections
 			}
