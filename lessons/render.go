@@ -284,9 +284,10 @@ func recovery(r benchmark.Result) string {
 	return r.Recovery.Note
 }
 
-// lessonFor returns the page about impl: the first page that leads with
-// it, else the last page that discusses it.
-func lessonFor(impl string) string {
+// For returns the lesson page (a file in docs/lessons) about impl: the
+// first page that leads with it, else the last page that discusses it;
+// "" when no page does. The README table and the report site link it.
+func For(impl string) string {
 	last := ""
 	for _, p := range Pages {
 		for i, n := range p.Impls {
@@ -345,7 +346,7 @@ func SummaryTable(m Matrix, mErr error, recs map[string]Record, prefix string) s
 	table := report.NewTable(append([]string{"implementation"}, KeyScenarios...)...)
 	for _, s := range impls.All() {
 		name := fmt.Sprintf("`%s`", s.Name)
-		if l := lessonFor(s.Name); l != "" {
+		if l := For(s.Name); l != "" {
 			name = fmt.Sprintf("[`%s`](%s%s)", s.Name, prefix, l)
 		}
 		var cells []string
@@ -424,7 +425,7 @@ func decisionTable(m Matrix, mErr error, b *Bench, bErr error) string {
 		"lock server lost", "uncontended pairs/s", "contended pairs/s")
 	for _, spec := range impls.All() {
 		name := fmt.Sprintf("`%s`", spec.Name)
-		if l := lessonFor(spec.Name); l != "" {
+		if l := For(spec.Name); l != "" {
 			name = fmt.Sprintf("[`%s`](%s)", spec.Name, l)
 		}
 		if spec.Broken != "" {
