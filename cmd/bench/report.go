@@ -46,6 +46,13 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("%w: -results %s: %v", errUsage, *results, err)
 	}
 	repo, commit := provenance(*results)
+	var root string
+	if *serve {
+		// Checked before anything is written, as every bad input is.
+		if root, err = serveRoot(*out, *results, repo); err != nil {
+			return err
+		}
+	}
 	// The site is written into a stage and swapped in whole: a failed
 	// render leaves the old site, and pages of cells no longer in the
 	// results go with it.
@@ -68,7 +75,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !*serve {
 		return nil
 	}
-	return serveSite(ctx, *port, []string{*out, *results, repo}, index, stdout)
+	return serveSite(ctx, *port, root, index, stdout)
 }
 
 // checkSiteOut refuses an -out whose publication would replace more than
@@ -123,11 +130,7 @@ func provenance(results string) (repo, commit string) {
 // serveSite serves the nearest dir holding the site, the results and the
 // repository (the site links all three by relative paths) on 127.0.0.1
 // only, until ctx ends or the process is interrupted.
-func serveSite(ctx context.Context, port int, dirs []string, index string, stdout io.Writer) error {
-	root, err := commonDir(dirs)
-	if err != nil {
-		return err
-	}
+func serveSite(ctx context.Context, port int, root, index string, stdout io.Writer) error {
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -148,6 +151,21 @@ func serveSite(ctx context.Context, port int, dirs []string, index string, stdou
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// serveRoot is the dir -serve serves: the deepest one holding the site,
+// the results and the repository, since the site links all three by
+// relative paths. It refuses the file system's root.
+func serveRoot(out, results, repo string) (string, error) {
+	root, err := commonDir([]string{out, results, repo})
+	if err != nil {
+		return "", err
+	}
+	if filepath.Dir(root) == root {
+		// Serving / would hand the whole file system to any local process.
+		return "", fmt.Errorf("%w: -serve serves the dir that holds the site, the results and the lessons, and here that is %s: keep -out inside the repository (default results/site)", errUsage, root)
+	}
+	return root, nil
 }
 
 // commonDir is the deepest dir holding every one of dirs.

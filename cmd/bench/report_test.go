@@ -33,16 +33,20 @@ func TestReportRefusesBadInput(t *testing.T) {
 		results, out    string
 		want            string
 		outMustNotExist bool
+		flags           []string
 	}{
-		{"no matrix", empty, filepath.Join(root, "site1"), "has no correctness.json", true},
-		{"a matrix that does not decode", broken, filepath.Join(root, "site2"), "decode", true},
-		{"the site over its own results", broken, broken, "would replace the results", false},
-		{"the site over a dir of other files", empty, other, "not a site this command wrote", false},
+		{"no matrix", empty, filepath.Join(root, "site1"), "has no correctness.json", true, nil},
+		{"a matrix that does not decode", broken, filepath.Join(root, "site2"), "decode", true, nil},
+		{"the site over its own results", broken, broken, "would replace the results", false, nil},
+		{"the site over a dir of other files", empty, other, "not a site this command wrote", false, nil},
+		// The committed results in the repository and a site in a temp dir
+		// share only /, which -serve must not serve.
+		{"serving a site far from its results", "../../results", filepath.Join(root, "site3"), "keep -out inside the repository", true, []string{"-serve"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(context.Background(), []string{"report", "-results", tc.results, "-out", tc.out}, &stdout, &stderr)
+			err := run(context.Background(), append([]string{"report", "-results", tc.results, "-out", tc.out}, tc.flags...), &stdout, &stderr)
 			if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("report: %v, want a usage error saying %q", err, tc.want)
 			}
