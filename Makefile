@@ -6,8 +6,16 @@ GO ?= go
 # and fault timing is judged in real time, so packages must not starve each other
 # on a 2-core machine. The verdict matrix takes most of the run either way.
 TESTFLAGS ?= -count=1 -timeout 60m -p 1
+# Files tests keep for a person to look at (t.ArtifactDir: the report
+# site's screenshots from the browser test) land under here.
+ARTIFACTS ?= $(CURDIR)/test-artifacts
 
-.PHONY: setup test bench matrix mutants vet fmt lint
+.PHONY: setup test bench matrix mutants vet fmt lint report
+
+# The results as one static site (results/site/index.html), rendered from
+# the JSON the long commands write; each of them runs it after its run.
+report:
+	$(GO) run ./cmd/bench report
 
 # staticcheck pinned here, run with `go run` so it needs no install and adds
 # nothing to go.mod (v0.8.x is the release that knows go 1.26).
@@ -22,7 +30,8 @@ setup:
 MUTANTTAGS ?= -tags mutants
 
 test: setup lint
-	$(GO) test $(TESTFLAGS) ./...
+	@mkdir -p $(ARTIFACTS)
+	$(GO) test $(TESTFLAGS) -artifacts -outputdir $(ARTIFACTS) ./...
 	$(GO) test $(TESTFLAGS) $(MUTANTTAGS) ./impls/mutant/
 
 # Fails when gofmt would change a file, when go.mod/go.sum are not tidy, or
@@ -43,10 +52,12 @@ bench: setup
 	@# container network costs per acquisition. Skipped, saying so, without an engine.
 	@if docker info >/dev/null 2>&1; then $(GO) run ./cmd/bench bench -servers containers -quick; \
 	else echo "no Docker engine answers: container-mode figures (results/containers/) skipped"; fi
+	$(GO) run ./cmd/bench report
 
 # Every lock under every fault: results/correctness.md and counterexamples.
 matrix: setup
 	$(GO) run ./cmd/bench matrix
+	$(GO) run ./cmd/bench report
 
 vet:
 	$(GO) vet ./...
@@ -58,8 +69,11 @@ fmt:
 # Every mutant (our correct locks broken on purpose, impls/mutant) on every
 # cell of its lock: results/mutants.md; fails if a mutant survives. Only a
 # bench built with the mutants tag holds them.
+# The site is rendered whatever the verdict: a surviving mutant (exit 1)
+# is what a reader most needs to see; the target still fails after it.
 mutants: setup
-	$(GO) run $(MUTANTTAGS) ./cmd/bench mutants
+	@status=0; $(GO) run $(MUTANTTAGS) ./cmd/bench mutants || status=$$?; \
+		$(GO) run ./cmd/bench report && exit $$status
 
 lessons: setup
 	$(GO) run ./cmd/bench lessons
@@ -72,4 +86,5 @@ lessons: setup
 EXPLOREFLAGS ?= -duration 2m -seed 1 -shrink-time 2m -rerun-without server-clock-jump,server-restart-empty
 explore: setup
 	$(GO) run ./cmd/bench explore -impl all $(EXPLOREFLAGS) -out results/explore
+	$(GO) run ./cmd/bench report
 .PHONY: explore

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the lab needs: the servers it starts itself (Redis, ZooKeeper
 # and Java for it, PostgreSQL), the tools for its network namespaces
-# (iproute2, iptables), and, for container mode, a Docker engine,
-# docker-compose and debootstrap. On Debian/Ubuntu it installs what is missing
+# (iproute2, iptables), Chromium for the report site's browser test, and, for
+# container mode, a Docker engine, docker-compose and debootstrap. On Debian/Ubuntu it installs what is missing
 # with apt-get; elsewhere it prints what local mode lacks and stops (container
 # mode, LOCKLAB_SERVERS=containers, needs only a Docker engine). Then, for
 # container mode, it makes sure a Docker engine answers (starting dockerd when
@@ -41,6 +41,8 @@ if ! command -v docker-compose >/dev/null 2>&1 && ! docker compose version >/dev
 	extra+=(docker-compose)
 fi
 command -v debootstrap >/dev/null 2>&1 || extra+=(debootstrap)
+# The report site's browser test (report/site) opens it in headless Chromium.
+command -v chromium >/dev/null 2>&1 || extra+=(chromium)
 
 sudo=""
 if [ "$(id -u)" != 0 ]; then

@@ -45,33 +45,9 @@ type tableOptions struct {
 	Out          string
 }
 
-// exploreRow is one line of results/explore/README.md and one element of
-// its explore.json.
-type exploreRow struct {
-	Impl    string   `json:"impl"`
-	Broken  bool     `json:"broken,omitempty"` // registered as BROKEN (a control or a known-bad lock)
-	Fixed   string   `json:"fixed,omitempty"`  // a fixed schedule in place of a random one
-	Without []string `json:"without,omitempty"`
-	// Skipped says why the lock was not explored at all.
-	Skipped  string          `json:"skipped,omitempty"`
-	Minutes  float64         `json:"minutes_explored,omitempty"`
-	Faults   int             `json:"faults_scheduled,omitempty"`
-	Injected map[string]int  `json:"injected,omitempty"`
-	Sections int             `json:"sections,omitempty"`
-	Unknown  int             `json:"unknown,omitempty"`
-	Verdict  checker.Verdict `json:"verdict,omitempty"`
-	Detail   string          `json:"detail,omitempty"`
-	// On a counterexample: the minimal schedule, its files (relative to
-	// the output directory), and the verdicts of replaying it after
-	// shrinking.
-	MinimalFaults   int               `json:"minimal_faults,omitempty"`
-	MinimalDuration string            `json:"minimal_duration,omitempty"`
-	ShrinkOutOfTime bool              `json:"shrink_out_of_time,omitempty"`
-	Schedule        string            `json:"schedule,omitempty"`
-	History         string            `json:"history,omitempty"`
-	Timeline        string            `json:"timeline,omitempty"`
-	Replays         []checker.Verdict `json:"replays,omitempty"`
-}
+// exploreRow is one row of explore.json (engine.ExploreRow, where the
+// report site reads it too).
+type exploreRow = engine.ExploreRow
 
 // exploreTable explores each lock in turn (and the fixed rows), then
 // writes README.md and explore.json with every counterexample the table
@@ -272,14 +248,8 @@ func rel(dir, path string) string {
 
 // writeExploreTable writes README.md and explore.json into dir.
 func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed time.Duration) error {
-	data, err := json.MarshalIndent(struct {
-		Seed     int64        `json:"seed"`
-		TTL      string       `json:"ttl"`
-		Clients  int          `json:"clients"`
-		Duration string       `json:"duration"`
-		Note     string       `json:"note"`
-		Rows     []exploreRow `json:"rows"`
-	}{o.Seed, o.TTL.String(), o.Clients, o.Duration.String(), seedNote, rows}, "", "  ")
+	data, err := json.MarshalIndent(engine.ExploreTable{Seed: o.Seed, TTL: o.TTL.String(), Clients: o.Clients,
+		Duration: o.Duration.String(), Note: seedNote, Rows: rows}, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,8 @@ var layers = [][]string{
 	{"scenarios"},
 	{"benchmark"},
 	{"lessons"},
+	// The report site renders every result above and links the lessons.
+	{"report/site"},
 	{"cmd/bench"},
 }
 

@@ -75,6 +75,9 @@ commands:
                             rerun the lessons' scenarios and regenerate docs/lessons/ and README's table
   bench [-quick] [-impl a,b] [-workload w,x] [-out results]
                             measure every implementation and peer, write results/bench.{md,json} and charts
+  report [-results results] [-out results/site] [-serve] [-port N]
+                            render the results as a static site (open results/site/index.html);
+                            -serve serves it on 127.0.0.1
 
 servers: by default the lab starts its own as local processes; with LOCKLAB_SERVERS=containers
 (or -servers containers on check and bench) as Docker containers built from docker/; to use
@@ -103,6 +106,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return mutantsCmd(ctx, args[1:], stdout, stderr)
 	case "explore":
 		return exploreCmd(ctx, args[1:], stdout, stderr)
+	case "report":
+		return reportCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -25,35 +25,13 @@ import (
 	"github.com/locklab/locklab/scenarios"
 )
 
-// MutantCell is one cell of a mutant's lock, run with the mutant live (or
-// not run, with the reason).
-type MutantCell struct {
-	Cell     string             `json:"cell"`
-	Expected scenarios.Verdict  `json:"expected"`
-	Verdict  scenarios.Verdict  `json:"verdict,omitempty"` // with the mutant live; "" when not run
-	Caught   bool               `json:"caught"`
-	NotRun   string             `json:"not_run,omitempty"` // why the cell was not run
-	Seed     int64              `json:"seed,omitempty"`
-	Sections int                `json:"sections_checked,omitempty"`
-	Grants   int                `json:"grants_after_fault,omitempty"`
-	Detail   string             `json:"detail,omitempty"`
-	Figures  map[string]float64 `json:"figures,omitempty"`
-	Seconds  float64            `json:"seconds,omitempty"`
-	// Unmutated is the same cell's verdict with no mutant, run right after
-	// a catch so that the catch is the mutant's doing and not the cell's.
-	Unmutated scenarios.Verdict `json:"unmutated,omitempty"`
-}
-
-// MutantResult is one row of results/mutants.json.
-type MutantResult struct {
-	Mutant   string       `json:"mutant"`
-	Lock     string       `json:"lock"`
-	Breaks   string       `json:"breaks"`
-	Catcher  string       `json:"designed_catcher"`
-	Caught   bool         `json:"caught"`
-	CaughtBy []string     `json:"caught_by"`
-	Cells    []MutantCell `json:"cells"`
-}
+// The rows of results/mutants.json; their types live in package
+// scenarios so that the report site, built without the mutants tag, reads
+// the same ones.
+type (
+	MutantCell   = scenarios.MutantCell
+	MutantResult = scenarios.MutantResult
+)
 
 func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)

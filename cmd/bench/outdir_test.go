@@ -79,6 +79,7 @@ func TestBadOutRefusedFirst(t *testing.T) {
 		// untagged one refuses it before anything else (mutants_untagged.go).
 		{"bench", "-quick", "-impl", "redis-setnx-px", "-out", bad},
 		{"lessons", "-no-run", "-dir", bad},
+		{"report", "-out", bad},
 	}
 	for _, args := range tests {
 		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {

@@ -1,0 +1,272 @@
+package site
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/locklab/locklab/benchmark"
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/engine"
+	"github.com/locklab/locklab/lessons"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// frontPage is index.html: the verdict matrix, the benchmark's targets and
+// charts, the explore table and the mutation table.
+type frontPage struct {
+	page
+	Scenarios []string
+	Rows      []matrixRow
+	Cells     int
+	Differing []gridEntry // the cells whose verdict is not the expected one
+	Bench     *benchView
+	Explore   *exploreView
+	Mutants   []mutantRow
+	HasMutant bool
+}
+
+type matrixRow struct {
+	Impl     string
+	LockHref string
+	Columns  [][]gridEntry // per scenario: without fencing, then with
+}
+
+type gridEntry struct {
+	Name    string // the cell, as the matrix names it
+	Fenced  bool
+	V       verdictView
+	Href    string
+	Summary string // the tooltip: expectation and agreement
+}
+
+func newGridEntry(l links, from string, c scenarios.CellResult) gridEntry {
+	v := newVerdict(c.Verdict, c.Expected)
+	agrees := "agrees"
+	if !v.Agrees {
+		agrees = "differs"
+	}
+	return gridEntry{Name: cellName(c), Fenced: c.Fencing, V: v, Href: l.page(from, cellPage(c)),
+		Summary: fmt.Sprintf("%s: %s, expected %s (%s)", cellName(c), c.Verdict, c.Expected, agrees)}
+}
+
+// columns orders the matrix's scenarios as the README's table does (the
+// lessons' key scenarios), then the rest in the order the matrix ran them.
+func columns(m []scenarios.CellResult) []string {
+	var seen []string
+	for _, c := range m {
+		if !slices.Contains(seen, c.Scenario) {
+			seen = append(seen, c.Scenario)
+		}
+	}
+	var out []string
+	for _, s := range lessons.KeyScenarios {
+		if slices.Contains(seen, s) {
+			out = append(out, s)
+		}
+	}
+	for _, s := range seen {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// impls lists the matrix's locks in the order it ran them.
+func implOrder(m []scenarios.CellResult) []string {
+	var out []string
+	for _, c := range m {
+		if !slices.Contains(out, c.Impl) {
+			out = append(out, c.Impl)
+		}
+	}
+	return out
+}
+
+func buildFront(r *Results, l links, p page) frontPage {
+	f := frontPage{page: p, Scenarios: columns(r.Matrix), Cells: len(r.Matrix)}
+	for _, impl := range implOrder(r.Matrix) {
+		row := matrixRow{Impl: impl, LockHref: l.page(p.Path, lockPage(impl)), Columns: make([][]gridEntry, len(f.Scenarios))}
+		for _, c := range r.Matrix {
+			if c.Impl != impl {
+				continue
+			}
+			i := slices.Index(f.Scenarios, c.Scenario)
+			row.Columns[i] = append(row.Columns[i], newGridEntry(l, p.Path, c))
+		}
+		for _, col := range row.Columns {
+			slices.SortStableFunc(col, func(a, b gridEntry) int { return boolCmp(a.Fenced, b.Fenced) })
+		}
+		f.Rows = append(f.Rows, row)
+	}
+	for _, c := range r.Matrix {
+		if e := newGridEntry(l, p.Path, c); !e.V.Agrees {
+			f.Differing = append(f.Differing, e)
+		}
+	}
+	if r.Bench != nil {
+		b := buildBench(r.Bench, l, p.Path)
+		f.Bench = &b
+	}
+	if r.Explore != nil {
+		x := buildExplore(r.Explore, l, p.Path, "")
+		f.Explore = &x
+	}
+	f.HasMutant = r.Mutants != nil
+	f.Mutants = buildMutants(r.Mutants, l, p.Path, "")
+	return f
+}
+
+func boolCmp(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
+}
+
+// benchView is the benchmark's targets and charts.
+type benchView struct {
+	Date, Command string
+	Targets       []targetRow
+	Charts        []chart
+}
+
+type targetRow struct {
+	Name, Impl, ImplHref, Peer, Workload string
+	Want, Measured, Met, Reach, Note     string
+	Short                                bool
+}
+
+type chart struct{ Name, Src string }
+
+func buildBench(b *benchmark.Report, l links, from string) benchView {
+	v := benchView{Date: b.Date, Command: b.Command}
+	for _, t := range b.Targets {
+		want := "≥ "
+		if t.AtMost {
+			want = "≤ "
+		}
+		v.Targets = append(v.Targets, targetRow{Name: t.Name, Impl: t.Impl, ImplHref: l.page(from, lockPage(t.Impl)),
+			Peer: t.Peer, Workload: t.Workload, Want: want + figure(t.Want), Measured: stat(t.Ratio),
+			Met: t.Met, Short: strings.HasPrefix(t.Met, "short"), Reach: t.Reach, Note: t.Note})
+	}
+	for _, c := range b.Charts {
+		v.Charts = append(v.Charts, chart{Name: strings.TrimSuffix(c, ".svg"), Src: l.result(from, c)})
+	}
+	return v
+}
+
+// stat is a median with its interval, as the benchmark's report writes it.
+func stat(s benchmark.Stat) string {
+	if s.CILo != nil && s.CIHi != nil {
+		return fmt.Sprintf("%s [%s, %s]", figure(s.Median), figure(*s.CILo), figure(*s.CIHi))
+	}
+	return figure(s.Median)
+}
+
+// figure prints a number with three significant digits, or as a whole
+// number when it is large.
+func figure(x float64) string {
+	if x >= 1000 || x <= -1000 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.3g", x)
+}
+
+// exploreView is explore.json's table.
+type exploreView struct {
+	Seed     int64
+	TTL      string
+	Clients  int
+	Duration string
+	Note     string
+	Rows     []exploreRow
+}
+
+type exploreRow struct {
+	Impl, ImplHref, Variant, Skipped string
+	Verdict                          checker.Verdict
+	Class                            string
+	Sections, Unknown, Faults        int
+	Injected, Detail                 string
+	Minimal                          string
+	Replays                          string
+	Reproduced                       bool
+	HasReplays                       bool
+	Timeline, Schedule, History      string
+}
+
+// buildExplore renders the explore table; only, when set, keeps one lock's rows.
+func buildExplore(x *engine.ExploreTable, l links, from, only string) exploreView {
+	v := exploreView{Seed: x.Seed, TTL: x.TTL, Clients: x.Clients, Duration: x.Duration, Note: x.Note}
+	dir := func(f string) string {
+		if f == "" {
+			return ""
+		}
+		return l.result(from, "explore/"+f)
+	}
+	for _, r := range x.Rows {
+		if only != "" && r.Impl != only {
+			continue
+		}
+		row := exploreRow{Impl: r.Impl, ImplHref: l.page(from, lockPage(r.Impl)), Skipped: r.Skipped,
+			Verdict: r.Verdict, Class: verdictClass(r.Verdict), Sections: r.Sections, Unknown: r.Unknown,
+			Faults: r.Faults, Injected: strings.Join(engine.Tally(r.Injected), ", "), Detail: r.Detail,
+			Timeline: dir(r.Timeline), Schedule: dir(r.Schedule), History: dir(r.History)}
+		if r.Fixed != "" {
+			row.Variant = "fixed " + r.Fixed
+		}
+		if len(r.Without) > 0 {
+			row.Variant = "without " + strings.Join(r.Without, ", ")
+		}
+		if r.Schedule != "" {
+			row.Minimal = fmt.Sprintf("%d fault(s) in %s", r.MinimalFaults, r.MinimalDuration)
+			if r.ShrinkOutOfTime {
+				row.Minimal += " (shrinking ran out of time)"
+			}
+		}
+		if len(r.Replays) > 0 {
+			var rs []string
+			for _, v := range r.Replays {
+				rs = append(rs, string(v))
+			}
+			row.Replays, row.HasReplays = strings.Join(rs, ", "), true
+			row.Reproduced = checker.Reproduced(r.Verdict, r.Replays...)
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	return v
+}
+
+// mutantRow is one mutant and what caught it. Caught is the mutants
+// command's record of checker.Caught, not decided here.
+type mutantRow struct {
+	Mutant, Lock, LockHref, Breaks, Catcher string
+	Caught                                  bool
+	CaughtBy                                string
+	Run, NotRun                             int
+}
+
+func buildMutants(ms []scenarios.MutantResult, l links, from, only string) []mutantRow {
+	var out []mutantRow
+	for _, m := range ms {
+		if only != "" && m.Lock != only {
+			continue
+		}
+		row := mutantRow{Mutant: m.Mutant, Lock: m.Lock, LockHref: l.page(from, lockPage(m.Lock)), Breaks: m.Breaks,
+			Catcher: m.Catcher, Caught: m.Caught, CaughtBy: strings.Join(m.CaughtBy, ", ")}
+		for _, c := range m.Cells {
+			if c.NotRun != "" {
+				row.NotRun++
+			} else {
+				row.Run++
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}

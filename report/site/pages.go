@@ -1,0 +1,43 @@
+package site
+
+import (
+	"github.com/locklab/locklab/scenarios"
+)
+
+// The site's files: the front page, a page per lock, a page per cell.
+const indexPage = "index.html"
+
+func lockPage(impl string) string { return "locks/" + impl + ".html" }
+
+// cellPage names a cell's page by its lock, scenario and fencing, the
+// three things that make a cell.
+func cellPage(c scenarios.CellResult) string {
+	name := c.Impl + "--" + c.Scenario
+	if c.Fencing {
+		name += "--fenced"
+	}
+	return "cells/" + name + ".html"
+}
+
+// cellName is a cell as the matrix's report names it.
+func cellName(c scenarios.CellResult) string {
+	name := c.Impl + " / " + c.Scenario
+	if c.Fencing {
+		name += " / fenced"
+	}
+	return name
+}
+
+// page is what every page shares: its place in the site, its title, and
+// the links of the header and footer.
+type page struct {
+	Path   string // in the site, slash-separated
+	Title  string
+	Home   string // href of the front page
+	Footer footer
+}
+
+type footer struct {
+	Commit  string
+	Command string
+}

@@ -1,0 +1,121 @@
+package site
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/locklab/locklab/benchmark"
+	"github.com/locklab/locklab/engine"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// The files of a results dir the site reads, relative to it.
+const (
+	CorrectnessFile = "correctness.json"
+	BenchFile       = "bench.json"
+	ExploreFile     = "explore/explore.json"
+	MutantsFile     = "mutants.json"
+)
+
+// Results is what the site renders: the JSON every long command writes,
+// decoded into the types those commands write it from. Only the matrix is
+// required; a results dir without a benchmark, explore or mutants run
+// renders those sections as not run yet.
+type Results struct {
+	// Dir is the results dir the files were read from; every file the
+	// JSON names (counterexamples, charts) is relative to it.
+	Dir     string
+	Matrix  []scenarios.CellResult
+	Bench   *benchmark.Report        // nil: no bench.json
+	Explore *engine.ExploreTable     // nil: no explore/explore.json
+	Mutants []scenarios.MutantResult // nil: no mutants.json
+}
+
+// Load reads the results in dir. A missing matrix, a file that does not
+// decode, or a file the results name that is not there is an error naming
+// the file: a site with a dead link or a silently empty table would be
+// worse than none.
+func Load(dir string) (*Results, error) {
+	r := &Results{Dir: dir}
+	found, err := readJSON(dir, CorrectnessFile, &r.Matrix)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("%s has no %s: run `go run ./cmd/bench matrix` first", dir, CorrectnessFile)
+	}
+	if len(r.Matrix) == 0 {
+		return nil, fmt.Errorf("%s: no cells", filepath.Join(dir, CorrectnessFile))
+	}
+	var b benchmark.Report
+	if found, err := readJSON(dir, BenchFile, &b); err != nil {
+		return nil, err
+	} else if found {
+		r.Bench = &b
+	}
+	var x engine.ExploreTable
+	if found, err := readJSON(dir, ExploreFile, &x); err != nil {
+		return nil, err
+	} else if found {
+		r.Explore = &x
+	}
+	if _, err := readJSON(dir, MutantsFile, &r.Mutants); err != nil {
+		return nil, err
+	}
+	if err := r.checkFiles(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// readJSON decodes dir/name into v; found is false when there is no file.
+func readJSON(dir, name string, v any) (found bool, err error) {
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read results: %w", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return true, fmt.Errorf("decode %s: %w", p, err)
+	}
+	return true, nil
+}
+
+// checkFiles makes sure every file the results link exists.
+func (r *Results) checkFiles() error {
+	need := map[string]string{} // path relative to Dir -> who names it
+	for _, c := range r.Matrix {
+		for _, f := range []string{c.Counterexample, c.History} {
+			if f != "" {
+				need[f] = CorrectnessFile
+			}
+		}
+	}
+	if r.Bench != nil {
+		for _, f := range r.Bench.Charts {
+			need[f] = BenchFile
+		}
+	}
+	if r.Explore != nil {
+		for _, row := range r.Explore.Rows {
+			for _, f := range []string{row.Schedule, row.History, row.Timeline} {
+				if f != "" {
+					need[filepath.ToSlash(filepath.Join(filepath.Dir(ExploreFile), f))] = ExploreFile
+				}
+			}
+		}
+	}
+	for f, by := range need {
+		if _, err := os.Stat(filepath.Join(r.Dir, filepath.FromSlash(f))); err != nil {
+			return fmt.Errorf("%s names %s, which is not there: %w", filepath.Join(r.Dir, filepath.FromSlash(by)), f, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package site
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLoadRefusesBadResults: each way a results dir can be wrong is an
+// error naming the file, never a site with a hole in it.
+func TestLoadRefusesBadResults(t *testing.T) {
+	cell := `[{"impl":"none","scenario":"contention","verdict":"unsafe","expected":"unsafe","runs":1,"run_verdicts":["unsafe"],"seeds":[1],"counterexample":"counterexamples/x.html"}]`
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string // in the error
+	}{
+		{"no matrix", map[string]string{"bench.json": "{}"}, "has no correctness.json"},
+		{"a matrix that does not decode", map[string]string{"correctness.json": "{"}, "decode"},
+		{"an empty matrix", map[string]string{"correctness.json": "[]"}, "no cells"},
+		{"a counterexample that is not there", map[string]string{"correctness.json": cell}, "names counterexamples/x.html, which is not there"},
+		{"a chart that is not there", map[string]string{"correctness.json": cell, "counterexamples/x.html": "<html>",
+			"bench.json": `{"charts":["pairs.svg"]}`}, "names pairs.svg"},
+		{"explore that does not decode", map[string]string{"correctness.json": cell, "counterexamples/x.html": "<html>",
+			"explore/explore.json": `{"rows":7}`}, "explore.json"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range tc.files {
+				p := filepath.Join(dir, filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := Load(dir)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Load: %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
