@@ -71,6 +71,12 @@ commands:
                             break each of our correct locks in a known way (LOCKLAB_MUTANT) and run
                             its cells; write results/mutants.{md,json}; exit 1 if a mutant survives;
                             needs a bench built with -tags mutants (make mutants)
+  merge [-out DIR] PATH...
+                            put a sharded run back together: matrix, explore -impl all and mutants
+                            take -shard i/n (needs -seed) and write a partial result to -out; merge
+                            reads the partials (files, or directories of them), refuses a set that
+                            is not every shard of one run (one command, commit and options), and
+                            writes the results an unsharded run writes
   lessons [-page FILE,...] [-no-run]
                             rerun the lessons' scenarios and regenerate docs/lessons/ and README's table
   bench [-quick] [-impl a,b] [-workload w,x] [-out results]
@@ -103,6 +109,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return mutantsCmd(ctx, args[1:], stdout, stderr)
 	case "explore":
 		return exploreCmd(ctx, args[1:], stdout, stderr)
+	case "merge":
+		return mergeCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
