@@ -69,6 +69,11 @@ func (p *Partial) Write(dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("write partial result: %w", err)
 	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
 	if _, err := tmp.Write(append(data, '\n')); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
@@ -159,7 +164,7 @@ func Combine(parts []Loaded) (Run, error) {
 	first := parts[0]
 	for _, p := range parts[1:] {
 		if p.Command != first.Command {
-			return Run{}, fmt.Errorf("%s is a %s shard but %s is a %s shard: merge one command's shards at a time",
+			return Run{}, fmt.Errorf("%s is a shard of bench %s but %s one of bench %s: merge one command's shards at a time",
 				first.Path, first.Command, p.Path, p.Command)
 		}
 		if p.Commit != first.Commit {

@@ -25,10 +25,20 @@ import (
 // variable so a test can make shards of another commit.
 var buildCommit = commitOfBuild
 
-// commitOfBuild reads the commit from the binary's VCS stamp (`go build`
-// in a git checkout stamps it), or asks git where there is none (a test
-// binary, `go run`); "+modified" marks a tree with uncommitted changes.
+// labCommit is the commit, when the build names it:
+// `go build -ldflags "-X main.labCommit=$(git rev-parse HEAD)"`, for an
+// image built from a tree without its .git (deploy/), or where
+// GOFLAGS=-buildvcs=false keeps Go from stamping it.
+var labCommit string
+
+// commitOfBuild reads the commit from the build (labCommit, or the
+// binary's VCS stamp: `go build` in a git checkout stamps it), or asks git
+// in the working directory where there is none (a test binary, `go run`);
+// "+modified" marks a tree with uncommitted changes.
 func commitOfBuild() (string, error) {
+	if labCommit != "" {
+		return labCommit, nil
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		rev, modified := "", false
 		for _, s := range bi.Settings {
@@ -48,7 +58,7 @@ func commitOfBuild() (string, error) {
 	}
 	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
-		return "", fmt.Errorf("a sharded run names its commit, and this bench cannot tell it (no VCS stamp in the binary; git rev-parse HEAD: %v): build bench with `go build` in a git checkout", err)
+		return "", fmt.Errorf("a sharded run names its commit, and this bench cannot tell it (no -X main.labCommit and no VCS stamp in the binary; git rev-parse HEAD in the working directory: %v): build bench with `go build -ldflags \"-X main.labCommit=$(git rev-parse HEAD)\"`", err)
 	}
 	rev := strings.TrimSpace(string(out))
 	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
