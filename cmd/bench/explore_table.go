@@ -65,12 +65,14 @@ type exploreOptions struct {
 	ReplayChecks int      `json:"replay_checks"`
 	Without      []string `json:"rerun_without"`
 	Servers      string   `json:"servers"`
+	// Hosts: whether the lab's own hosts were available (see hostsAvailable).
+	Hosts bool `json:"hosts"`
 }
 
 func (o tableOptions) record() exploreOptions {
 	return exploreOptions{Impls: o.Impls, Seed: o.Seed, TTL: o.TTL.String(), Clients: o.Clients, Duration: o.Duration.String(),
 		Kinds: o.Kinds, Replays: o.Replays, ShrinkBudget: o.ShrinkBudget.String(), ReplayChecks: o.ReplayChecks,
-		Without: o.Without, Servers: serversMode()}
+		Without: o.Without, Servers: serversMode(), Hosts: hostsAvailable()}
 }
 
 // tableOptions reads back the options a shard recorded.

@@ -91,7 +91,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var partial *shard.Partial
 	if sh.Sharded() {
 		partial, err = newPartial("matrix", *sh, *seed, args, matrixOptions{Impls: implNames, Scenarios: scenarioNames,
-			Runs: *runs, TTL: ttl.String(), Seed: *seed, Servers: serversMode()}, len(cells))
+			Runs: *runs, TTL: ttl.String(), Seed: *seed, Servers: serversMode(), Hosts: hostsAvailable()}, len(cells))
 		if err != nil {
 			return err
 		}
@@ -223,6 +223,8 @@ type matrixOptions struct {
 	TTL       string   `json:"ttl"`
 	Seed      int64    `json:"seed"`
 	Servers   string   `json:"servers"`
+	// Hosts: whether the lab's own hosts were available (see hostsAvailable).
+	Hosts bool `json:"hosts"`
 }
 
 // mergeMatrix writes the matrix the shards of run make, as `bench matrix`

@@ -85,7 +85,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if sh.Sharded() {
 		var err error
 		partial, err = newPartial("mutants", *sh, *seed, args, mutantsOptions{Mutants: names, First: *first,
-			TTL: ttl.String(), Sections: *sections, Seed: *seed, Servers: serversMode()}, len(plans))
+			TTL: ttl.String(), Sections: *sections, Seed: *seed, Servers: serversMode(), Hosts: hostsAvailable()}, len(plans))
 		if err != nil {
 			return err
 		}

@@ -59,6 +59,8 @@ type mutantsOptions struct {
 	Sections int      `json:"sections"`
 	Seed     int64    `json:"seed"`
 	Servers  string   `json:"servers"`
+	// Hosts: whether the lab's own hosts were available (see hostsAvailable).
+	Hosts bool `json:"hosts"`
 }
 
 // publishMutants moves a written report from stage into out and sums it

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/shard"
 )
 
@@ -66,6 +67,11 @@ func commitOfBuild() (string, error) {
 	}
 	return rev, nil
 }
+
+// hostsAvailable says whether this machine can give the lab its own hosts
+// (root, ip, iptables): where it cannot, the scenarios and fault kinds
+// that need them do not apply, so the run holds other cells.
+func hostsAvailable() bool { return hosts.Available() == nil }
 
 // serversMode is where this run starts its servers, an option that
 // decides verdicts like any other.
