@@ -235,6 +235,15 @@ func TestShardedMatrixMergesToUnsharded(t *testing.T) {
 	}
 	benchRun(t, "merge", "-out", merged, parts)
 
+	sameMatrix(t, whole, merged)
+}
+
+// sameMatrix asserts that the matrix in merged (put together from shards)
+// is the one in whole (run unsharded): the same cells in the same order,
+// each with the same seeds and the same verdict, and the same report below
+// its header, every counterexample it links present.
+func sameMatrix(t *testing.T, whole, merged string) {
+	t.Helper()
 	read := func(dir string) ([]scenarios.CellResult, string) {
 		var cells []scenarios.CellResult
 		data, err := os.ReadFile(filepath.Join(dir, "correctness.json"))
