@@ -64,10 +64,10 @@ commands:
                             contend for one key while a seeded nemesis injects random faults; on a
                             counterexample shrink it to a minimal replayable schedule file; -impl all
                             (or a,b) explores each lock in turn and writes the table -out/README.md
-  matrix [-impl a,b] [-scenario x,y] [-runs N] [-ttl D] [-out results]
+  matrix [-impl a,b] [-scenario x,y] [-runs N] [-ttl D] [-shard i/n -seed N] [-out results]
                             run every implementation under every scenario that applies, with and
                             without fencing; write results/correctness.md, correctness.json, counterexamples/
-  mutants [-mutant a,b] [-first] [-list] [-out results]
+  mutants [-mutant a,b] [-first] [-list] [-shard i/n -seed N] [-out results]
                             break each of our correct locks in a known way (LOCKLAB_MUTANT) and run
                             its cells; write results/mutants.{md,json}; exit 1 if a mutant survives;
                             needs a bench built with -tags mutants (make mutants)
