@@ -123,3 +123,15 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(all, "\n")
 }
+
+// ServerImage is the tag of the lab's image of server ("redis",
+// "zookeeper", "postgres"), built from docker/ when the engine lacks it:
+// for a tool that runs the lab's own processes on the engine (the sharding
+// test runs bench in the Redis image), not for starting servers.
+func ServerImage(ctx context.Context, server string) (string, error) {
+	e, err := connectEngine(ctx)
+	if err != nil {
+		return "", err
+	}
+	return e.image(ctx, server)
+}

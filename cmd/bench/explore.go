@@ -37,6 +37,7 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	dry := fs.Bool("print-schedule", false, "print the schedule the seed draws and exit without running it")
 	fixed := fs.String("fixed", "", "run a fixed schedule in place of a random one: "+strings.Join(nemesis.FixedNames(), ", "))
 	replayChecks := fs.Int("replay-checks", 1, "with -impl all: replays of each minimal schedule after shrinking, as bench check -schedule runs it")
+	sh := shardFlag(fs)
 	without := fs.String("rerun-without", "", "with -impl all: comma-separated kinds; a lock whose minimal schedule uses only these is explored again without them (a second row)")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
@@ -54,12 +55,15 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := checkOutDir("out", *out); err != nil {
 			return err
 		}
-		if *seed == 0 {
+		if *seed == 0 && !sh.Sharded() {
 			*seed = time.Now().UnixNano()
 		}
 		return exploreTable(ctx, tableOptions{Impls: *implName, Seed: *seed, TTL: *ttl, Clients: *clients, Duration: *duration,
 			Kinds: cluster.SplitList(*kinds), Replays: *replays, ShrinkBudget: *shrinkTime, ReplayChecks: *replayChecks,
-			Without: cluster.SplitList(*without), Out: *out}, stdout, stderr)
+			Without: cluster.SplitList(*without), Out: *out, Shard: *sh, Args: args}, stdout, stderr)
+	}
+	if sh.Sharded() {
+		return fmt.Errorf("%w: -shard splits the table of -impl all (or a list); one lock's exploration is one cell", errUsage)
 	}
 	spec, err := impls.Lookup(*implName)
 	if err != nil {

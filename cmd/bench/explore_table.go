@@ -19,6 +19,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/report"
+	"github.com/locklab/locklab/shard"
 )
 
 // fixedRows are the fixed schedules the table runs besides each lock's
@@ -43,6 +44,52 @@ type tableOptions struct {
 	ReplayChecks int
 	Without      []string
 	Out          string
+	// Shard, when set, runs only the locks whose names hash to it and
+	// writes a partial result into Out; Args is the command line, which
+	// the partial names.
+	Shard shard.Shard
+	Args  []string
+}
+
+// exploreOptions are what decide an explore table's rows and verdicts:
+// the shards of one table agree on all of them.
+type exploreOptions struct {
+	Impls        string   `json:"impls"`
+	Seed         int64    `json:"seed"`
+	TTL          string   `json:"ttl"`
+	Clients      int      `json:"clients"`
+	Duration     string   `json:"duration"`
+	Kinds        []string `json:"kinds"`
+	Replays      int      `json:"replays"`
+	ShrinkBudget string   `json:"shrink_time"`
+	ReplayChecks int      `json:"replay_checks"`
+	Without      []string `json:"rerun_without"`
+	Servers      string   `json:"servers"`
+	// Hosts: whether the lab's own hosts were available (see hostsAvailable).
+	Hosts bool `json:"hosts"`
+}
+
+func (o tableOptions) record() exploreOptions {
+	return exploreOptions{Impls: o.Impls, Seed: o.Seed, TTL: o.TTL.String(), Clients: o.Clients, Duration: o.Duration.String(),
+		Kinds: o.Kinds, Replays: o.Replays, ShrinkBudget: o.ShrinkBudget.String(), ReplayChecks: o.ReplayChecks,
+		Without: o.Without, Servers: serversMode(), Hosts: hostsAvailable()}
+}
+
+// tableOptions reads back the options a shard recorded.
+func (r exploreOptions) tableOptions(out string) (tableOptions, error) {
+	o := tableOptions{Impls: r.Impls, Seed: r.Seed, Clients: r.Clients, Kinds: r.Kinds, Replays: r.Replays,
+		ReplayChecks: r.ReplayChecks, Without: r.Without, Out: out}
+	for _, d := range []struct {
+		s   string
+		dst *time.Duration
+	}{{r.TTL, &o.TTL}, {r.Duration, &o.Duration}, {r.ShrinkBudget, &o.ShrinkBudget}} {
+		v, err := time.ParseDuration(d.s)
+		if err != nil {
+			return o, fmt.Errorf("explore options: %w", err)
+		}
+		*d.dst = v
+	}
+	return o, nil
 }
 
 // exploreRow is one row of explore.json (engine.ExploreRow, where the
@@ -72,6 +119,13 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 	}
+	var partial *shard.Partial
+	if o.Shard.Sharded() {
+		var err error
+		if partial, err = newPartial("explore", o.Shard, o.Seed, o.Args, o.record(), len(specs)); err != nil {
+			return err
+		}
+	}
 	// The scratch dir is the lab's (package leftovers): a run ended by a
 	// signal or a failure removes it, a SIGKILLed one's goes at the next
 	// run's start.
@@ -83,7 +137,11 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 	logf := func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
 	started := time.Now()
 	var rows []exploreRow
-	for _, spec := range specs {
+	for pos, spec := range specs {
+		if !o.Shard.Owns(spec.Name) {
+			continue
+		}
+		firstRow := len(rows)
 		base := engine.ExploreOptions{Impl: spec, Seed: o.Seed, TTL: o.TTL, Clients: o.Clients, Duration: o.Duration,
 			Kinds: o.Kinds, Replays: o.Replays, ShrinkBudget: o.ShrinkBudget, OutDir: scratch, Logf: logf}
 		runs := []engine.ExploreOptions{base}
@@ -128,6 +186,19 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 				rows = append(rows, row)
 			}
 		}
+		if partial != nil {
+			// A lock's rows are one cell: its random row, its fixed rows
+			// and its row without some kinds.
+			if err := addCell(partial, spec.Name, pos, rows[firstRow:]); err != nil {
+				return err
+			}
+		}
+	}
+	if partial != nil {
+		if err := addFiles(partial, scratch, "", tableFiles); err != nil {
+			return err
+		}
+		return writePartial(partial, o.Out, started, stdout)
 	}
 	if err := writeExploreTable(scratch, o, rows, time.Since(started)); err != nil {
 		return err
@@ -139,6 +210,38 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 		return fmt.Errorf("write %s: %w", o.Out, err)
 	}
 	fmt.Fprintf(stdout, "table: %s\n", filepath.Join(o.Out, "README.md"))
+	return nil
+}
+
+// mergeExplore writes the table the shards of run make, as `bench
+// explore -impl all` would have written it unsharded.
+func mergeExplore(run shard.Run, stage, out string, stdout io.Writer) error {
+	var r exploreOptions
+	if err := json.Unmarshal(run.Options, &r); err != nil {
+		return fmt.Errorf("explore options: %w", err)
+	}
+	o, err := r.tableOptions(out)
+	if err != nil {
+		return err
+	}
+	var rows []exploreRow
+	for _, c := range run.Cells {
+		var lock []exploreRow
+		if err := json.Unmarshal(c.Result, &lock); err != nil {
+			return fmt.Errorf("lock %s: %w", c.Key, err)
+		}
+		rows = append(rows, lock...)
+	}
+	if err := writeFiles(stage, run.Files); err != nil {
+		return err
+	}
+	if err := writeExploreTable(stage, o, rows, time.Duration(run.Seconds*float64(time.Second))); err != nil {
+		return err
+	}
+	if _, err := report.Publish(stage, out, tableFiles); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	fmt.Fprintf(stdout, "table: %s\n", filepath.Join(out, "README.md"))
 	return nil
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"time"
+
+	"github.com/locklab/locklab/shard"
 )
 
 // The flags several commands share, each with one spelling and one meaning
@@ -33,4 +35,20 @@ func seedFlag(fs *flag.FlagSet, what string) *int64 {
 // work: checkOutDir).
 func outFlag(fs *flag.FlagSet, def, what string) *string {
 	return fs.String("out", def, "directory for "+what)
+}
+
+// shardFlag is -shard i/n: run only the cells whose key hashes to shard i
+// of n and write a partial result for `bench merge` (package shard). A bad
+// value is a usage error at parse time, before any work.
+func shardFlag(fs *flag.FlagSet) *shard.Shard {
+	s := new(shard.Shard)
+	fs.Func("shard", "run only shard `i/n` (0 <= i < n) of the cells, split by a hash of each cell's name, and write a partial result to -out for `bench merge`; needs -seed", func(v string) error {
+		p, err := shard.Parse(v)
+		if err != nil {
+			return err
+		}
+		*s = p
+		return nil
+	})
+	return s
 }

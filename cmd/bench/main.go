@@ -64,13 +64,19 @@ commands:
                             contend for one key while a seeded nemesis injects random faults; on a
                             counterexample shrink it to a minimal replayable schedule file; -impl all
                             (or a,b) explores each lock in turn and writes the table -out/README.md
-  matrix [-impl a,b] [-scenario x,y] [-runs N] [-ttl D] [-out results]
+  matrix [-impl a,b] [-scenario x,y] [-runs N] [-ttl D] [-shard i/n -seed N] [-out results]
                             run every implementation under every scenario that applies, with and
                             without fencing; write results/correctness.md, correctness.json, counterexamples/
-  mutants [-mutant a,b] [-first] [-list] [-out results]
+  mutants [-mutant a,b] [-first] [-list] [-shard i/n -seed N] [-out results]
                             break each of our correct locks in a known way (LOCKLAB_MUTANT) and run
                             its cells; write results/mutants.{md,json}; exit 1 if a mutant survives;
                             needs a bench built with -tags mutants (make mutants)
+  merge [-out DIR] PATH...
+                            put a sharded run back together: matrix, explore -impl all and mutants
+                            take -shard i/n (needs -seed) and write a partial result to -out; merge
+                            reads the partials (files, or directories of them), refuses a set that
+                            is not every shard of one run (one command, commit and options), and
+                            writes the results an unsharded run writes
   lessons [-page FILE,...] [-no-run]
                             rerun the lessons' scenarios and regenerate docs/lessons/ and README's table
   bench [-quick] [-impl a,b] [-workload w,x] [-out results]
@@ -108,6 +114,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return exploreCmd(ctx, args[1:], stdout, stderr)
 	case "report":
 		return reportCmd(ctx, args[1:], stdout, stderr)
+	case "merge":
+		return mergeCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/locklab/locklab/impls/mutant"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/shard"
 )
 
 // splitNames parses a comma list, checking each name with lookup.
@@ -45,7 +46,8 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	runs := fs.Int("runs", 3, "runs per cell, the same for every cell; one counterexample makes the cell unsafe, one inconclusive run keeps it from safe")
 	ttl := ttlFlag(fs, time.Second, "")
 	seed := seedFlag(fs, "base seed; run i of a cell uses seed+i")
-	out := outFlag(fs, "results", "correctness.md, correctness.json and counterexamples/")
+	out := outFlag(fs, "results", "correctness.md, correctness.json and counterexamples/ (with -shard: the partial result)")
+	sh := shardFlag(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -71,7 +73,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *runs < 1 || *ttl <= 0 {
 		return fmt.Errorf("%w: -runs must be at least 1 and -ttl positive", errUsage)
 	}
-	if *seed == 0 {
+	if *seed == 0 && !sh.Sharded() {
 		*seed = time.Now().UnixNano()
 	}
 	var specs []impls.Spec
@@ -85,6 +87,14 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if len(cells) == 0 {
 		return fmt.Errorf("%w: no scenario applies to the chosen implementations", errUsage)
+	}
+	var partial *shard.Partial
+	if sh.Sharded() {
+		partial, err = newPartial("matrix", *sh, *seed, args, matrixOptions{Impls: implNames, Scenarios: scenarioNames,
+			Runs: *runs, TTL: ttl.String(), Seed: *seed, Servers: serversMode(), Hosts: hostsAvailable()}, len(cells))
+		if err != nil {
+			return err
+		}
 	}
 
 	// Everything is written to a staging dir and moved into place at the
@@ -104,6 +114,9 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	for i, c := range cells {
+		if !sh.Owns(c.Name()) {
+			continue
+		}
 		exp, _ := c.Expect()
 		cellStart := time.Now()
 		outs, err := scenarios.RunCell(ctx, c, *runs, engine.Options{
@@ -149,6 +162,13 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		fmt.Fprintf(stderr, "[%d/%d] %-48s %-11s %5.1fs%s\n", i+1, len(cells), c.Name(), r.Verdict, r.Seconds, mark)
 		results = append(results, r)
+		if partial != nil {
+			// The cell's position in the whole run: its seed above is the
+			// unsharded run's, and the merge puts it back in its place.
+			if err := addCell(partial, c.Name(), i, r); err != nil {
+				return err
+			}
+		}
 	}
 	// Keep one counterexample per unsafe cell (the first run's), not every
 	// run's: the results stay a set a reader can open.
@@ -163,11 +183,25 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 		}
 	}
+	if partial != nil {
+		if err := addFiles(partial, ceDir, "counterexamples", []string{"*"}); err != nil {
+			return err
+		}
+		return writePartial(partial, *out, start, stdout)
+	}
 	cmdline := "go run ./cmd/bench matrix " + strings.Join(args, " ")
 	if err := writeMatrixReport(stage, results, cmdline, *ttl, *runs, *seed, time.Since(start)); err != nil {
 		return err
 	}
-	if _, err := report.Publish(stage, *out, []string{"correctness.md", "correctness.json", "counterexamples"}); err != nil {
+	return publishMatrix(stage, *out, results, stdout)
+}
+
+// matrixFiles are the entries of -out a matrix owns.
+var matrixFiles = []string{"correctness.md", "correctness.json", "counterexamples"}
+
+// publishMatrix moves a written matrix from stage into out and sums it up.
+func publishMatrix(stage, out string, results []scenarios.CellResult, stdout io.Writer) error {
+	if _, err := report.Publish(stage, out, matrixFiles); err != nil {
 		return err
 	}
 	mismatches := 0
@@ -177,8 +211,48 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	fmt.Fprintf(stdout, "cells: %d, as expected: %d, differing: %d\nreport: %s\n",
-		len(results), len(results)-mismatches, mismatches, filepath.Join(*out, "correctness.md"))
+		len(results), len(results)-mismatches, mismatches, filepath.Join(out, "correctness.md"))
 	return nil
+}
+
+// matrixOptions are what decide a matrix's cells and verdicts: the shards
+// of one matrix agree on all of them.
+type matrixOptions struct {
+	Impls     []string `json:"impls"`
+	Scenarios []string `json:"scenarios"`
+	Runs      int      `json:"runs"`
+	TTL       string   `json:"ttl"`
+	Seed      int64    `json:"seed"`
+	Servers   string   `json:"servers"`
+	// Hosts: whether the lab's own hosts were available (see hostsAvailable).
+	Hosts bool `json:"hosts"`
+}
+
+// mergeMatrix writes the matrix the shards of run make, as `bench matrix`
+// would have written it unsharded.
+func mergeMatrix(run shard.Run, stage, out string, stdout io.Writer) error {
+	var o matrixOptions
+	if err := json.Unmarshal(run.Options, &o); err != nil {
+		return fmt.Errorf("matrix options: %w", err)
+	}
+	ttl, err := time.ParseDuration(o.TTL)
+	if err != nil {
+		return fmt.Errorf("matrix options: %w", err)
+	}
+	results := make([]scenarios.CellResult, len(run.Cells))
+	for i, c := range run.Cells {
+		if err := json.Unmarshal(c.Result, &results[i]); err != nil {
+			return fmt.Errorf("cell %s: %w", c.Key, err)
+		}
+	}
+	if err := writeFiles(stage, run.Files); err != nil {
+		return err
+	}
+	cmdline := "go run ./cmd/bench matrix " + strings.Join(append(run.Args, "-out", out), " ")
+	if err := writeMatrixReport(stage, results, cmdline, ttl, o.Runs, o.Seed, time.Duration(run.Seconds*float64(time.Second))); err != nil {
+		return err
+	}
+	return publishMatrix(stage, out, results, stdout)
 }
 
 func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline string, ttl time.Duration, runs int, seed int64, took time.Duration) error {

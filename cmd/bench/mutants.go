@@ -4,15 +4,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,16 +18,8 @@ import (
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/mutant"
-	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
-)
-
-// The rows of results/mutants.json; their types live in package
-// scenarios so that the report site, built without the mutants tag, reads
-// the same ones.
-type (
-	MutantCell   = scenarios.MutantCell
-	MutantResult = scenarios.MutantResult
+	"github.com/locklab/locklab/shard"
 )
 
 func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -41,7 +30,8 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ttl := ttlFlag(fs, time.Second, "")
 	sections := fs.Int("sections", 1000, "critical sections per run")
 	seed := seedFlag(fs, "base seed")
-	out := outFlag(fs, "results", "mutants.md and mutants.json")
+	out := outFlag(fs, "results", "mutants.md and mutants.json (with -shard: the partial result)")
+	sh := shardFlag(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -64,7 +54,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *ttl <= 0 || *sections < 1 {
 		return fmt.Errorf("%w: -ttl must be positive and -sections at least 1", errUsage)
 	}
-	if *seed == 0 {
+	if *seed == 0 && !sh.Sharded() {
 		*seed = time.Now().UnixNano()
 	}
 	// Check every mutant's lock and cells before running anything, so bad
@@ -91,6 +81,15 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		})
 		plans = append(plans, plan{m, spec, cells})
 	}
+	var partial *shard.Partial
+	if sh.Sharded() {
+		var err error
+		partial, err = newPartial("mutants", *sh, *seed, args, mutantsOptions{Mutants: names, First: *first,
+			TTL: ttl.String(), Sections: *sections, Seed: *seed, Servers: serversMode(), Hosts: hostsAvailable()}, len(plans))
+		if err != nil {
+			return err
+		}
+	}
 
 	stage, err := leftovers.MakeDir("mutants")
 	if err != nil {
@@ -106,10 +105,12 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// mutants of one lock are caught by the same cells.
 	unmutated := map[string]scenarios.Verdict{}
 	var results []MutantResult
-	runNo := int64(0)
 	for pi, p := range plans {
+		if !sh.Owns(p.m.Name) {
+			continue
+		}
 		r := MutantResult{Mutant: p.m.Name, Lock: p.m.Lock, Breaks: p.m.Breaks, Catcher: p.m.Catcher, CaughtBy: []string{}}
-		for _, c := range p.cells {
+		for ci, c := range p.cells {
 			exp, err := c.Expect()
 			mc := MutantCell{Cell: cellLabel(c), Expected: exp.Verdict}
 			switch why := checker.CannotCatch(exp.Verdict); {
@@ -124,8 +125,10 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				r.Cells = append(r.Cells, mc)
 				continue
 			}
-			runNo++
-			mc.Seed = *seed + runNo
+			// From the mutant's and the cell's places alone, not from how
+			// many cells ran before (which -first and other shards
+			// decide): a shard runs each cell with the unsharded seed.
+			mc.Seed = *seed + int64(pi)*1000 + int64(ci) + 1
 			restore, err := mutant.Activate(p.m.Name)
 			if err != nil {
 				return err
@@ -184,27 +187,23 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprintf(stderr, "[%d/%d] %-30s SURVIVED every cell\n", pi+1, len(plans), p.m.Name)
 		}
 		results = append(results, r)
+		if partial != nil {
+			if err := addCell(partial, p.m.Name, pi, r); err != nil {
+				return err
+			}
+		}
+	}
+	if partial != nil {
+		// A survivor fails the merged run, not this shard: a failing
+		// shard would only be retried by a job engine.
+		return writePartial(partial, *out, start, stdout)
 	}
 
 	cmdline := strings.TrimSpace("go run -tags " + mutant.Tag + " ./cmd/bench mutants " + strings.Join(args, " "))
 	if err := writeMutantsReport(stage, results, cmdline, *ttl, *sections, *seed, time.Since(start)); err != nil {
 		return err
 	}
-	if _, err := report.Publish(stage, *out, []string{"mutants.md", "mutants.json"}); err != nil {
-		return err
-	}
-	var survivors []string
-	for _, r := range results {
-		if !r.Caught {
-			survivors = append(survivors, r.Mutant)
-		}
-	}
-	fmt.Fprintf(stdout, "mutants: %d, caught: %d, survived: %d\nreport: %s\n",
-		len(results), len(results)-len(survivors), len(survivors), filepath.Join(*out, "mutants.md"))
-	if len(survivors) > 0 {
-		return fmt.Errorf("%d mutant(s) survived every cell, each a missing scenario: %s", len(survivors), strings.Join(survivors, ", "))
-	}
-	return nil
+	return publishMutants(stage, *out, results, stdout)
 }
 
 // liveMutant names the mutant live in this process ("" for none): this
@@ -215,63 +214,4 @@ func liveMutant() (string, error) { return mutant.Live(), nil }
 // names it: "late-release", "pause-past-ttl/fenced".
 func cellLabel(c scenarios.Cell) string {
 	return strings.TrimPrefix(c.Name(), c.Impl.Name+"/")
-}
-
-func writeMutantsReport(dir string, results []MutantResult, cmdline string, ttl time.Duration, sections int, seed int64, took time.Duration) error {
-	js, err := json.MarshalIndent(results, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "mutants.json"), append(js, '\n'), 0o644); err != nil {
-		return err
-	}
-	var b strings.Builder
-	host, _ := os.Hostname()
-	fmt.Fprintf(&b, "# Mutants the matrix must catch\n\n")
-	fmt.Fprintf(&b, "Generated by `%s` on %s (%s, %d cores, host %s) in %v. TTL / session timeout %v, 8 clients, %d critical sections per run, one run per cell, base seed %d. Do not edit: rerun the command.\n\n",
-		cmdline, time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), host, took.Round(time.Second), ttl, sections, seed)
-	fmt.Fprintf(&b, "Each mutant is one of our correct locks broken on purpose in one small way, compiled in only under the build tag `%s` and live only under `%s=<name>` (package `impls/mutant`; worker processes inherit it). "+
-		"Each cell of the mutant's lock runs once with the mutant live. A cell **catches** the mutant when its verdict moves from what the lab expects of the correct lock (`scenarios` expectation table) to unsafe or stuck, "+
-		"and the same cell, run right after with no mutant, does not. A cell expected unsafe already, or whose fault does not reach the lock, cannot catch anything and is not run. "+
-		"A mutant no cell catches is a scenario the matrix is missing.\n\n", mutant.Tag, mutant.EnvVar)
-
-	summary := report.NewTable("mutant", "lock", "what it breaks", "caught by", "cells run", "not run")
-	for _, r := range results {
-		ran, notRun := 0, 0
-		for _, c := range r.Cells {
-			if c.NotRun == "" {
-				ran++
-			} else {
-				notRun++
-			}
-		}
-		by := "**SURVIVED**: a missing scenario"
-		if r.Caught {
-			by = strings.Join(r.CaughtBy, ", ")
-		}
-		summary.Row("`"+r.Mutant+"`", "`"+r.Lock+"`", r.Breaks, by, strconv.Itoa(ran), strconv.Itoa(notRun))
-	}
-	b.WriteString(summary.String())
-
-	fmt.Fprintf(&b, "\n## Every cell\n\nVerdict with the mutant live, beside the expectation for the correct lock; *unmutated* is the same cell's verdict without the mutant, run after each catch.\n\n")
-	for _, r := range results {
-		fmt.Fprintf(&b, "### `%s` (%s)\n\n%s. Designed to be caught by `%s`.\n\n", r.Mutant, r.Lock, r.Breaks, r.Catcher)
-		cells := report.NewTable("cell", "expected", "with the mutant", "unmutated", "caught", "sections", "grants after fault", "seed", "detail")
-		for _, c := range r.Cells {
-			if c.NotRun != "" {
-				cells.Row(c.Cell, string(c.Expected), "not run: "+c.NotRun)
-				continue
-			}
-			yes := ""
-			if c.Caught {
-				yes = "**yes**"
-			}
-			cells.Row(c.Cell, string(c.Expected), string(c.Verdict), string(c.Unmutated), yes,
-				strconv.Itoa(c.Sections), strconv.Itoa(c.Grants), strconv.FormatInt(c.Seed, 10), c.Detail)
-		}
-		b.WriteString(cells.String())
-		b.WriteString("\n")
-	}
-	fmt.Fprintf(&b, "Reproduce one run: `%s=MUTANT go run -tags %s ./cmd/bench check -impl LOCK -scenario SCENARIO [-fencing] -ttl %v -sections %d -seed SEED`.\n", mutant.EnvVar, mutant.Tag, ttl, sections)
-	return os.WriteFile(filepath.Join(dir, "mutants.md"), []byte(b.String()), 0o644)
 }
