@@ -20,7 +20,15 @@ import (
 // swarmPool is the address pool of the swarm the test makes: the last of
 // the /16s Docker's default local pools hand the lab's container networks
 // (172.17.0.0/16 onwards), never swarm's own default 10.0.0.0/8.
-const swarmPool = "172.31.0.0/16"
+// The gateway bridge swarm makes for itself would take the next free /16
+// of the default pools (172.18.0.0/16 here), so the test makes it first, on
+// the pool's last /24, which the overlay networks drawn from the pool's
+// first half never reach.
+const (
+	swarmPool      = "172.31.0.0/17"
+	gatewaySubnet  = "172.31.255.0/24"
+	gatewayNetwork = "docker_gwbridge"
+)
 
 // swarmOwnerLabel marks the node of a swarm this test made with its owner
 // (package leftovers), so that a swarm left by a SIGKILLed test is left
@@ -59,7 +67,7 @@ func TestShardsOnSwarm(t *testing.T) {
 	} else if state != "inactive" {
 		t.Skipf("the engine is in a swarm already (%s): this test makes and leaves its own, and will not leave another's", state)
 	}
-	_, gwErr := dockerCLI(ctx, "network", "inspect", "docker_gwbridge")
+	_, gwErr := dockerCLI(ctx, "network", "inspect", gatewayNetwork)
 	hadGateway := gwErr == nil
 
 	image, err := cluster.ServerImage(ctx, "redis")
@@ -95,7 +103,7 @@ func TestShardsOnSwarm(t *testing.T) {
 			_, _ = dockerCLI(c, "swarm", "leave", "--force")
 			if !hadGateway {
 				// swarm leave keeps the gateway bridge it made.
-				_, _ = dockerCLI(c, "network", "rm", "docker_gwbridge")
+				_, _ = dockerCLI(c, "network", "rm", gatewayNetwork)
 			}
 		})
 	}
@@ -123,11 +131,23 @@ func TestShardsOnSwarm(t *testing.T) {
 			t.Errorf("after the test the engine's swarm is %q (%v)", state, err)
 		}
 		if !hadGateway {
-			if _, err := dockerCLI(c, "network", "inspect", "docker_gwbridge"); err == nil {
+			if _, err := dockerCLI(c, "network", "inspect", gatewayNetwork); err == nil {
 				t.Errorf("after the test docker_gwbridge remains")
 			}
 		}
 	})
+	if !hadGateway {
+		// Docker's documented way to choose the gateway bridge's subnet:
+		// make the network, with the options swarm gives its own, before
+		// the swarm.
+		if _, err := dockerCLI(ctx, "network", "create", "--subnet", gatewaySubnet,
+			"--opt", "com.docker.network.bridge.name="+gatewayNetwork,
+			"--opt", "com.docker.network.bridge.enable_icc=false",
+			"--opt", "com.docker.network.bridge.enable_ip_masquerade=true",
+			gatewayNetwork); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := dockerCLI(ctx, "swarm", "init", "--advertise-addr", "127.0.0.1",
 		"--default-addr-pool", swarmPool, "--default-addr-pool-mask-length", "24"); err != nil {
 		t.Fatal(err)
@@ -225,5 +245,5 @@ func sweepSwarm(t *testing.T, ctx context.Context) {
 	if _, err := dockerCLI(ctx, "swarm", "leave", "--force"); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = dockerCLI(ctx, "network", "rm", "docker_gwbridge")
+	_, _ = dockerCLI(ctx, "network", "rm", gatewayNetwork)
 }
