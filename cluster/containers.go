@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -67,6 +68,22 @@ func ParseServers(s string) (string, error) {
 
 // ContainerMode reports whether LOCKLAB_SERVERS asks for containers.
 func ContainerMode() bool { return os.Getenv(ServersEnv) == ServersContainers }
+
+// ClockShiftAvailable says why a server's clock cannot be moved here (nil
+// when it can): in container mode the clock shim and its offset file are
+// mounted from this machine's file system, which an engine on another
+// machine (DOCKER_HOST over tcp or ssh) does not see. The start of such a
+// server fails too (checkClockShift); this lets a clock fault say so
+// before any run.
+func ClockShiftAvailable() error {
+	if !ContainerMode() {
+		return nil
+	}
+	if h := os.Getenv("DOCKER_HOST"); h != "" && !strings.HasPrefix(h, "unix://") {
+		return fmt.Errorf("clock jumps need a Docker engine on this machine (the clock shim is mounted from its file system), and DOCKER_HOST=%s is another's; run clock faults with %s=%s", h, ServersEnv, ServersLocal)
+	}
+	return nil
+}
 
 // startRedisContainer is StartRedis in container mode.
 func startRedisContainer(ctx context.Context, opts RedisOptions) (*Node, error) {

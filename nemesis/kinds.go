@@ -231,6 +231,9 @@ func (c clockJump) Applies(spec impls.Spec, topo Topology) error {
 	if len(c.Targets(topo)) == 0 {
 		return errors.New("only Redis servers run with a movable clock (the clockjump shim does not cover the JVM or PostgreSQL)")
 	}
+	if topo.NoClockShift != "" {
+		return errors.New(topo.NoClockShift)
+	}
 	return nil
 }
 

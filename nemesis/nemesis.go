@@ -40,6 +40,9 @@ type Topology struct {
 	// NoHosts says why the lab cannot put servers and clients on hosts of
 	// their own here (empty when it can); network faults need hosts.
 	NoHosts string
+	// NoClockShift says why no server's clock can be moved here (empty
+	// when it can; see cluster.ClockShiftAvailable).
+	NoClockShift string
 	// Replica: the single Redis server has a replica to fail over to. Only
 	// a schedule that asks for a fail-over starts one (see Validate), so
 	// the generator, which draws from a plain topology, never does.
@@ -72,6 +75,9 @@ func TopologyFor(spec impls.Spec, clients int) Topology {
 	t := Topology{Clients: clients, InProcess: spec.Backend.InProcess}
 	if err := hosts.Available(); err != nil {
 		t.NoHosts = err.Error()
+	}
+	if err := cluster.ClockShiftAvailable(); err != nil {
+		t.NoClockShift = err.Error()
 	}
 	for _, n := range spec.Backend.Topology().Nodes() {
 		if n.Role != topology.Lock {
