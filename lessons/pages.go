@@ -33,6 +33,9 @@ type Page struct {
 	// Fairness adds the benchmark's fairness figures for Bench: who gets
 	// the lock after a release, how evenly, and the longest wait.
 	Fairness bool
+	// Sale measures the coupon sale on PostgreSQL each way (package
+	// workload/sale): the conditional update beside the locked sale.
+	Sale bool
 }
 
 // Pages lists every lesson in reading order.
@@ -195,6 +198,7 @@ var Pages = []Page{
 			{ID: "coupon-setnx-px-fenced", Impl: "redis-setnx-px", Scenario: "coupon", Fencing: true, Seed: 1},
 		},
 		Cells: []Cell{{"redis-setnx-px", "pause-past-ttl"}},
+		Sale:  true,
 	},
 }
 
