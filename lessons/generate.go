@@ -114,6 +114,10 @@ func Generate(ctx context.Context, opt Options) error {
 	if err != nil {
 		return err
 	}
+	race, err := loadTakeover(opt.Dir)
+	if err != nil {
+		return err
+	}
 	m, mErr := LoadMatrix(opt.Results)
 	b, bErr := LoadBench(opt.Results)
 	for _, p := range chosen {
@@ -144,6 +148,19 @@ func Generate(ctx context.Context, opt Options) error {
 				sold = &s
 			}
 			blocks["sale"] = saleBlock(p, sold, records)
+		}
+		if p.Takeover {
+			if !opt.NoRun {
+				t, err := runTakeover(ctx, opt)
+				if err != nil {
+					return fmt.Errorf("%s: %w", p.File, err)
+				}
+				if err := saveTakeover(opt.Dir, t); err != nil {
+					return err
+				}
+				race = &t
+			}
+			blocks["takeover"] = takeoverBlock(race)
 		}
 		if p.File == "11-choosing-a-lock.md" {
 			blocks["decision"] = decisionTable(m, mErr, mSet, b, bErr)

@@ -36,6 +36,10 @@ type Page struct {
 	// Sale measures the coupon sale on PostgreSQL each way (package
 	// workload/sale): the conditional update beside the locked sale.
 	Sale bool
+	// Takeover races redis-getset clients for abandoned locks (package
+	// workload/takeover): how often a loser's GETSET overwrites the
+	// winner's expiry.
+	Takeover bool
 }
 
 // Pages lists every lesson in reading order.
@@ -69,8 +73,9 @@ var Pages = []Page{
 			{ID: "getset-late-release", Impl: "redis-getset", Scenario: "late-release", Seed: 1},
 			{ID: "setnx-px-clock-skew", Impl: "redis-setnx-px", Scenario: "client-clock-skew", Seed: 1},
 		},
-		Cells: []Cell{{"redis-getset", "client-clock-skew"}, {"redis-getset", "late-release"}, {"redis-setnx-px", "client-clock-skew"}},
-		Bench: []string{"redis-getset", "redis-setnx-px"},
+		Cells:    []Cell{{"redis-getset", "client-clock-skew"}, {"redis-getset", "late-release"}, {"redis-setnx-px", "client-clock-skew"}},
+		Bench:    []string{"redis-getset", "redis-setnx-px"},
+		Takeover: true,
 	},
 	{
 		File: "04-releasing-someone-elses-lock.md", Title: "DEL without an owner check, and GET then DEL: releasing someone else's lock",
