@@ -110,6 +110,14 @@ func Generate(ctx context.Context, opt Options) error {
 	if err != nil {
 		return err
 	}
+	sold, err := loadSale(opt.Dir)
+	if err != nil {
+		return err
+	}
+	race, err := loadTakeover(opt.Dir)
+	if err != nil {
+		return err
+	}
 	m, mErr := LoadMatrix(opt.Results)
 	b, bErr := LoadBench(opt.Results)
 	for _, p := range chosen {
@@ -128,6 +136,32 @@ func Generate(ctx context.Context, opt Options) error {
 		}
 		mSet := MatrixSettings(m, opt.Results)
 		blocks := pageBlocks(p, records, m, mErr, mSet, b, bErr)
+		if p.Sale {
+			if !opt.NoRun {
+				s, err := runSale(ctx, opt, p, records)
+				if err != nil {
+					return fmt.Errorf("%s: %w", p.File, err)
+				}
+				if err := saveSale(opt.Dir, s); err != nil {
+					return err
+				}
+				sold = &s
+			}
+			blocks["sale"] = saleBlock(p, sold, records)
+		}
+		if p.Takeover {
+			if !opt.NoRun {
+				t, err := runTakeover(ctx, opt)
+				if err != nil {
+					return fmt.Errorf("%s: %w", p.File, err)
+				}
+				if err := saveTakeover(opt.Dir, t); err != nil {
+					return err
+				}
+				race = &t
+			}
+			blocks["takeover"] = takeoverBlock(race)
+		}
 		if p.File == "11-choosing-a-lock.md" {
 			blocks["decision"] = decisionTable(m, mErr, mSet, b, bErr)
 		}

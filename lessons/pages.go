@@ -33,6 +33,13 @@ type Page struct {
 	// Fairness adds the benchmark's fairness figures for Bench: who gets
 	// the lock after a release, how evenly, and the longest wait.
 	Fairness bool
+	// Sale measures the coupon sale on PostgreSQL each way (package
+	// workload/sale): the conditional update beside the locked sale.
+	Sale bool
+	// Takeover races redis-getset clients for abandoned locks (package
+	// workload/takeover): how often a loser's GETSET overwrites the
+	// winner's expiry.
+	Takeover bool
 }
 
 // Pages lists every lesson in reading order.
@@ -66,8 +73,9 @@ var Pages = []Page{
 			{ID: "getset-late-release", Impl: "redis-getset", Scenario: "late-release", Seed: 1},
 			{ID: "setnx-px-clock-skew", Impl: "redis-setnx-px", Scenario: "client-clock-skew", Seed: 1},
 		},
-		Cells: []Cell{{"redis-getset", "client-clock-skew"}, {"redis-getset", "late-release"}, {"redis-setnx-px", "client-clock-skew"}},
-		Bench: []string{"redis-getset", "redis-setnx-px"},
+		Cells:    []Cell{{"redis-getset", "client-clock-skew"}, {"redis-getset", "late-release"}, {"redis-setnx-px", "client-clock-skew"}},
+		Bench:    []string{"redis-getset", "redis-setnx-px"},
+		Takeover: true,
 	},
 	{
 		File: "04-releasing-someone-elses-lock.md", Title: "DEL without an owner check, and GET then DEL: releasing someone else's lock",
@@ -195,6 +203,7 @@ var Pages = []Page{
 			{ID: "coupon-setnx-px-fenced", Impl: "redis-setnx-px", Scenario: "coupon", Fencing: true, Seed: 1},
 		},
 		Cells: []Cell{{"redis-setnx-px", "pause-past-ttl"}},
+		Sale:  true,
 	},
 }
 

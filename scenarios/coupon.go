@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/locklab/locklab/engine"
@@ -29,11 +30,22 @@ func init() {
 			},
 			Observe: func(*engine.Env) time.Duration { return 1500 * time.Millisecond },
 			Figures: func(r *engine.ScriptRun, out *engine.Outcome) error {
+				// The sale's speed counts the whole sale, from the first
+				// section's call to the last sale's write, pause included,
+				// so a lesson can set it beside a sale measured without one.
 				sold := 0
+				var first, last int64
 				for _, e := range r.Events {
+					if e.Kind == lin.Call && (first == 0 || e.Time < first) {
+						first = e.Time
+					}
 					if e.Kind == lin.Return && e.Status == lin.OK {
 						sold++
+						last = max(last, e.Time)
 					}
+				}
+				if sold > 0 && last > first {
+					out.Figures["sales-per-s"] = math.Round(float64(sold) / (float64(last-first) / 1e9))
 				}
 				out.Figures["stock"] = couponStock
 				out.Figures["sold"] = float64(sold)

@@ -27,7 +27,7 @@ var layers = [][]string{
 	// Lock families and peers' adapters.
 	{"impls/control", "impls/peers", "impls/pglock", "impls/redisfair", "impls/redislock", "impls/redisson", "impls/redlock", "impls/zklock"},
 	{"impls/all", "cluster"},
-	{"impls/conformance", "workload"},
+	{"impls/conformance", "workload", "workload/sale", "workload/takeover"},
 	{"runner"},
 	{"nemesis"},
 	{"engine"},

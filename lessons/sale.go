@@ -1,0 +1,166 @@
+package lessons
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/benchmark"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/workload/sale"
+)
+
+// The sale a page measures: the coupon runs' stock, and enough trials for
+// a median of a sale that lasts well under a second.
+const (
+	saleStock  = 100
+	saleTrials = 30
+)
+
+// SaleRecord is the measured sale of a page, kept in sale.json beside
+// runs.json so a -no-run regeneration still shows it.
+type SaleRecord struct {
+	Generated string        `json:"generated"`
+	Server    string        `json:"server"`
+	Results   []sale.Result `json:"results"`
+}
+
+// saleClients is the number of sellers: that of the page's coupon run,
+// so the table and the coupon runs beside it sell with as many clients.
+func saleClients(p Page, recs map[string]Record) int {
+	for _, r := range p.Runs {
+		if rec, ok := recs[r.ID]; ok && r.Scenario == "coupon" && rec.Clients > 0 {
+			return rec.Clients
+		}
+	}
+	return clients
+}
+
+// runSale starts a PostgreSQL of its own and measures every way of
+// selling the stock on it.
+func runSale(ctx context.Context, opt Options, p Page, recs map[string]Record) (SaleRecord, error) {
+	n, err := cluster.StartPostgres(ctx, cluster.PostgresOptions{Name: "sale"})
+	if err != nil {
+		return SaleRecord{}, fmt.Errorf("the sale's server: %w", err)
+	}
+	defer n.Stop()
+	rec := SaleRecord{Generated: time.Now().UTC().Format("2006-01-02 15:04 MST"), Server: "PostgreSQL"}
+	for _, w := range sale.Ways {
+		opt.Logf("lesson sale: %s, %d clients, stock %d, %d trials", w, saleClients(p, recs), saleStock, saleTrials)
+		r, err := sale.Measure(ctx, sale.Options{DSN: n.DSN(), Clients: saleClients(p, recs), Stock: saleStock, Trials: saleTrials}, w)
+		if err != nil {
+			return SaleRecord{}, err
+		}
+		if err := ExclusiveSale(r); err != nil {
+			return SaleRecord{}, err
+		}
+		rec.Results = append(rec.Results, r)
+	}
+	return rec, nil
+}
+
+// ExclusiveSale fails when a way that must sell exactly the stock did
+// not: the conditional update and the locked sale are the page's claim that
+// nothing is oversold, so a run that contradicts it stops the regeneration
+// instead of landing on the page. The no-lock way is exempt; it is the
+// control that shows an oversell is seen.
+func ExclusiveSale(r sale.Result) error {
+	if r.Way == sale.NoLock {
+		return nil
+	}
+	for i, t := range r.Trials {
+		if t.Oversold != 0 || t.Sold != r.Stock || t.Remaining != 0 {
+			return fmt.Errorf("sale %s, trial %d: sold %d of a stock of %d (oversold %d, %d left): the way that must not oversell did",
+				r.Way, i+1, t.Sold, r.Stock, t.Oversold, t.Remaining)
+		}
+	}
+	return nil
+}
+
+func loadSale(dir string) (*SaleRecord, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "sale.json"))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r SaleRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "sale.json"), err)
+	}
+	return &r, nil
+}
+
+func saveSale(dir string, r SaleRecord) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "sale.json"), append(b, '\n'), 0o644)
+}
+
+// saleBlock is the measured sale beside the page's coupon runs, every
+// figure with the settings it was measured with.
+func saleBlock(p Page, s *SaleRecord, recs map[string]Record) string {
+	if s == nil || len(s.Results) == 0 {
+		return "Not run yet: run `make lessons`."
+	}
+	var b strings.Builder
+	first := s.Results[0]
+	fmt.Fprintf(&b, "Measured %s by `make lessons` on one %s the lab started: stock %d, %d clients (one connection each), %d trials per row, nothing done between a read and its write. Sales per second: median over trials, with [min–max]; sold, oversold and remaining: the worst trial.\n\n",
+		s.Generated, s.Server, first.Stock, first.Clients, len(first.Trials))
+	b.WriteString("| each sale | statement(s) | sales/s | sold | oversold | remaining |\n|---|---|---|---|---|---|\n")
+	for _, r := range s.Results {
+		sold, left := 0, r.Stock
+		for _, t := range r.Trials {
+			sold = max(sold, t.Sold)
+			left = min(left, t.Remaining)
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %d | %d | %d |\n", saleName(r.Way), r.Way.Statement(),
+			fmtStat(benchmark.NewStat(r.Rates()), ""), sold, r.Oversold(), left)
+	}
+	var coupon []string
+	for _, r := range p.Runs {
+		rec, ok := recs[r.ID]
+		if !ok || r.Scenario != "coupon" {
+			continue
+		}
+		who := fmt.Sprintf("%d clients", rec.Clients)
+		if rec.Processes {
+			who = fmt.Sprintf("%d client processes", rec.Clients)
+		}
+		fence := "no fence"
+		if rec.Fencing {
+			fence = "fenced"
+		}
+		rate := "–"
+		if v, ok := rec.Figures["sales-per-s"]; ok {
+			rate = num(v)
+		}
+		coupon = append(coupon, fmt.Sprintf("| `%s` on Redis, %s (run %s) | %s, stock %g, TTL %s, one seller paused past its TTL | %s | %g | %g |",
+			rec.Impl, fence, rec.ID, who, rec.Figures["stock"], rec.TTL, rate, rec.Figures["sold"], rec.Figures["oversold"]))
+	}
+	if len(coupon) > 0 {
+		b.WriteString("\nThe coupon runs above, for comparison (their stock is a counter on Redis, and their sales per second count the whole run: the work each seller does while it holds the lock, and the seller's pause):\n\n")
+		b.WriteString("| coupon sale | settings | sales/s | sold | oversold |\n|---|---|---|---|---|\n")
+		b.WriteString(strings.Join(coupon, "\n") + "\n")
+	}
+	return b.String()
+}
+
+func saleName(w sale.Way) string {
+	switch w {
+	case sale.Conditional:
+		return "one conditional UPDATE, no lock"
+	case sale.Advisory:
+		return "`pg-advisory` lock, then read and write"
+	case sale.NoLock:
+		return "read and write, no lock"
+	}
+	return string(w)
+}

@@ -1,0 +1,122 @@
+package lessons
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/workload/takeover"
+)
+
+// The race a page measures: short leases so that many rounds fit in a few
+// seconds, and the clients' clocks either one (this machine's) or a few
+// milliseconds apart, as separate machines' clocks kept by NTP are.
+const (
+	takeoverClients = 8
+	takeoverRounds  = 50
+	takeoverTTL     = 100 * time.Millisecond
+)
+
+var takeoverSpreads = []time.Duration{0, 5 * time.Millisecond}
+
+// TakeoverRecord is the measured race of a page, kept in takeover.json.
+type TakeoverRecord struct {
+	Generated string            `json:"generated"`
+	Results   []takeover.Result `json:"results"`
+}
+
+// runTakeover starts a Redis of its own and races the clients on it, once
+// per clock setting.
+func runTakeover(ctx context.Context, opt Options) (TakeoverRecord, error) {
+	n, err := cluster.StartRedis(ctx, cluster.RedisOptions{Name: "takeover"})
+	if err != nil {
+		return TakeoverRecord{}, fmt.Errorf("the race's server: %w", err)
+	}
+	defer n.Stop()
+	rec := TakeoverRecord{Generated: time.Now().UTC().Format("2006-01-02 15:04 MST")}
+	for _, spread := range takeoverSpreads {
+		opt.Logf("lesson race: %s, %d clients, %d rounds, TTL %s, clocks ±%s", takeover.Lock, takeoverClients, takeoverRounds, takeoverTTL, spread)
+		r, err := takeover.Measure(ctx, takeover.Options{Redis: n.Addr, Clients: takeoverClients, Rounds: takeoverRounds, TTL: takeoverTTL, ClockSpread: spread})
+		if err != nil {
+			return TakeoverRecord{}, err
+		}
+		if err := TakeoverConsistent(r); err != nil {
+			return TakeoverRecord{}, err
+		}
+		rec.Results = append(rec.Results, r)
+	}
+	return rec, nil
+}
+
+// TakeoverConsistent fails on a race the page could not explain: a round
+// with no winner or two, or a winner whose Refresh disagrees with the key
+// (refused while the key holds its expiry, or accepted while it does not).
+func TakeoverConsistent(r takeover.Result) error {
+	for i, x := range r.Rounds {
+		if x.Winners != 1 {
+			return fmt.Errorf("race, clocks ±%s, round %d: %d winners, want 1", r.ClockSpread, i+1, x.Winners)
+		}
+		if x.Overwritten != x.RefreshRefused {
+			return fmt.Errorf("race, clocks ±%s, round %d: key overwritten %v but the winner's refresh refused %v", r.ClockSpread, i+1, x.Overwritten, x.RefreshRefused)
+		}
+	}
+	return nil
+}
+
+func loadTakeover(dir string) (*TakeoverRecord, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "takeover.json"))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r TakeoverRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "takeover.json"), err)
+	}
+	return &r, nil
+}
+
+func saveTakeover(dir string, r TakeoverRecord) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "takeover.json"), append(b, '\n'), 0o644)
+}
+
+// takeoverBlock is the measured race, with its settings.
+func takeoverBlock(t *TakeoverRecord) string {
+	if t == nil || len(t.Results) == 0 {
+		return "Not run yet: run `make lessons`."
+	}
+	var b strings.Builder
+	first := t.Results[0]
+	fmt.Fprintf(&b, "Measured %s by `make lessons` on one Redis the lab started: `%s`, %d clients racing for each abandoned lock, %d rounds per row, TTL %s. GETSETs are Redis's own count (`INFO commandstats`); a race with more than one had a loser's GETSET land after the winner's.\n\n",
+		t.Generated, takeover.Lock, first.Clients, len(first.Rounds), first.TTL)
+	b.WriteString("| clients' clocks | rounds | GETSETs per race (mean, max) | races where a loser's GETSET landed | key holds a loser's expiry, not the winner's | winner's Refresh refused while it holds the lock | stored minus granted expiry (min, max) |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range t.Results {
+		clocks := "one clock (this machine's)"
+		if r.ClockSpread != "0s" {
+			clocks = "spread evenly over ±" + r.ClockSpread
+		}
+		var sum, most, lo, hi int64
+		for _, x := range r.Rounds {
+			sum += x.GetSets
+			most = max(most, x.GetSets)
+			lo, hi = min(lo, x.DriftMS), max(hi, x.DriftMS)
+		}
+		n := len(r.Rounds)
+		fmt.Fprintf(&b, "| %s | %d | %.1f, %d | %d | %d | %d | %d ms, %d ms |\n", clocks, n, float64(sum)/float64(max(n, 1)), most,
+			r.Count(func(x takeover.Round) bool { return x.GetSets > 1 }),
+			r.Count(func(x takeover.Round) bool { return x.Overwritten }),
+			r.Count(func(x takeover.Round) bool { return x.RefreshRefused }), lo, hi)
+	}
+	return b.String()
+}
