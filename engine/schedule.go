@@ -103,7 +103,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 	}
 	victim, trigger := -1, ""
 	if len(triggers) > 0 {
-		victim, trigger = nemesis.Stopped(triggers[0])
+		victim, trigger = nemesis.StoppedAt(triggers[0])
 	}
 	for id := 0; id < s.Clients; id++ {
 		w, err := startWithRetry(ctx, env, id, func(ws *WorkerSpec) {

@@ -84,8 +84,9 @@ func (s Step) Trigger() (Trigger, error) {
 	}
 }
 
-// Stopped is the client a trigger stops at a failpoint, -1 if none.
-func Stopped(t Trigger) (slot int, failpoint string) {
+// StoppedAt is the client a trigger stops at a failpoint and the
+// failpoint, -1 and "" if none.
+func StoppedAt(t Trigger) (slot int, failpoint string) {
 	switch t := t.(type) {
 	case AtFailpoint:
 		return t.Client, t.Failpoint

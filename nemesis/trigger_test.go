@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -41,4 +42,17 @@ func TestStepTrigger(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A step's trigger is read from its fields: here the holder stays at its
+// failpoint inside its section while the fault strikes the lock's server.
+func ExampleStep_Trigger() {
+	st := Step{Kind: ServerPause, Target: "redis-1", Holder: "client-0", After: "in-critical-section", Duration: Duration(2 * time.Second)}
+	t, err := st.Trigger()
+	if err != nil {
+		panic(err)
+	}
+	slot, fp := StoppedAt(t)
+	fmt.Printf("%T: client %d stopped at %s\n", t, slot, fp)
+	// Output: nemesis.HeldAtFailpoint: client 0 stopped at in-critical-section
 }
