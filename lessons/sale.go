@@ -2,10 +2,7 @@ package lessons
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -81,28 +78,9 @@ func ExclusiveSale(r sale.Result) error {
 	return nil
 }
 
-func loadSale(dir string) (*SaleRecord, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "sale.json"))
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var r SaleRecord
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "sale.json"), err)
-	}
-	return &r, nil
-}
+func loadSale(dir string) (*SaleRecord, error) { return loadRecord[SaleRecord](dir, "sale.json") }
 
-func saveSale(dir string, r SaleRecord) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "sale.json"), append(b, '\n'), 0o644)
-}
+func saveSale(dir string, r SaleRecord) error { return saveRecord(dir, "sale.json", r) }
 
 // saleBlock is the measured sale beside the page's coupon runs, every
 // figure with the settings it was measured with.

@@ -2,10 +2,7 @@ package lessons
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -69,27 +66,10 @@ func TakeoverConsistent(r takeover.Result) error {
 }
 
 func loadTakeover(dir string) (*TakeoverRecord, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "takeover.json"))
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var r TakeoverRecord
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "takeover.json"), err)
-	}
-	return &r, nil
+	return loadRecord[TakeoverRecord](dir, "takeover.json")
 }
 
-func saveTakeover(dir string, r TakeoverRecord) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "takeover.json"), append(b, '\n'), 0o644)
-}
+func saveTakeover(dir string, r TakeoverRecord) error { return saveRecord(dir, "takeover.json", r) }
 
 // takeoverBlock is the measured race, with its settings.
 func takeoverBlock(t *TakeoverRecord) string {
