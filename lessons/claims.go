@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/impls"
@@ -234,13 +235,8 @@ func clauses(para string) []string {
 
 func claimOf(text string) Claim {
 	c := Claim{Text: text}
-	implSet, scenarioSet := map[string]bool{}, map[string]bool{}
-	for _, n := range impls.Names() {
-		implSet[n] = true
-	}
-	for _, n := range scenarios.Names() {
-		scenarioSet[n] = true
-	}
+	names := claimNames()
+	implSet, scenarioSet := names.impls, names.scenarios
 	locks := map[string]bool{}
 	for _, m := range tickRe.FindAllStringSubmatch(text, -1) {
 		w := strings.TrimSpace(m[1])
@@ -262,9 +258,9 @@ func claimOf(text string) Claim {
 	})
 	// A quoted title ("Is Redlock safe?") is nobody's claim.
 	plain = quotedRe.ReplaceAllString(plain, "")
-	for alias, impl := range Aliases {
-		if regexp.MustCompile(`\b` + regexp.QuoteMeta(alias) + `\b`).MatchString(plain) {
-			locks[impl] = true
+	for _, a := range names.aliases {
+		if a.re.MatchString(plain) {
+			locks[a.impl] = true
 		}
 	}
 	for l := range locks {
@@ -301,6 +297,32 @@ func claimOf(text string) Claim {
 	}
 	return c
 }
+
+// claimNames are the names a clause is read against, built once: every
+// clause of every page asks for them, and the registries and Aliases do
+// not change after init.
+var claimNames = sync.OnceValue(func() (n struct {
+	impls, scenarios map[string]bool
+	aliases          []struct {
+		re   *regexp.Regexp
+		impl string
+	}
+}) {
+	n.impls, n.scenarios = map[string]bool{}, map[string]bool{}
+	for _, name := range impls.Names() {
+		n.impls[name] = true
+	}
+	for _, name := range scenarios.Names() {
+		n.scenarios[name] = true
+	}
+	for alias, impl := range Aliases {
+		n.aliases = append(n.aliases, struct {
+			re   *regexp.Regexp
+			impl string
+		}{regexp.MustCompile(`\b` + regexp.QuoteMeta(alias) + `\b`), impl})
+	}
+	return n
+})
 
 func appendOnce(vs []checker.Verdict, v checker.Verdict) []checker.Verdict {
 	if slices.Contains(vs, v) {
