@@ -113,6 +113,13 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 		n.Stop()
 		return nil, fmt.Errorf("write %s: %w", cfgPath, err)
 	}
+	// ZooKeeperServerMain runs one server standalone whatever its config
+	// says (three of them would be three lock services, each granting its
+	// own locks); QuorumPeerMain joins the ensemble its lines declare.
+	main := "org.apache.zookeeper.server.ZooKeeperServerMain"
+	if len(opts.Ensemble) > 0 {
+		main = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+	}
 	launch := func(ctx context.Context, n *Node) (*Process, error) {
 		if err := os.MkdirAll(filepath.Join(n.Dir, "data"), 0o755); err != nil {
 			return nil, err
@@ -127,7 +134,7 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 			"-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 			"-Dzookeeper.jmx.log4j.disable=true",
 			"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-			"-cp", cp, "org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)
+			"-cp", cp, main, cfgPath)
 		return n.spawnLogged(cmd)
 	}
 	n.ready = zooKeeperReady
