@@ -73,10 +73,10 @@ type Result struct {
 	// Topology names the servers' topology when it is not the single one
 	// (Report.Append).
 	Topology string `json:"topology,omitempty"`
-	Peer    bool   `json:"peer"`
-	Broken  string `json:"broken,omitempty"`
-	Backend string `json:"backend"`
-	Caps    string `json:"capabilities"`
+	Peer     bool   `json:"peer"`
+	Broken   string `json:"broken,omitempty"`
+	Backend  string `json:"backend"`
+	Caps     string `json:"capabilities"`
 	// RedisNodes is how many Redis lock nodes the lock uses (absent for
 	// other backends): a lock on several sends to all of them at once.
 	RedisNodes int `json:"redis_nodes,omitempty"`
