@@ -199,8 +199,8 @@ func (zooKeeperKind) Start(ctx context.Context, members []Member) ([]*Node, erro
 		}
 		return []*Node{n}, nil
 	}
-	if ContainerMode() {
-		return nil, fmt.Errorf("%s: container mode starts ZooKeeper standalone only; run the ensemble with %s=%s", members[0].Group, ServersEnv, ServersLocal)
+	if err := (zooKeeperKind{}).Ensembles(); err != nil {
+		return nil, fmt.Errorf("%s: %w", members[0].Group, err)
 	}
 	var lines []string
 	for i := range members {
@@ -232,6 +232,14 @@ func (zooKeeperKind) Start(ctx context.Context, members []Member) ([]*Node, erro
 		return nil, err
 	}
 	return nodes, nil
+}
+
+// Ensembles: the lab's ZooKeeper image starts a standalone server only.
+func (zooKeeperKind) Ensembles() error {
+	if ContainerMode() {
+		return fmt.Errorf("container mode starts ZooKeeper standalone only; run the ensemble with %s=%s", ServersEnv, ServersLocal)
+	}
+	return nil
 }
 
 func (zooKeeperKind) Endpoint(nodes []*Node) topology.Endpoint {
