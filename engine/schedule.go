@@ -228,7 +228,9 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 			inCut = min(ttl, wait/2)
 			wait -= inCut
 		}
-		if _, ok := triggers[i].(nemesis.InQueue); ok {
+		if q, ok := triggers[i].(nemesis.InQueue); ok && q.HoldsThrough {
+			note += fmt.Sprintf(", waiting in line right behind %s, which holds through the fault inside its section", st.Holder)
+		} else if ok {
 			// The holder releases while the waiter struck in line right
 			// behind it is still dead or frozen: half a TTL in, so that the
 			// verdict does not hinge on where in its heartbeat cycle the
@@ -278,7 +280,8 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		if err != nil {
 			return nil, 0, fmt.Errorf("fault %d (%s %s): heal: %w", i, st.Kind, shown, err)
 		}
-		if _, ok := triggers[i].(nemesis.HeldAtFailpoint); ok {
+		q, queued := triggers[i].(nemesis.InQueue)
+		if _, ok := triggers[i].(nemesis.HeldAtFailpoint); ok || queued && q.HoldsThrough {
 			// A holder held up by a fault on a server goes on after the
 			// heal, once another client has read the resource since the
 			// fault began (or half a TTL passed), and leaves after that

@@ -135,6 +135,15 @@ var fixedSchedules = map[string]FixedSchedule{
 	"queued-waiter-pause": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		return queued(impl, fencing, ttl, ClientPause)
 	},
+	// queued-waiter-crash-in-section: the holder is stopped inside its
+	// section and holds through the fault while the waiter right behind it
+	// is SIGKILLed; the dead waiter's place goes (its session expires)
+	// while the lock is still held, so the waiter behind it is told its
+	// predecessor left and must look at the line again, not take the lock.
+	"queued-waiter-crash-in-section": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: ClientKill, Target: "client-0", Holder: "client-1", Queue: true,
+			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl))}, shape{observe: ttl + time.Second})
+	},
 	// redlock-partition: every client is cut off a minority of a multi-node
 	// lock's servers (a quorum stays reachable: grants must go on), healed,
 	// then off a majority (no quorum: no grant may come), healed. No

@@ -24,6 +24,10 @@ func init() {
 	Register(scheduleScenario("queued-waiter-crash",
 		"a waiter is SIGKILLed while queued right behind the holder, which then releases; the next live waiter must hold within one TTL",
 		queueApplies))
+	Register(scheduleScenario("queued-waiter-crash-in-section",
+		"a waiter is SIGKILLed while queued right behind a holder that stays inside its section past the waiter's lease; "+
+			"the waiter behind the dead one must not take the lock while it is still held",
+		queueApplies))
 	Register(scheduleScenario("queued-waiter-pause",
 		"a waiter is SIGSTOPped while queued right behind the holder, which then releases; the next live waiter must hold within one TTL",
 		queueApplies))
