@@ -121,6 +121,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		sys.slots = append(sys.slots, w)
 		sys.all = append(sys.all, w)
 	}
+	env.Phase(PhaseWorkers)
 	if trigger != "" {
 		if _, err := sys.slots[victim].Await(ctx, "failpoint "+trigger, 30*time.Second+5*ttl); err != nil {
 			return nil, 0, err
@@ -129,6 +130,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 			return nil, 0, err
 		}
 	}
+	env.Phase(PhaseWarmUp)
 	run := &ScheduleRun{Schedule: s, Injected: map[string]int{}}
 	t0 := time.Now()
 	sleepUntil := func(at time.Duration) error {
@@ -153,6 +155,9 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		if err := sleepUntil(max(time.Duration(st.At), notBefore)); err != nil {
 			return nil, 0, err
 		}
+		// Before the first fault (a schedule's lead) and between faults
+		// is the run going on between them.
+		env.Phase(PhaseAfter)
 		k, err := nemesis.Lookup(st.Kind)
 		if err != nil {
 			return nil, 0, err
@@ -256,6 +261,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		env.Rec.Record(lin.FaultEvent(begin, healed, inj,
 			fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, shown, time.Duration(st.Duration), note, healNote)))
 		run.Injected[st.Kind]++
+		env.Phase(PhaseFault)
 	}
 	if err := sleepUntil(time.Duration(s.Duration)); err != nil {
 		return nil, 0, err
@@ -280,10 +286,12 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		return nil, 0, ctx.Err()
 	}
 	end := lin.Now()
+	env.Phase(PhaseAfter)
 	sys.stopAll()
 	if err := env.collect(sys.all); err != nil {
 		return nil, 0, err
 	}
+	env.Phase(PhaseStop)
 	run.Events = env.Rec.Events()
 	return run, end, nil
 }

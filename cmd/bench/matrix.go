@@ -144,6 +144,12 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			if o.Recovery > 0 {
 				r.RecoveryMillis = append(r.RecoveryMillis, o.Recovery.Milliseconds())
 			}
+			for _, p := range o.Phases {
+				if r.PhaseSeconds == nil {
+					r.PhaseSeconds = map[string]float64{}
+				}
+				r.PhaseSeconds[p.Name] += p.Seconds
+			}
 			for k, v := range o.Figures {
 				r.Figures[k] = v // the last run's figures
 			}
@@ -160,7 +166,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if !checker.Agrees(r.Expected, r.Verdict) {
 			mark = fmt.Sprintf("   (expected %s)", r.Expected)
 		}
-		fmt.Fprintf(stderr, "[%d/%d] %-48s %-11s %5.1fs%s\n", i+1, len(cells), c.Name(), r.Verdict, r.Seconds, mark)
+		fmt.Fprintf(stderr, "[%d/%d] %-48s %-11s %5.1fs%s%s\n", i+1, len(cells), c.Name(), r.Verdict, r.Seconds, mark, phaseLine(outs))
 		results = append(results, r)
 		if partial != nil {
 			// The cell's position in the whole run: its seed above is the
@@ -369,4 +375,27 @@ func scenarioRank(name string) int {
 		}
 	}
 	return len(order)
+}
+
+// phaseLine sums the runs' phases (engine.Phase) in the order they
+// happened, for the matrix's progress line: where the cell's time went.
+func phaseLine(outs []*engine.Outcome) string {
+	var names []string
+	sum := map[string]float64{}
+	for _, o := range outs {
+		for _, p := range o.Phases {
+			if _, seen := sum[p.Name]; !seen {
+				names = append(names, p.Name)
+			}
+			sum[p.Name] += p.Seconds
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %.1f", n, sum[n]))
+	}
+	return "   [" + strings.Join(parts, ", ") + "]"
 }
