@@ -115,6 +115,12 @@ func runWorker(raw string) error {
 	}
 
 	var stopping atomic.Bool
+	// stopped ends an acquire still waiting when "stop" comes: the run is
+	// over, and waiting on (a waiter behind three long sections waited a
+	// second here) only added a section after the run's end to every
+	// stop. A section already granted still runs to its end.
+	stopped, stop := context.WithCancel(context.Background())
+	defer stop()
 	cont := make(chan struct{}, len(ws.Arm)+1)
 	goCh := make(chan struct{})
 	var goOnce sync.Once
@@ -129,11 +135,13 @@ func runWorker(raw string) error {
 				start()
 			case "stop":
 				stopping.Store(true)
+				stop()
 				start()
 			}
 		}
 		// The parent is gone or closed our stdin: finish up.
 		stopping.Store(true)
+		stop()
 		start()
 		close(cont)
 	}()
@@ -198,12 +206,29 @@ func runWorker(raw string) error {
 		<-goCh
 	}
 	for !stopping.Load() {
-		ctx, cancel := context.WithTimeout(context.Background(), ws.AcquireTimeout)
-		err := client.Section(ctx)
+		// One deadline for the acquire and the section after it, as
+		// before; only the acquire also ends with the stop: a granted
+		// section always runs to its end as it would have.
+		deadline := time.Now().Add(ws.AcquireTimeout)
+		ctx, cancel := context.WithDeadline(stopped, deadline)
+		lease, err := locker.Acquire(ctx, ws.Key)
 		waited := ctx.Err() != nil
 		cancel()
-		if err == nil && ws.Think > 0 {
-			time.Sleep(ws.Think)
+		if err != nil && stopped.Err() != nil {
+			// Abandoned because the run ended, not a failure of the lock.
+			break
+		}
+		if err == nil {
+			sctx, cancel := context.WithDeadline(context.Background(), deadline)
+			client.Run(sctx, lease)
+			cancel()
+			if ws.Think > 0 {
+				// Thinking ends with the stop too: no section follows it.
+				select {
+				case <-time.After(ws.Think):
+				case <-stopped.Done():
+				}
+			}
 		}
 		if err != nil {
 			rec.Record(lin.Event{Kind: lin.AcquireFailed, Client: ws.ID, Text: errorKind(err)})
