@@ -149,7 +149,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 	// one, and a stuck verdict is the lock's, never a fault that came too
 	// soon or a run that ended too early.
 	bound := checker.Bound(ttl)
-	var notBefore time.Duration
+	var notBefore, lastHeal time.Duration
 	var healed int64 // when the last heal finished (monotonic ns)
 	for i, st := range s.Faults {
 		if err := sleepUntil(max(time.Duration(st.At), notBefore)); err != nil {
@@ -255,13 +255,20 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 				return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
 			}
 		}
-		notBefore = time.Since(t0) + bound
+		lastHeal = time.Since(t0)
+		notBefore = lastHeal + bound
 		healed = lin.Now()
 		inj.Note = note + "; " + healNote
 		env.Rec.Record(lin.FaultEvent(begin, healed, inj,
 			fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, shown, time.Duration(st.Duration), note, healNote)))
 		run.Injected[st.Kind]++
 		env.Phase(PhaseFault)
+	}
+	if long := time.Duration(s.LongFor); long > 0 && healed != 0 {
+		if err := sleepUntil(lastHeal + long); err != nil {
+			return nil, 0, err
+		}
+		sys.shortWork()
 	}
 	if err := sleepUntil(time.Duration(s.Duration)); err != nil {
 		return nil, 0, err

@@ -121,6 +121,10 @@ func runWorker(raw string) error {
 	// stop. A section already granted still runs to its end.
 	stopped, stop := context.WithCancel(context.Background())
 	defer stop()
+	// The work bounds can change mid-run ("work MIN MAX", SetWork).
+	var workMin, workMax atomic.Int64
+	workMin.Store(int64(ws.WorkMin))
+	workMax.Store(int64(ws.WorkMax))
 	cont := make(chan struct{}, len(ws.Arm)+1)
 	goCh := make(chan struct{})
 	var goOnce sync.Once
@@ -128,7 +132,17 @@ func runWorker(raw string) error {
 	go func() {
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
-			switch strings.TrimSpace(sc.Text()) {
+			line := strings.TrimSpace(sc.Text())
+			if f := strings.Fields(line); len(f) == 3 && f[0] == "work" {
+				lo, err1 := time.ParseDuration(f[1])
+				hi, err2 := time.ParseDuration(f[2])
+				if err1 == nil && err2 == nil && 0 <= lo && lo <= hi {
+					workMin.Store(int64(lo))
+					workMax.Store(int64(hi))
+				}
+				continue
+			}
+			switch line {
 			case "continue":
 				cont <- struct{}{}
 			case "go":
@@ -195,10 +209,11 @@ func runWorker(raw string) error {
 					return ws.FirstWork
 				}
 			}
-			if ws.WorkMax <= ws.WorkMin {
-				return ws.WorkMin
+			lo, hi := workMin.Load(), workMax.Load()
+			if hi <= lo {
+				return time.Duration(lo)
 			}
-			return ws.WorkMin + time.Duration(rng.Int64N(int64(ws.WorkMax-ws.WorkMin)))
+			return time.Duration(lo + rng.Int64N(hi-lo))
 		},
 	}
 	say("ready")
