@@ -53,6 +53,21 @@ type Scenario struct {
 	// Demo marks a scenario kept for a lesson's figure but left out of the
 	// verdict matrix, because its verdicts repeat another scenario's.
 	Demo bool
+	// Alone marks a scenario whose fault must land within tens of
+	// milliseconds (a server restarted or failed over while a holder waits
+	// half a TTL for another client's read, a queued waiter struck half a
+	// TTL before the release): the matrix runs its cells with no other
+	// cell beside them. With one beside it on a loaded machine, a restart
+	// of redis-fair's server took 0.6 s instead of 20-30 ms, no client got
+	// in within the half TTL, and a cell expected unsafe came out safe.
+	// Client faults that last 2.5 TTLs and more do not need it.
+	Alone bool
+}
+
+// alone marks s to run with no other cell beside it (Scenario.Alone).
+func alone(s Scenario) Scenario {
+	s.Alone = true
+	return s
 }
 
 var (
