@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // Matrix is results/correctness.json.
@@ -28,9 +29,17 @@ func LoadMatrix(dir string) (Matrix, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m Matrix
-	if err := json.Unmarshal(b, &m); err != nil {
+	var all Matrix
+	if err := json.Unmarshal(b, &all); err != nil {
 		return nil, fmt.Errorf("correctness.json: %w", err)
+	}
+	// The pages teach the single-server topology; a cell on another one
+	// (an ensemble) would otherwise answer for the same lock and scenario.
+	var m Matrix
+	for _, r := range all {
+		if topology.Or(r.Topology) == topology.SingleName {
+			m = append(m, r)
+		}
 	}
 	return m, nil
 }
@@ -650,14 +659,10 @@ func backend(s impls.Spec) string {
 	switch {
 	case s.Backend.InProcess:
 		return "in-process"
-	case s.Backend.ZooKeeper:
-		return "ZooKeeper"
-	case s.Backend.Postgres:
-		return "PostgreSQL"
-	case s.Backend.RedisNodes > 1:
-		return fmt.Sprintf("%d Redis nodes", s.Backend.RedisNodes)
-	case s.Backend.RedisNodes == 1:
-		return "Redis"
+	case s.Backend.Kind == "":
+		return "none"
+	case s.Backend.Nodes > 1:
+		return fmt.Sprintf("%d %s nodes", s.Backend.Nodes, s.Backend.Kind.Title())
 	}
-	return "none"
+	return s.Backend.Kind.Title()
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/quorum"
+	"github.com/locklab/locklab/topology"
 )
 
 // Fixed schedules re-express scripted scenarios over the nemesis: the same
@@ -97,6 +98,25 @@ var fixedSchedules = map[string]FixedSchedule{
 		return fixed(impl, fencing, ttl, Step{Kind: ServerPause, Target: firstServer(impl), Holder: "client-0",
 			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl))}, serverShape)
 	},
+	// leader-isolated: on an ensemble, whichever server leads when the
+	// holder is inside its section is cut off every other host past a
+	// lease (the rest keep a quorum and elect a new leader); the holder
+	// writes after the others had time to take the lock.
+	"leader-isolated": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: NetIsolate, Target: LeaderTarget, Holder: "client-0",
+			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl))}, serverShape)
+	},
+	// holder-server-cut: on an ensemble, the holder is cut off the one
+	// server its session is connected to, past a lease; that server stays
+	// in the quorum and no election happens, so the holder's client may
+	// reconnect to another member. Does the session move in time, or
+	// expire while its holder still runs? (Isolating the holder's server
+	// instead would mean an election whenever that server led, and the
+	// verdict would turn on which server the client happened to pick.)
+	"holder-server-cut": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: NetPartitionClient, Target: HolderServerTarget, Holder: "client-0",
+			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl))}, serverShape)
+	},
 	// redis-failover-replicated: the single Redis master dies while the
 	// holder is inside its section; its replica is promoted and takes over
 	// its address; the holder writes after the others had time to take the
@@ -169,7 +189,8 @@ func serverNames(impl string) []string {
 		return nil
 	}
 	var out []string
-	for _, s := range TopologyFor(spec, 1).Servers {
+	topo, _ := TopologyFor(spec, topology.SingleName, 1)
+	for _, s := range topo.Servers {
 		out = append(out, s.Name)
 	}
 	return out

@@ -92,7 +92,45 @@ func serverTargets(topo Topology) []string {
 	for _, s := range topo.Servers {
 		out = append(out, s.Name)
 	}
+	if topo.Ensemble {
+		out = append(out, LeaderTarget, FollowerTarget, HolderServerTarget)
+	}
 	return out
+}
+
+// LeaderTarget and FollowerTarget name no server but whichever lock server
+// has that role when the fault strikes (an ensemble's leader moves with
+// every election); the engine asks the servers (System.ServerWithRole) and
+// the history records which node it was.
+const (
+	LeaderTarget   = "leader"
+	FollowerTarget = "follower"
+)
+
+// HolderServerTarget names the lock server the holder (the step's Holder,
+// stopped at its failpoint) is connected to when the fault strikes, found
+// from the holder's own open connections; the history records which. For a
+// fault that strikes a client (net-partition-client), it is the link from
+// the holder to that one server: the holder is cut off its own server
+// alone, and the server stays in its quorum.
+const HolderServerTarget = "holder-server"
+
+// Link names the link from a client slot to one lock server, the target
+// HolderServerTarget resolves to for a client fault.
+func Link(client, server string) string { return client + "@" + server }
+
+// SplitLink parses a Link target.
+func SplitLink(target string) (client, server string, ok bool) {
+	return strings.Cut(target, "@")
+}
+
+// RoleOf returns the role a target aims at, if it is a role target.
+func RoleOf(target string) (string, bool) {
+	switch target {
+	case LeaderTarget, FollowerTarget:
+		return target, true
+	}
+	return "", false
 }
 
 type clientKill struct{}

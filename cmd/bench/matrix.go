@@ -22,6 +22,7 @@ import (
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/shard"
+	"github.com/locklab/locklab/topology"
 )
 
 // splitNames parses a comma list, checking each name with lookup.
@@ -44,6 +45,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	implList := fs.String("impl", "", "comma-separated implementations (default: all)")
 	scenarioList := fs.String("scenario", "", "comma-separated scenarios (default: all)")
+	topos := topologiesFlag(fs)
 	runs := fs.Int("runs", 3, "runs per cell, the same for every cell; one counterexample makes the cell unsafe, one inconclusive run keeps it from safe")
 	ttl := ttlFlag(fs, time.Second, "")
 	seed := seedFlag(fs, "base seed; run i of a cell uses seed+i")
@@ -87,6 +89,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	cells = onTopologies(cells, *topos)
 	if len(cells) == 0 {
 		return fmt.Errorf("%w: no scenario applies to the chosen implementations", errUsage)
 	}
@@ -270,15 +273,15 @@ func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline strin
 	seenI, seenS := map[string]bool{}, map[string]bool{}
 	byKey := map[string][]scenarios.CellResult{}
 	for _, r := range results {
-		if !seenI[r.Impl] {
-			seenI[r.Impl] = true
-			implOrder = append(implOrder, r.Impl)
+		if !seenI[rowOf(r)] {
+			seenI[rowOf(r)] = true
+			implOrder = append(implOrder, rowOf(r))
 		}
 		if !seenS[r.Scenario] {
 			seenS[r.Scenario] = true
 			scenarioOrder = append(scenarioOrder, r.Scenario)
 		}
-		byKey[r.Impl+"|"+r.Scenario] = append(byKey[r.Impl+"|"+r.Scenario], r)
+		byKey[rowOf(r)+"|"+r.Scenario] = append(byKey[rowOf(r)+"|"+r.Scenario], r)
 	}
 	sort.SliceStable(scenarioOrder, func(i, j int) bool { return scenarioRank(scenarioOrder[i]) < scenarioRank(scenarioOrder[j]) })
 	grid := report.NewTable(append([]string{"implementation"}, scenarioOrder...)...)
@@ -312,7 +315,7 @@ func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline strin
 	cells := report.NewTable("cell", "verdict", "expected", "why expected", "runs (verdicts)", "sections checked (unknown), least per run",
 		"grants after the fault, least per run", "recovery", "figures", "counterexample")
 	for _, r := range results {
-		name := r.Impl + " / " + r.Scenario
+		name := rowOf(r) + " / " + r.Scenario
 		if r.Fencing {
 			name += " / fenced"
 		}
@@ -390,7 +393,7 @@ func phaseLine(outs []*engine.Outcome) string {
 
 // cellResult sums a cell's runs into its row of correctness.json.
 func cellResult(c scenarios.Cell, exp scenarios.Expectation, outs []*engine.Outcome, stage string, ttl, took time.Duration) scenarios.CellResult {
-	r := scenarios.CellResult{Impl: c.Impl.Name, Scenario: c.Scenario, Fencing: c.Fencing,
+	r := scenarios.CellResult{Impl: c.Impl.Name, Topology: topology.Or(c.Topology), Scenario: c.Scenario, Fencing: c.Fencing,
 		Expected: exp.Verdict, Why: exp.Why, Runs: len(outs),
 		Figures: map[string]float64{}, Seconds: took.Seconds(), TTL: ttl.String()}
 	for j, o := range outs {
@@ -484,4 +487,13 @@ func forEachParallel(ctx context.Context, items []int, n int, alone func(item in
 		return ctx.Err()
 	}
 	return firstErr
+}
+
+// rowOf is the matrix row a cell is in: its lock, and its topology when it
+// is not the single one ("zookeeper @ zk-ensemble").
+func rowOf(r scenarios.CellResult) string {
+	if t := topology.Or(r.Topology); t != topology.SingleName {
+		return r.Impl + " @ " + t
+	}
+	return r.Impl
 }
