@@ -74,7 +74,7 @@ func TestVerdictMatrix(t *testing.T) {
 				t.Parallel()
 				slots <- struct{}{}
 				defer func() { <-slots }()
-				if s, _ := scenarios.Lookup(c.Scenario); s.Alone {
+				if scenarios.RunsAlone(c) {
 					gate.Lock()
 					defer gate.Unlock()
 				} else {

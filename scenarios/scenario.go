@@ -68,6 +68,16 @@ type Scenario struct {
 	Alone bool
 }
 
+// RunsAlone says whether cell c must run with no other cell beside it: its
+// scenario is Alone, or it runs on a topology of several lock servers,
+// whose start (three JVMs for a ZooKeeper ensemble) and elections take
+// both cores of a small machine for seconds, long enough to delay another
+// cell's fault as much as to be delayed by it.
+func RunsAlone(c Cell) bool {
+	s, err := Lookup(c.Scenario)
+	return err != nil || s.Alone || topology.Or(c.Topology) != topology.SingleName
+}
+
 // alone marks s to run with no other cell beside it (Scenario.Alone).
 func alone(s Scenario) Scenario {
 	s.Alone = true

@@ -127,10 +127,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	cellResults := make([]*scenarios.CellResult, len(cells))
 	var printMu sync.Mutex // cells side by side print whole lines
-	alone := func(i int) bool {
-		s, _ := scenarios.Lookup(cells[i].Scenario)
-		return s.Alone
-	}
+	alone := func(i int) bool { return scenarios.RunsAlone(cells[i]) }
 	err = forEachParallel(ctx, owned, *parallel, alone, func(ctx context.Context, i int) error {
 		c := cells[i]
 		exp, _ := c.Expect()
