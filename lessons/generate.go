@@ -177,6 +177,9 @@ func Generate(ctx context.Context, opt Options) error {
 	}); err != nil {
 		return err
 	}
+	if err := rewrite(filepath.Join(opt.Dir, "sources.md"), map[string]string{"sources": sourcesBlock()}); err != nil {
+		return err
+	}
 	if opt.Readme != "-" {
 		// The project README opens with the same table, its links relative
 		// to the repository root.
@@ -212,6 +215,9 @@ func checkProse(opt Options, recs map[string]Record, m Matrix, mErr error) error
 		}
 		for _, msg := range FigureProblems(string(b), recs, read) {
 			errs = append(errs, fmt.Errorf("%s: %s", p.File, msg))
+		}
+		for _, msg := range SourceProblems(string(b)) {
+			errs = append(errs, fmt.Errorf("%s: source: %s", p.File, msg))
 		}
 	}
 	return errors.Join(errs...)
