@@ -54,7 +54,7 @@ var Sources = []Source{
 			{ID: "set-nx-px", Says: "the correct acquire is one SET key requestId NX PX ttl; the post considers a single Redis node only",
 				About: claimRe(`(?i)\bSET\b[^.]*\bNX\b[^.]*\b(PX|EX)\b|single(-node| node) Redis`)},
 			{ID: "setnx-expire", Says: "its first wrong acquire is SETNX then EXPIRE: two commands, not atomic; a crash between them leaves a lock that never expires (deadlock)",
-				About: claimRe(`(?i)SETNX[^.]*EXPIRE`),
+				About:   claimRe(`(?i)SETNX[^.]*EXPIRE`),
 				Misread: claimRe(`(?i)(correct|careful|recommend)`), Why: "000 gives SETNX then EXPIRE as its first wrong acquire"},
 			{ID: "getset", Says: "its second wrong acquire stores the expiry time as the value and takes an expired lock with GETSET; it names three flaws: every client's clock must agree, a losing client's GETSET overwrites the winner's expiry, and the value names no owner, so anyone can release",
 				About: claimRe(`(?i)GETSET`)},
