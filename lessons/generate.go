@@ -110,6 +110,14 @@ func Generate(ctx context.Context, opt Options) error {
 	if err != nil {
 		return err
 	}
+	// A record no page declares any more (a run renamed or merged into
+	// another page's) goes, so no check holds a page to it.
+	if pruned := declaredRecords(records); len(pruned) != len(records) {
+		records = pruned
+		if err := saveRecords(opt.Dir, records); err != nil {
+			return err
+		}
+	}
 	sold, err := loadSale(opt.Dir)
 	if err != nil {
 		return err
@@ -120,11 +128,15 @@ func Generate(ctx context.Context, opt Options) error {
 	}
 	m, mErr := LoadMatrix(opt.Results)
 	b, bErr := LoadBench(opt.Results)
+	// A run two pages show is run once: the second page shows the first's
+	// record, so one command never gives two sets of figures.
+	ran := map[string]bool{}
 	for _, p := range chosen {
 		for _, r := range p.Runs {
-			if opt.NoRun {
+			if opt.NoRun || ran[r.ID] {
 				continue
 			}
+			ran[r.ID] = true
 			rec, err := runOne(ctx, opt, r)
 			if err != nil {
 				return fmt.Errorf("%s: %w", p.File, err)
@@ -219,6 +231,17 @@ func checkProse(opt Options, recs map[string]Record, m Matrix, mErr error) error
 		for _, msg := range SourceProblems(string(b)) {
 			errs = append(errs, fmt.Errorf("%s: source: %s", p.File, msg))
 		}
+		for _, msg := range ProseFigureProblems(string(b), p, recs) {
+			errs = append(errs, fmt.Errorf("%s: figure: %s", p.File, msg))
+		}
+		if mErr == nil {
+			for _, msg := range MatrixFigureProblems(string(b), m) {
+				errs = append(errs, fmt.Errorf("%s: figure: %s", p.File, msg))
+			}
+		}
+	}
+	for _, msg := range DuplicateRuns(Pages, recs) {
+		errs = append(errs, fmt.Errorf("figure: %s", msg))
 	}
 	return errors.Join(errs...)
 }
@@ -399,6 +422,19 @@ func loadRecords(dir string) (map[string]Record, error) {
 		out[r.ID] = r
 	}
 	return out, nil
+}
+
+// declaredRecords keeps the records of the runs the pages declare.
+func declaredRecords(recs map[string]Record) map[string]Record {
+	out := map[string]Record{}
+	for _, p := range Pages {
+		for _, r := range p.Runs {
+			if rec, ok := recs[r.ID]; ok {
+				out[r.ID] = rec
+			}
+		}
+	}
+	return out
 }
 
 func saveRecords(dir string, recs map[string]Record) error {

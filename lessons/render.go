@@ -177,7 +177,7 @@ func figuresBlock(p Page, m Matrix, mErr error, mSet string, b *Bench, bErr erro
 		if mErr != nil {
 			s.WriteString(missingMatrix + "\n")
 		} else {
-			fmt.Fprintf(&s, "%s\n\n", mSet)
+			fmt.Fprintf(&s, "%s %s\n\n", mSet, MatrixFigureRule)
 			table := report.NewTable("implementation", "scenario", "fencing", "verdict", "expected", "runs", "clients", "sections checked", "recovery", "figures")
 			for _, c := range p.Cells {
 				for _, fenced := range []bool{false, true} {
@@ -189,14 +189,7 @@ func figuresBlock(p Page, m Matrix, mErr error, mSet string, b *Bench, bErr erro
 					if r.Counterexample != "" {
 						v = fmt.Sprintf("[%s](../../results/%s)", v, filepath.ToSlash(r.Counterexample))
 					}
-					rec := "–"
-					if len(r.RecoveryMillis) > 0 {
-						rec = fmt.Sprintf("%d ms", r.RecoveryMillis[0])
-					}
-					fig := figures(r.Figures)
-					if fig == "" {
-						fig = "–"
-					}
+					rec, fig := cellRecovery(r), cellFigures(r)
 					table.Row("`"+r.Impl+"`", "`"+r.Scenario+"`", yesNo(r.Fencing), v, string(r.Expected), strconv.Itoa(r.Runs), cellClients(r), strconv.Itoa(r.Sections), rec, fig)
 				}
 			}
@@ -586,7 +579,7 @@ func decisionTable(m Matrix, mErr error, mSet string, b *Bench, bErr error) stri
 	if mErr != nil {
 		s.WriteString(missingMatrix + "\n\n")
 	} else {
-		s.WriteString("Verdicts and recovery times from `results/correctness.json`. " + mSet + "\n\n")
+		s.WriteString("Verdicts and recovery times from `results/correctness.json`. " + mSet + " " + DecisionRecoveryRule + "\n\n")
 	}
 	if bErr != nil {
 		s.WriteString(missingBench + "\n\n")
@@ -603,8 +596,8 @@ func decisionTable(m Matrix, mErr error, mSet string, b *Bench, bErr error) stri
 		for _, n := range names {
 			if r, ok := m.find(impl, n, fenced); ok {
 				v := string(r.Verdict)
-				if len(r.RecoveryMillis) > 0 {
-					v += fmt.Sprintf(" (%d ms)", r.RecoveryMillis[0])
+				if med, ok := medianRecovery(r); ok {
+					v += fmt.Sprintf(" (%d ms)", med)
 				}
 				if len(names) > 1 {
 					v += " <sub>" + n + "</sub>"
