@@ -99,7 +99,9 @@ func TestDecisionRecoveryIsTheMedianOfSafeCells(t *testing.T) {
 }
 
 func TestDuplicateRuns(t *testing.T) {
-	run := func(id string) Run { return Run{ID: id, Impl: "redis-setnx-px", Scenario: "coupon", Fencing: true, Seed: 1} }
+	run := func(id string) Run {
+		return Run{ID: id, Impl: "redis-setnx-px", Scenario: "coupon", Fencing: true, Seed: 1}
+	}
 	rec := func(id string, sold float64) Record {
 		return Record{ID: id, Impl: "redis-setnx-px", Scenario: "coupon", Fencing: true, Seed: 1, TTL: "1s", Figures: map[string]float64{"sold": sold}}
 	}
