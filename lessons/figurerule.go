@@ -20,12 +20,12 @@ import (
 // ("964 ms" next to recovery-ms 976) with nothing to tell them apart.
 
 // MatrixFigureRule is stated once in every figures block of the matrix.
-const MatrixFigureRule = "Rule for this table's figures: *sections checked* is the sum over the cell's runs; *recovery* lists, " +
-	"in run order, every run in which another client was granted the lock after the holder died; *figures* are the cell's last run's, " +
-	"named by its seed."
+const MatrixFigureRule = "Rule for this table's figures: [sections checked](glossary.md#sections-checked) is the sum over the cell's runs; " +
+	"[recovery](glossary.md#recovery) lists, in run order, every run in which another client was granted the lock after the holder died; " +
+	"[figures](glossary.md#figures) are the cell's last run's, named by its seed."
 
 // DecisionRecoveryRule is stated once on the decision page.
-const DecisionRecoveryRule = "A recovery in brackets is the median of the cell's runs in which another client was granted the lock after the holder died " +
+const DecisionRecoveryRule = "The recovery column is the median, over the `holder-crash` cell's runs in which another client was granted the lock after the holder died, of that time " +
 	"(the lower middle one of an even count), shown only where the cell is safe: where it is not, another client may have held the lock before the holder died."
 
 // cellRecovery renders a cell's recoveries by MatrixFigureRule.
@@ -47,7 +47,7 @@ func cellRecovery(r scenarios.CellResult) string {
 // cellFigures renders a cell's figures by MatrixFigureRule: the last run's,
 // named by its seed.
 func cellFigures(r scenarios.CellResult) string {
-	fig := figures(r.Figures)
+	fig := linkedFigures(r.Figures)
 	if fig == "" {
 		return "–"
 	}
@@ -71,6 +71,7 @@ var (
 	figuresRowRe = regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)` \\| `([a-z0-9-]+)` \\| (yes|no) \\|(?:[^|\\n]*\\|){5} ([^|\\n]*) \\| ([^|\\n]*) \\|$")
 	lastRunRe    = regexp.MustCompile(`^last run \(seed (-?\d+)\): (.*)$`)
 	figurePairRe = regexp.MustCompile(`([a-z][a-z0-9-]*) (-?[0-9.e+]+)`)
+	linkTextRe   = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
 )
 
 // MatrixFigureProblems holds every row of a page's matrix figures tables to
@@ -87,7 +88,8 @@ func MatrixFigureProblems(page string, m Matrix) []string {
 			out = append(out, "the matrix's figures table does not state the rule its figures follow")
 		}
 		for _, row := range figuresRowRe.FindAllStringSubmatch(blk[0], -1) {
-			impl, sc, fenced, rec, fig := row[1], row[2], row[3] == "yes", strings.TrimSpace(row[4]), strings.TrimSpace(row[5])
+			impl, sc, fenced := row[1], row[2], row[3] == "yes"
+			rec, fig := strings.TrimSpace(row[4]), linkTextRe.ReplaceAllString(strings.TrimSpace(row[5]), "$1")
 			c, ok := m.find(impl, sc, fenced)
 			what := fmt.Sprintf("%s under %s (fencing %v)", impl, sc, fenced)
 			if !ok {

@@ -84,7 +84,7 @@ func TestDecisionRecoveryIsTheMedianOfSafeCells(t *testing.T) {
 	}{
 		{"odd count", scenarios.CellResult{Verdict: checker.Safe, RecoveryMillis: []int64{976, 964, 990}}, 976, true},
 		{"even count: the lower middle", scenarios.CellResult{Verdict: checker.Safe, RecoveryMillis: []int64{976, 964}}, 964, true},
-		// Lesson 11 showed `none` as "unsafe (0 ms)": no lock recovers nothing.
+		// The decision page (then lesson 11) showed `none` as "unsafe (0 ms)": no lock recovers nothing.
 		{"an unsafe cell shows none", scenarios.CellResult{Verdict: checker.Unsafe, RecoveryMillis: []int64{0, 0, 0}}, 0, false},
 		{"no run recovered", scenarios.CellResult{Verdict: checker.Safe}, 0, false},
 	}

@@ -107,7 +107,7 @@ var Pages = []Page{
 		Runs: []Run{
 			{ID: "setnx-px-pause-fenced", Impl: "redis-setnx-px", Scenario: "pause-past-ttl", Fencing: true, Seed: 1},
 			{ID: "reentrant-fenced-pause-fenced", Impl: "redis-reentrant-fenced", Scenario: "pause-past-ttl", Fencing: true, Seed: 1},
-			// The same run as lesson 14's: one command, one set of figures.
+			// The same run as lesson 13's: one command, one set of figures.
 			{ID: "coupon-setnx-px-fenced", Impl: "redis-setnx-px", Scenario: "coupon", Fencing: true, Seed: 1},
 		},
 		Cells: []Cell{{"redis-setnx-px", "pause-past-ttl"}, {"redis-reentrant-fenced", "pause-past-ttl"}, {"zookeeper", "pause-past-ttl"}, {"pg-optimistic", "pause-past-ttl"}, {"redis-setnx-px", "coupon"}},
@@ -161,10 +161,7 @@ var Pages = []Page{
 		Bench: []string{"pg-unique-insert", "pg-optimistic", "pg-advisory"},
 	},
 	{
-		File: "11-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
-	},
-	{
-		File: "12-partitioned-holder.md", Title: "A holder cut off by the network: leases, sessions and Lost()",
+		File: "11-partitioned-holder.md", Title: "A holder cut off by the network: leases, sessions and Lost()",
 		Impls: []string{"redis-setnx-px", "redis-reentrant", "zookeeper", "pg-advisory", "pg-unique-insert"},
 		Runs: []Run{
 			{ID: "setnx-px-partition", Impl: "redis-setnx-px", Scenario: "holder-partition", Seed: 1},
@@ -179,7 +176,7 @@ var Pages = []Page{
 			{"pg-optimistic", "holder-partition"}, {"pg-unique-insert", "holder-partition"}, {"peer-redislock", "holder-partition"}, {"peer-redsync", "holder-partition"}},
 	},
 	{
-		File: "13-waiting-and-fairness.md", Title: "Waiting for a lock: polling, a watch, a queue; fairness and reentrancy",
+		File: "12-waiting-and-fairness.md", Title: "Waiting for a lock: polling, a watch, a queue; fairness and reentrancy",
 		Impls: []string{"redis-fair", "redis-reentrant", "zookeeper", "redis-setnx-px", "pg-advisory"},
 		Runs: []Run{
 			{ID: "setnx-px-hand-off", Impl: "redis-setnx-px", Scenario: "release-hand-off", Seed: 1},
@@ -197,7 +194,7 @@ var Pages = []Page{
 		Fairness: true,
 	},
 	{
-		File: "14-coupon-oversold.md", Title: "We used a lock and still oversold: the coupon sale without and with a fence",
+		File: "13-coupon-oversold.md", Title: "We used a lock and still oversold: the coupon sale without and with a fence",
 		Impls: []string{"redis-setnx-px"},
 		Runs: []Run{
 			{ID: "coupon-setnx-px", Impl: "redis-setnx-px", Scenario: "coupon", Seed: 1},
@@ -205,6 +202,9 @@ var Pages = []Page{
 		},
 		Cells: []Cell{{"redis-setnx-px", "pause-past-ttl"}},
 		Sale:  true,
+	},
+	{
+		File: "14-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
 	},
 }
 

@@ -128,12 +128,12 @@ func runBlock(recs map[string]Record, r Run) string {
 	if len(rec.Tried) > 1 {
 		fmt.Fprintf(&b, " Seeds %s were tried in turn; the one shown is the last.", joinInts(rec.Tried))
 	}
-	fmt.Fprintf(&b, " Porcupine checked %d critical sections (%d with an unknown outcome).", rec.Sections, rec.Unknown)
+	fmt.Fprintf(&b, " [Porcupine](glossary.md#porcupine) checked %d [critical sections](glossary.md#sections-checked) (%d with an [unknown outcome](glossary.md#unknown-outcome)).", rec.Sections, rec.Unknown)
 	if rec.Recovery > 0 {
-		fmt.Fprintf(&b, " Recovery after the crash: %d ms.", rec.Recovery)
+		fmt.Fprintf(&b, " [Recovery](glossary.md#recovery) after the crash: %d ms.", rec.Recovery)
 	}
 	if len(rec.Figures) > 0 {
-		fmt.Fprintf(&b, " Figures: %s.", figures(rec.Figures))
+		fmt.Fprintf(&b, " [Figures](glossary.md#figures) of this run: %s.", linkedFigures(rec.Figures))
 	}
 	if rec.Detail != "" {
 		fmt.Fprintf(&b, " Detail: %s.", strings.TrimSuffix(rec.Detail, "."))
@@ -143,7 +143,7 @@ func runBlock(recs map[string]Record, r Run) string {
 		fmt.Fprintf(&b, "\n![Recorded timeline of %s under %s](%s)\n", rec.Impl, rec.Scenario, rec.SVG)
 	}
 	if rec.HTML != "" {
-		fmt.Fprintf(&b, "\nPorcupine's interactive timeline of the whole run: [%s](%s) (download it and open it in a browser; the faults are on the `faults` row).\n", rec.HTML, rec.HTML)
+		fmt.Fprintf(&b, "\nPorcupine's [interactive timeline](glossary.md#timeline) of the whole run: [%s](%s) (download it and open it in a browser; the faults are on the `faults` row).\n", rec.HTML, rec.HTML)
 	}
 	fmt.Fprintf(&b, "\n<sub>Generated %s by `make lessons`.</sub>\n", rec.Generated)
 	return b.String()
@@ -155,6 +155,21 @@ func joinInts(xs []int64) string {
 		s = append(s, fmt.Sprint(x))
 	}
 	return strings.Join(s, ", ")
+}
+
+// linkedFigures renders figures with each name linked to its glossary
+// entry.
+func linkedFigures(f map[string]float64) string {
+	var keys []string
+	for k := range f {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %g", glossaryLink(k), f[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func figures(f map[string]float64) string {
@@ -197,7 +212,7 @@ func figuresBlock(p Page, m Matrix, mErr error, mSet string, b *Bench, bErr erro
 		}
 	}
 	if len(p.Bench) > 0 {
-		s.WriteString("\nFrom `results/bench.json` (what the lock costs):\n\n")
+		s.WriteString("\nFrom `results/bench.json` (what the lock costs; every column is defined in the [glossary](glossary.md#pairs-per-s)):\n\n")
 		if bErr != nil {
 			s.WriteString(missingBench + "\n")
 		} else {
@@ -569,74 +584,6 @@ func indexList(recs map[string]Record) string {
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-// decisionTable is the choosing page's table: for every lock, whether it
-// issues fencing tokens, how it fares when its holder dies, pauses or
-// loses its server, and what it costs.
-func decisionTable(m Matrix, mErr error, mSet string, b *Bench, bErr error) string {
-	var s strings.Builder
-	if mErr != nil {
-		s.WriteString(missingMatrix + "\n\n")
-	} else {
-		s.WriteString("Verdicts and recovery times from `results/correctness.json`. " + mSet + " " + DecisionRecoveryRule + "\n\n")
-	}
-	if bErr != nil {
-		s.WriteString(missingBench + "\n\n")
-	} else {
-		fmt.Fprintf(&s, "Rates from `results/bench.json`, measured %s. %s\n\n", b.Date, benchSettings(b))
-	}
-	if mErr != nil && bErr != nil {
-		return s.String()
-	}
-	first := func(impl string, fenced bool, names ...string) string {
-		if mErr != nil {
-			return "·"
-		}
-		for _, n := range names {
-			if r, ok := m.find(impl, n, fenced); ok {
-				v := string(r.Verdict)
-				if med, ok := medianRecovery(r); ok {
-					v += fmt.Sprintf(" (%d ms)", med)
-				}
-				if len(names) > 1 {
-					v += " <sub>" + n + "</sub>"
-				}
-				return v
-			}
-		}
-		return "·"
-	}
-	table := report.NewTable("implementation", "backend", "fencing tokens", "holder crash", "paused past TTL", "paused, fenced", "slow past TTL",
-		"lock server lost", "uncontended pairs/s", "contended pairs/s")
-	for _, spec := range impls.All() {
-		name := fmt.Sprintf("`%s`", spec.Name)
-		if l := PageFor(spec.Name); l != "" {
-			name = fmt.Sprintf("[`%s`](%s)", spec.Name, l)
-		}
-		if spec.Broken != "" {
-			name += " (broken)"
-		}
-		if spec.Peer {
-			name += " (peer)"
-		}
-		un, co := "·", "·"
-		if bErr == nil {
-			if r, ok := findBench(b, spec.Name); ok {
-				if r.Uncontended != nil {
-					un = num(r.Uncontended.PairsPerSec.Median)
-				}
-				if r.Contended != nil {
-					co = num(r.Contended.PairsPerSec.Median)
-				}
-			}
-		}
-		table.Row(name, backend(spec), yesNo(spec.Caps.Fencing),
-			first(spec.Name, false, "holder-crash"), first(spec.Name, false, "pause-past-ttl"), first(spec.Name, true, "pause-past-ttl"),
-			first(spec.Name, false, "slow-work-past-ttl"), first(spec.Name, false, "redis-failover", "server-restart", "redlock-restart"), un, co)
-	}
-	s.WriteString(table.String())
-	return s.String()
 }
 
 func backend(s impls.Spec) string {
