@@ -204,14 +204,18 @@ func Generate(ctx context.Context, opt Options) error {
 			return err
 		}
 	}
-	return checkProse(opt, records, m, mErr)
+	var bench *Bench
+	if bErr == nil {
+		bench = b
+	}
+	return checkProse(opt, records, m, mErr, bench)
 }
 
 // checkProse holds every page's hand-written sentences to the matrix and
 // the page's runs, and its run sentences to their timelines, once the
 // generated blocks are rewritten: a new matrix that contradicts the prose
 // fails the regeneration, naming the sentences to rewrite.
-func checkProse(opt Options, recs map[string]Record, m Matrix, mErr error) error {
+func checkProse(opt Options, recs map[string]Record, m Matrix, mErr error, bench *Bench) error {
 	var ev []Evidence
 	if mErr == nil {
 		ev = MatrixEvidence(m)
@@ -231,6 +235,9 @@ func checkProse(opt Options, recs map[string]Record, m Matrix, mErr error) error
 		}
 		for _, msg := range SourceProblems(string(b)) {
 			errs = append(errs, fmt.Errorf("%s: source: %s", p.File, msg))
+		}
+		for _, msg := range BenchClaimProblems(string(b), bench) {
+			errs = append(errs, fmt.Errorf("%s: speed: %s", p.File, msg))
 		}
 		for _, msg := range ProseFigureProblems(string(b), p, recs) {
 			errs = append(errs, fmt.Errorf("%s: figure: %s", p.File, msg))
