@@ -172,18 +172,6 @@ func linkedFigures(f map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-func figures(f map[string]float64) string {
-	var keys []string
-	for k := range f {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %g", k, f[k]))
-	}
-	return strings.Join(parts, ", ")
-}
 
 func figuresBlock(p Page, m Matrix, mErr error, mSet string, b *Bench, bErr error) string {
 	var s strings.Builder
