@@ -33,6 +33,11 @@ func TestCommittedSaleOversellsOnlyWithoutALock(t *testing.T) {
 			t.Errorf("the no-lock control oversold nothing in %d trials: the page's zeros prove nothing", len(r.Trials))
 		}
 	}
+	if rec.Version == nil {
+		t.Errorf("sale.json has no sale by version: regenerate lesson 13")
+	} else if err := ExclusiveVersionSale(*rec.Version); err != nil {
+		t.Error(err)
+	}
 	for _, w := range sale.Ways {
 		if !seen[w] {
 			t.Errorf("sale.json has no %s row", w)
