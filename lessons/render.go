@@ -172,7 +172,6 @@ func linkedFigures(f map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-
 func figuresBlock(p Page, m Matrix, mErr error, mSet string, b *Bench, bErr error) string {
 	var s strings.Builder
 	if len(p.Cells) > 0 {
