@@ -44,6 +44,7 @@ var Glossary = []Term{
 	{Anchor: "hand-off", Names: []string{"contended hand-off p50"}},
 	{Anchor: "bench-recovery", Names: []string{"recovery after a holder crash"}},
 	{Anchor: "fairness", Names: []string{"grants back to the releaser", "Jain's index", "wait p50", "wait p99", "longest wait", "waiters"}},
+	{Anchor: "server-cost", Names: []string{"server cost per acquisition"}},
 	{Anchor: "takeover", Names: []string{"GETSETs per race (mean, max)", "races where a loser's GETSET landed", "key holds a loser's expiry, not the winner's",
 		"winner's Refresh refused while it holds the lock", "stored minus granted expiry (min, max)", "rounds"}},
 }

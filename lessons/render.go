@@ -230,7 +230,8 @@ func figuresBlock(p Page, m Matrix, mErr error, mSet string, b *Bench, bErr erro
 func fairnessTable(b *Bench, names []string) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "Who gets the lock next, from the same contended run (%d clients on one key, %d trials):\n\n", b.Settings.Clients, b.Settings.Trials)
-	table := report.NewTable("implementation", "waiters", "grants back to the releaser", "Jain's index", "wait p50", "wait p99", "longest wait")
+	table := report.NewTable("implementation", "waiters", "grants back to the releaser", "Jain's index", "wait p50", "wait p99", "longest wait",
+		"server cost per acquisition")
 	for _, n := range names {
 		r, ok := findBench(b, n)
 		if !ok || r.Contended == nil {
@@ -238,8 +239,12 @@ func fairnessTable(b *Bench, names []string) string {
 			continue
 		}
 		c := r.Contended
+		cost := "–"
+		if c.CostPerAcquisition != nil {
+			cost = fmtStat(*c.CostPerAcquisition, " "+c.CostUnit)
+		}
 		table.Row("`"+n+"`", waiting(r.Caps), fmtStat(scaled(c.SameClientShare, 100), " %"), fmt.Sprintf("%.4f", c.Jain.Median),
-			fmtStat(c.WaitP50, " ms"), fmtStat(c.WaitP99, " ms"), fmtStat(c.WaitMax, " ms"))
+			fmtStat(c.WaitP50, " ms"), fmtStat(c.WaitP99, " ms"), fmtStat(c.WaitMax, " ms"), cost)
 	}
 	s.WriteString(table.String())
 	return s.String()
