@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/quorum"
+	"github.com/locklab/locklab/topology"
 )
 
 // report turns the per-trial figures into the report's medians, spreads,
@@ -18,7 +19,7 @@ func (b *bench) report(servers []Server) *Report {
 		Servers: servers,
 		Settings: RunSetting{
 			DurationMS: ms(o.Duration), Clients: o.Clients, Sweep: o.Sweep, TTLMS: ms(o.TTL),
-			Trials: o.Trials, SweepTrials: b.sweepTrials(), Quick: o.Quick, Workloads: o.Workloads, CostUnits: costUnit,
+			Trials: o.Trials, SweepTrials: b.sweepTrials(), Quick: o.Quick, Workloads: o.Workloads, CostUnits: costUnits(),
 		},
 	}
 	var backends []string
@@ -29,13 +30,13 @@ func (b *bench) report(servers []Server) *Report {
 	limitMany := map[string]float64{}
 	for _, be := range backends {
 		acc := b.limits[be]
-		l := Limit{Backend: be, Request: limitRequest[be], OneClient: NewStat(acc.one), Clients: o.Clients, NClients: NewStat(acc.many)}
+		l := Limit{Backend: be, Request: limitRequest(be), OneClient: NewStat(acc.one), Clients: o.Clients, NClients: NewStat(acc.many)}
 		if len(acc.hop) > 0 {
 			l.WakeUp = &WakeUpLimit{Request: wakeUpRequest, HopMS: NewStat(acc.hop)}
 		}
 		if len(acc.fanAll) > 0 {
-			n := len(b.topo.RedisAddrs)
-			l.FanOut = &FanOutLimit{Request: limitRequest[BackendRedis], Nodes: n, Majority: quorum.Majority(n),
+			n := len(b.topo.Endpoints().Addrs(topology.Redis))
+			l.FanOut = &FanOutLimit{Request: limitRequest(BackendRedis), Nodes: n, Majority: quorum.Majority(n),
 				AllPerSec: NewStat(acc.fanAll), MajorityPerSec: NewStat(acc.fanMajority)}
 		}
 		rep.Limits = append(rep.Limits, l)
@@ -49,7 +50,7 @@ func (b *bench) report(servers []Server) *Report {
 	specs := o.Impls
 	for _, a := range b.accs {
 		s := a.spec
-		r := Result{Name: s.Name, Peer: s.Peer, Broken: s.Broken, Backend: backendOf(s), Caps: s.Caps.String(), RedisNodes: s.Backend.RedisNodes}
+		r := Result{Name: s.Name, Peer: s.Peer, Broken: s.Broken, Backend: backendOf(s), Caps: s.Caps.String(), RedisNodes: redisNodes(s)}
 		r.RoundTrips = a.roundTrips
 		if sv, ok := o.Survival[s.Name]; ok {
 			r.Survives = &sv
@@ -82,7 +83,7 @@ func (b *bench) report(servers []Server) *Report {
 			}
 			if len(c.cost) > 0 {
 				st := NewStat(c.cost)
-				cr.CostPerAcquisition, cr.CostUnit = &st, costUnit[r.Backend]
+				cr.CostPerAcquisition, cr.CostUnit = &st, costUnit(r.Backend)
 			}
 			r.Contended = cr
 		}

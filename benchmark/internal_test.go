@@ -334,7 +334,7 @@ func TestRedisFloorsAgainstServers(t *testing.T) {
 	if hop <= 0 || math.IsInf(hop, 0) || math.IsNaN(hop) {
 		t.Errorf("wake-up hop = %v ms, want a positive figure", hop)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: topo.RedisAddrs[0]})
+	rdb := redis.NewClient(&redis.Options{Addr: topo.Endpoints().Addrs(topology.Redis)[0]})
 	defer rdb.Close()
 	if left, err := rdb.Keys(ctx, "*-hop-*").Result(); err != nil || len(left) > 0 {
 		t.Errorf("the ping-pong left lists behind: %v (%v)", left, err)
@@ -352,10 +352,10 @@ func TestRedisFloorsAgainstServers(t *testing.T) {
 		t.Errorf("fan-outs/s: every node %v, majority %v; want positive figures", all, maj)
 	}
 
-	if err := topo.Redis[4].Kill(); err != nil {
+	if err := topo.Lock(topology.Redis)[4].Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.fanOut(ctx, quorum.Majority(5), d); err == nil || !strings.Contains(err.Error(), topo.RedisAddrs[4]) {
-		t.Errorf("fan-out with a dead node: err %v, want one naming %s", err, topo.RedisAddrs[4])
+	if _, err := b.fanOut(ctx, quorum.Majority(5), d); err == nil || !strings.Contains(err.Error(), topo.Endpoints().Addrs(topology.Redis)[4]) {
+		t.Errorf("fan-out with a dead node: err %v, want one naming %s", err, topo.Endpoints().Addrs(topology.Redis)[4])
 	}
 }

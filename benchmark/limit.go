@@ -4,16 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls/redisclient"
+	"github.com/locklab/locklab/topology"
 )
 
 // The physical limit of each backend: the cheapest request there is (Redis
@@ -36,72 +34,28 @@ type roundTripper struct {
 	close func()
 }
 
-// limitRequest names the request each backend's limit is measured with.
-var limitRequest = map[string]string{
-	BackendRedis:     "PING",
-	BackendZooKeeper: "exists /",
-	BackendPostgres:  "SELECT 1",
-}
-
-func (b *bench) newRoundTripper(ctx context.Context, backend string) (*roundTripper, error) {
-	switch backend {
-	case BackendRedis:
-		rdb := redisclient.New(b.topo.RedisAddrs[0], b.opts.TTL)
-		return &roundTripper{
-			op:    func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
-			close: func() { rdb.Close() },
-		}, nil
-	case BackendZooKeeper:
-		conn, err := dialZK(ctx, b.topo.ZooKeeperAddr, b.opts.TTL)
-		if err != nil {
-			return nil, err
-		}
-		return &roundTripper{
-			op: func(context.Context) error {
-				_, _, err := conn.Exists("/")
-				return err
-			},
-			close: conn.Close,
-		}, nil
-	case BackendPostgres:
-		conn, err := pgx.Connect(ctx, b.topo.PostgresDSN)
-		if err != nil {
-			return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
-		}
-		return &roundTripper{
-			op: func(ctx context.Context) error {
-				var one int
-				return conn.QueryRow(ctx, "SELECT 1").Scan(&one)
-			},
-			close: func() { conn.Close(context.Background()) },
-		}, nil
-	}
-	return nil, fmt.Errorf("no round-trip limit for backend %q", backend)
-}
-
-// dialZK opens a ZooKeeper session and waits until it is established, so
-// that the session set-up is not part of any measurement.
-func dialZK(ctx context.Context, addrs []string, timeout time.Duration) (*zk.Conn, error) {
-	conn, events, err := zk.Connect(addrs, timeout, zk.WithLogger(log.New(io.Discard, "", 0)))
+// limitRequest names the request a backend's limit is measured with: its
+// server kind's cheapest.
+func limitRequest(backend string) string {
+	k, err := cluster.KindOf(topology.Kind(backend))
 	if err != nil {
-		return nil, fmt.Errorf("connect to ZooKeeper: %w", err)
+		return "?"
 	}
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	for {
-		select {
-		case ev := <-events:
-			if ev.State == zk.StateHasSession {
-				return conn, nil
-			}
-		case <-deadline.C:
-			conn.Close()
-			return nil, fmt.Errorf("ZooKeeper session not established within 10s")
-		case <-ctx.Done():
-			conn.Close()
-			return nil, ctx.Err()
-		}
+	return k.Cheapest()
+}
+
+// newRoundTripper opens one client sending the backend kind's cheapest
+// request (cluster.ServerKind.OpenCheapest).
+func (b *bench) newRoundTripper(ctx context.Context, backend string) (*roundTripper, error) {
+	k, err := cluster.KindOf(topology.Kind(backend))
+	if err != nil {
+		return nil, fmt.Errorf("no round-trip limit for backend %q: %w", backend, err)
 	}
+	op, closeFn, err := k.OpenCheapest(ctx, b.topo.Endpoints()[k.Kind()])
+	if err != nil {
+		return nil, err
+	}
+	return &roundTripper{op: op, close: closeFn}, nil
 }
 
 // roundTrips measures requests per second of n clients over d.
@@ -152,7 +106,7 @@ func (b *bench) roundTrips(ctx context.Context, backend string, n int, d time.Du
 	close(gate)
 	wg.Wait()
 	if first != nil {
-		return 0, fmt.Errorf("%s round trip (%s): %w", backend, limitRequest[backend], first)
+		return 0, fmt.Errorf("%s round trip (%s): %w", backend, limitRequest(backend), first)
 	}
 	return float64(total) / d.Seconds(), nil
 }
@@ -216,7 +170,7 @@ func (b *bench) newWaitClient(addr string) *redis.Client {
 // one another (medians of 15 interleaved rounds: 49, 47 and 47 µs, PING
 // 19 µs), so the choice changes what is timed, not the number.
 func (b *bench) wakeUpHop(ctx context.Context, d time.Duration) (float64, error) {
-	addr := b.topo.RedisAddrs[0]
+	addr := b.topo.Endpoints().Addrs(topology.Redis)[0]
 	ping, pong := b.newWaitClient(addr), b.newWaitClient(addr)
 	closed := false
 	closeAll := func() {
@@ -315,7 +269,7 @@ func (b *bench) wakeUpHop(ctx context.Context, d time.Duration) (float64, error)
 // that returns at a majority: they hold their connections and share the
 // cores with the next fan-out.
 func (b *bench) fanOut(ctx context.Context, need int, d time.Duration) (float64, error) {
-	addrs := b.topo.RedisAddrs
+	addrs := b.topo.Endpoints().Addrs(topology.Redis)
 	nodes := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
 		nodes[i] = redisclient.New(a, b.opts.TTL)

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/topology"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -75,10 +77,10 @@ func (b *bench) describeServers(ctx context.Context, backends []string) ([]Serve
 		s := Server{Backend: be, Settings: map[string]string{}, Started: "by the lab"}
 		switch be {
 		case BackendRedis:
-			if len(b.opts.External.Redis) > 0 {
+			if len(b.opts.External.Lock.Addrs(topology.Redis)) > 0 {
 				s.Started = "external"
 			}
-			rdb := redis.NewClient(&redis.Options{Addr: b.topo.RedisAddrs[0], MaxRetries: -1, PoolSize: 1})
+			rdb := redis.NewClient(&redis.Options{Addr: b.topo.Endpoints().Addrs(topology.Redis)[0], MaxRetries: -1, PoolSize: 1})
 			info, err := rdb.Info(ctx, "server").Result()
 			if err == nil {
 				s.Version = infoField(info, "redis_version")
@@ -93,12 +95,12 @@ func (b *bench) describeServers(ctx context.Context, backends []string) ([]Serve
 			if err != nil {
 				return nil, fmt.Errorf("INFO server: %w", err)
 			}
-			s.Settings["lock nodes"] = fmt.Sprint(len(b.topo.RedisAddrs))
+			s.Settings["lock nodes"] = fmt.Sprint(len(b.topo.Endpoints().Addrs(topology.Redis)))
 		case BackendZooKeeper:
-			if len(b.opts.External.ZooKeeper) > 0 {
+			if len(b.opts.External.Lock.Addrs(topology.ZooKeeper)) > 0 {
 				s.Started = "external"
 			}
-			m, err := fourLetterWord(ctx, b.topo.ZooKeeperAddr[0], "srvr")
+			m, err := cluster.FourLetterWord(ctx, nil, b.topo.Endpoints().Addrs(topology.ZooKeeper)[0], "srvr")
 			if err != nil {
 				return nil, err
 			}
@@ -110,10 +112,10 @@ func (b *bench) describeServers(ctx context.Context, backends []string) ([]Serve
 				s.Settings["tickTime"] = "100ms (cluster/zookeeper.go)"
 			}
 		case BackendPostgres:
-			if b.opts.External.Postgres != "" {
+			if b.opts.External.Lock.First(topology.Postgres) != "" {
 				s.Started = "external"
 			}
-			conn, err := pgx.Connect(ctx, b.topo.PostgresDSN)
+			conn, err := pgx.Connect(ctx, b.topo.Endpoints().First(topology.Postgres))
 			if err != nil {
 				return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // The workloads a run can select with -workload. Hand-off, fairness and cost
@@ -37,8 +38,11 @@ var Workloads = []string{Uncontended, Contended, Handoff, Fairness, Cost, Sweep,
 
 // Options configure one benchmark run.
 type Options struct {
-	Impls     []impls.Spec // what to measure, in report order
-	Workloads []string     // subset of Workloads
+	Impls []impls.Spec // what to measure, in report order
+	// Topology names the servers' topology (topology.Named; empty: the
+	// single one); every lock measured must be one it carries.
+	Topology  string
+	Workloads []string // subset of Workloads
 	// Duration is how long each measurement runs; sweep points other than
 	// Clients run for a third of it (sweepShare), since only their shape
 	// matters.
@@ -175,6 +179,15 @@ func (o *Options) Validate() error {
 	for _, n := range o.Sweep {
 		if n < 1 {
 			return fmt.Errorf("sweep client counts must be at least 1")
+		}
+	}
+	named, err := topology.Lookup(o.Topology)
+	if err != nil {
+		return err
+	}
+	for _, s := range o.Impls {
+		if s.Backend.Kind != "" && !named.Carries(s.Backend.Need()) {
+			return fmt.Errorf("the %s topology cannot carry %s (%s)", named.Name, s.Name, s.Backend)
 		}
 	}
 	return nil

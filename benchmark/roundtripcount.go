@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // The round trips of an uncontended acquire-release pair are counted by
@@ -91,7 +92,7 @@ func (b *bench) countRoundTrips(ctx context.Context, s impls.Spec) (*MeasuredRou
 				m.close()
 			}
 		}()
-		for _, addr := range b.topo.RedisAddrs {
+		for _, addr := range b.topo.Endpoints().Addrs(topology.Redis) {
 			m, err := startRedisMonitor(ctx, addr)
 			if err != nil {
 				return nil, err

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // RoundTrips is the number of sequential round trips one uncontended
@@ -40,17 +41,20 @@ var declaredRoundTrips = map[string]RoundTrips{
 	"peer-zk-lock":           {3, "create protected ephemeral sequential, getChildren, delete"},
 }
 
-// backendOf names the servers a lock uses.
+// backendOf names the servers a lock uses: its server kind.
 func backendOf(s impls.Spec) string {
-	switch {
-	case s.Backend.RedisNodes > 0:
-		return BackendRedis
-	case s.Backend.ZooKeeper:
-		return BackendZooKeeper
-	case s.Backend.Postgres:
-		return BackendPostgres
+	if s.Backend.InProcess || s.Backend.Kind == "" {
+		return BackendInProcess
 	}
-	return BackendInProcess
+	return string(s.Backend.Kind)
+}
+
+// redisNodes is how many independent Redis nodes a lock uses (0: none).
+func redisNodes(s impls.Spec) int {
+	if s.Backend.Kind != topology.Redis {
+		return 0
+	}
+	return s.Backend.Need().Count()
 }
 
 // closestPeer picks the peer library a lock is compared with: same backend,
@@ -71,7 +75,7 @@ func closestPeer(s impls.Spec, among []impls.Spec) (impls.Spec, bool) {
 		return impls.Spec{}, false
 	}
 	dist := func(p impls.Spec) int {
-		d := p.Backend.RedisNodes - s.Backend.RedisNodes
+		d := redisNodes(p) - redisNodes(s)
 		if d < 0 {
 			d = -d
 		}

@@ -66,8 +66,16 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	// One set of servers for every lock: the union of their topologies.
 	var decl topology.Declaration
 	var backends []string
+	named, err := topology.Lookup(opts.Topology)
+	if err != nil {
+		return nil, err
+	}
 	for _, s := range opts.Impls {
-		decl = decl.Merge(s.Backend.Topology())
+		d, err := s.Backend.On(named)
+		if err != nil && s.Backend.Kind != "" {
+			return nil, err
+		}
+		decl = decl.Merge(d)
 		if be := backendOf(s); be != BackendInProcess && !slices.Contains(backends, be) {
 			backends = append(backends, be)
 		}
@@ -204,8 +212,8 @@ func (b *bench) key() string {
 // config builds client id's lock configuration.
 func (b *bench) config(id int) impls.Config {
 	return impls.Config{
-		Redis: b.topo.RedisAddrs, ZooKeeper: b.topo.ZooKeeperAddr, Postgres: b.topo.PostgresDSN,
-		TTL: b.opts.TTL, ClientID: fmt.Sprintf("bench-client-%d", id),
+		Servers: b.topo.Endpoints(),
+		TTL:     b.opts.TTL, ClientID: fmt.Sprintf("bench-client-%d", id),
 	}
 }
 
@@ -215,7 +223,7 @@ func (b *bench) measureLimit(ctx context.Context, trial int, be string) error {
 		acc = &limitAcc{}
 		b.limits[be] = acc
 	}
-	b.step(trial, "limit: "+be, limitRequest[be])
+	b.step(trial, "limit: "+be, limitRequest(be))
 	one, err := b.roundTrips(ctx, be, 1, b.opts.Duration)
 	if err != nil {
 		return err
@@ -235,7 +243,7 @@ func (b *bench) measureLimit(ctx context.Context, trial int, be string) error {
 		return err
 	}
 	acc.hop = append(acc.hop, hop)
-	if n := len(b.topo.RedisAddrs); n > 1 {
+	if n := len(b.topo.Endpoints().Addrs(topology.Redis)); n > 1 {
 		b.step(trial, "limit: "+be, fmt.Sprintf("fan-out to %d", n))
 		all, err := b.fanOut(ctx, n, b.opts.Duration)
 		if err != nil {
@@ -257,7 +265,7 @@ func (b *bench) redisLimitSteps(backends []string) int {
 	if !slices.Contains(backends, BackendRedis) {
 		return 0
 	}
-	if len(b.topo.RedisAddrs) > 1 {
+	if len(b.topo.Endpoints().Addrs(topology.Redis)) > 1 {
 		return 2
 	}
 	return 1
@@ -360,12 +368,12 @@ func (b *bench) measureContended(ctx context.Context, a *implAcc) error {
 // recovery runs the holder-crash scenario, when it exists, and takes its
 // recovery time. Its absence or failure is reported as text, never as a number.
 func (b *bench) recovery(ctx context.Context, s impls.Spec) *RecoveryR {
-	job, err := engine.FixedJob(HolderCrash, s)
+	job, err := engine.FixedJob(HolderCrash, s, b.opts.Topology)
 	if err != nil {
 		return &RecoveryR{Note: "n/a (" + oneLine(err.Error()) + ")"}
 	}
 	out, err := engine.Run(ctx, job, engine.Options{
-		Impl: s, Clients: 4, Sections: b.opts.RecoverySections, TTL: b.opts.TTL, Seed: 1,
+		Impl: s, Topology: b.opts.Topology, Clients: 4, Sections: b.opts.RecoverySections, TTL: b.opts.TTL, Seed: 1,
 		External: b.opts.External, OutDir: os.TempDir(),
 	})
 	switch {

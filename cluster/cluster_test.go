@@ -133,7 +133,7 @@ func TestServersStartFaultAndStop(t *testing.T) {
 	}
 
 	// Replication is real: a write on the master shows up on the replica.
-	master := redis.NewClient(&redis.Options{Addr: topo.RedisAddrs[0]})
+	master := redis.NewClient(&redis.Options{Addr: topo.Endpoints().Addrs(topology.Redis)[0]})
 	defer master.Close()
 	replica := redis.NewClient(&redis.Options{Addr: topo.Replica.Addr})
 	defer replica.Close()
@@ -149,7 +149,7 @@ func TestServersStartFaultAndStop(t *testing.T) {
 	}
 
 	// Pause: a paused server answers nothing until resumed.
-	n := topo.Redis[1]
+	n := topo.Lock(topology.Redis)[1]
 	c := redis.NewClient(&redis.Options{Addr: n.Addr, ReadTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	defer c.Close()
 	if err := n.Pause(); err != nil {
@@ -188,10 +188,10 @@ func TestServersStartFaultAndStop(t *testing.T) {
 	pids = append(pids, n.PID())
 
 	// PostgreSQL restart keeps its data when asked to.
-	if err := topo.Postgres.Restart(ctx, true); err != nil {
+	if err := topo.Lock(topology.Postgres)[0].Restart(ctx, true); err != nil {
 		t.Fatal(err)
 	}
-	pids = append(pids, topo.Postgres.PID())
+	pids = append(pids, topo.Lock(topology.Postgres)[0].PID())
 
 	topo.Close()
 	for _, pid := range pids {

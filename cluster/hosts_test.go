@@ -48,10 +48,10 @@ func runHostsChild() {
 	if err != nil {
 		fail(err)
 	}
-	if err := netfault.Partition(ctx, []*hosts.Host{h}, []*hosts.Host{topo.Redis[0].Host}); err != nil {
+	if err := netfault.Partition(ctx, []*hosts.Host{h}, []*hosts.Host{topo.Lock(topology.Redis)[0].Host}); err != nil {
 		fail(err)
 	}
-	json.NewEncoder(os.Stdout).Encode(hostsVictim{PIDs: []int{topo.Redis[0].PID(), p.PID()}, Namespaces: topo.Net.Namespaces()})
+	json.NewEncoder(os.Stdout).Encode(hostsVictim{PIDs: []int{topo.Lock(topology.Redis)[0].PID(), p.PID()}, Namespaces: topo.Net.Namespaces()})
 	select {}
 }
 

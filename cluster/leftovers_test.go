@@ -51,7 +51,7 @@ func init() {
 		StopAll()
 		os.Exit(3)
 	}
-	v := leftoversVictim{Dirs: []string{topo.Redis[0].Dir, run}, PIDs: []int{topo.Redis[0].PID()}}
+	v := leftoversVictim{Dirs: []string{topo.Lock(topology.Redis)[0].Dir, run}, PIDs: []int{topo.Lock(topology.Redis)[0].PID()}}
 	if topo.Net != nil {
 		v.Namespaces = topo.Net.Namespaces()
 	}

@@ -159,6 +159,18 @@ func (n *Node) dialer() Dialer {
 	return n.Host.Network().DialContext
 }
 
+// listenOn returns the address a server binds to and port, or a free port
+// on it when port is zero.
+func listenOn(h *hosts.Host, port int) (string, int, error) {
+	if port == 0 {
+		return listen(h)
+	}
+	if h == nil {
+		return "127.0.0.1", port, nil
+	}
+	return h.IP.String(), port, nil
+}
+
 // listen returns the address a server binds to and a free port on it.
 func listen(h *hosts.Host) (string, int, error) {
 	if h == nil {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,10 +12,12 @@ import (
 	"sort"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/topology"
 )
 
 // PostgresOptions configures one PostgreSQL server.
@@ -22,6 +25,8 @@ type PostgresOptions struct {
 	Name string // defaults to "postgres"
 	// Host runs the server on a host of the lab's own, bound to its address.
 	Host *hosts.Host
+	// Port, when set, is the port to listen on (fixed by a group's start).
+	Port int
 }
 
 // postgresBinDir finds initdb and postgres: on PATH, else Debian's versioned dir.
@@ -90,7 +95,7 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 	if opts.Name == "" {
 		opts.Name = "postgres"
 	}
-	bind, port, err := listen(opts.Host)
+	bind, port, err := listenOn(opts.Host, opts.Port)
 	if err != nil {
 		return nil, err
 	}
@@ -189,4 +194,119 @@ func postgresReady(ctx context.Context, n *Node) error {
 	defer conn.Close(context.Background())
 	var one int
 	return conn.QueryRow(ctx, "SELECT 1").Scan(&one)
+}
+
+// postgresKind is PostgreSQL's home.
+type postgresKind struct{}
+
+func init() { RegisterKind(postgresKind{}) }
+
+func (postgresKind) Kind() topology.Kind { return topology.Postgres }
+func (postgresKind) Package() string     { return "postgresql" }
+func (postgresKind) Image() string       { return "postgres" }
+
+func (postgresKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
+	var out []*Node
+	for _, m := range members {
+		n, err := StartPostgres(ctx, PostgresOptions{Name: m.Name, Host: m.Host, Port: m.Port})
+		if err != nil {
+			stopNodes(out)
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// Endpoint gives clients the DSN of each node (a lock uses the first).
+func (postgresKind) Endpoint(nodes []*Node) topology.Endpoint {
+	ep := topology.Endpoint{Kind: topology.Postgres}
+	for _, n := range nodes {
+		ep.Addrs = append(ep.Addrs, n.DSN())
+	}
+	return ep
+}
+
+// Role says whether the server is a primary or a replica in recovery.
+func (postgresKind) Role(ctx context.Context, n *Node) (string, error) {
+	cfg, err := pgx.ParseConfig(n.DSN())
+	if err != nil {
+		return "", err
+	}
+	if dial := n.dialer(); dial != nil {
+		cfg.DialFunc = dial
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return "", fmt.Errorf("connect to %s: %w", n.Name, err)
+	}
+	defer conn.Close(context.Background())
+	var replica bool
+	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&replica); err != nil {
+		return "", fmt.Errorf("pg_is_in_recovery on %s: %w", n.Name, err)
+	}
+	if replica {
+		return "replica", nil
+	}
+	return "primary", nil
+}
+
+func (postgresKind) Cheapest() string { return "SELECT 1" }
+
+func (postgresKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (func(context.Context) error, func(), error) {
+	if len(ep.Addrs) == 0 {
+		return nil, nil, errors.New("no PostgreSQL DSN to measure")
+	}
+	conn, err := pgx.Connect(ctx, ep.Addrs[0])
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	return func(ctx context.Context) error {
+		var one int
+		return conn.QueryRow(ctx, "SELECT 1").Scan(&one)
+	}, func() { conn.Close(context.Background()) }, nil
+}
+
+func (postgresKind) CostUnit() string { return "PostgreSQL transactions" }
+
+func (postgresKind) Served(ctx context.Context, ep topology.Endpoint, settle bool) (float64, error) {
+	if len(ep.Addrs) == 0 {
+		return 0, errors.New("no PostgreSQL DSN to count")
+	}
+	return pgTransactions(ctx, ep.Addrs[0], settle)
+}
+
+// pgTransactions reads the committed plus rolled-back transactions of the
+// locks' database. It reads them from a connection to another database
+// (template1), so that its own statements are not counted. With settle, it
+// first waits (a little) for the lock clients' backends to exit: the lock
+// clients are closed before the second reading, and a backend flushes its
+// counts when it exits, otherwise up to a second later.
+func pgTransactions(ctx context.Context, dsn string, settle bool) (float64, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return 0, fmt.Errorf("parse the PostgreSQL DSN: %w", err)
+	}
+	lockDB := cfg.Database
+	cfg.Database = "template1"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return 0, fmt.Errorf("connect to PostgreSQL's template1 (to count %s's transactions from outside it): %w", lockDB, err)
+	}
+	defer conn.Close(context.Background())
+	for deadline := time.Now().Add(3 * time.Second); settle && time.Now().Before(deadline); {
+		var others int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE backend_type = 'client backend' AND datname = $1`, lockDB).Scan(&others)
+		if err != nil || others == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var n float64
+	err = conn.QueryRow(ctx, `SELECT (xact_commit + xact_rollback)::float8 FROM pg_stat_database WHERE datname = $1`, lockDB).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("read pg_stat_database: %w", err)
+	}
+	return n, nil
 }

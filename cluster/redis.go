@@ -2,17 +2,20 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/clockjump"
+	"github.com/locklab/locklab/topology"
 )
 
 // RedisOptions configures one Redis server.
@@ -30,6 +33,9 @@ type RedisOptions struct {
 	ClockShift bool
 	// Host runs the server on a host of the lab's own, bound to its address.
 	Host *hosts.Host
+	// Port, when set, is the port to listen on (fixed by a group's start);
+	// zero picks a free one.
+	Port int
 }
 
 // StartRedis starts one redis-server on a free loopback port and waits until
@@ -45,7 +51,7 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 	if opts.Name == "" {
 		opts.Name = "redis"
 	}
-	bind, port, err := listen(opts.Host)
+	bind, port, err := listenOn(opts.Host, opts.Port)
 	if err != nil {
 		return nil, err
 	}
@@ -111,4 +117,115 @@ func splitHostPort(addr string) (string, string, error) {
 		}
 	}
 	return "", "", fmt.Errorf("address %q has no port", addr)
+}
+
+// redisKind is Redis's home: how the lab starts, asks and counts it.
+type redisKind struct{}
+
+func init() { RegisterKind(redisKind{}) }
+
+func (redisKind) Kind() topology.Kind { return topology.Redis }
+func (redisKind) Package() string     { return "redis-server" }
+func (redisKind) Image() string       { return "redis" }
+
+// Start starts each member as an independent server (or a replica of its
+// started master): Redis nodes of a lock group do not know each other.
+func (redisKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
+	var out []*Node
+	for _, m := range members {
+		n, err := StartRedis(ctx, RedisOptions{Name: m.Name, ClockShift: m.ClockShift, Host: m.Host, Port: m.Port, ReplicaOf: m.ReplicaOf})
+		if err != nil {
+			stopNodes(out)
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func (redisKind) Endpoint(nodes []*Node) topology.Endpoint {
+	return topology.Endpoint{Kind: topology.Redis, Addrs: addrsOf(nodes)}
+}
+
+// Role reads INFO replication's role line: master or replica ("slave").
+func (redisKind) Role(ctx context.Context, n *Node) (string, error) {
+	c := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1, DialerRetries: 1, Dialer: n.dialer()})
+	defer c.Close()
+	info, err := c.Info(ctx, "replication").Result()
+	if err != nil {
+		return "", fmt.Errorf("INFO replication on %s: %w", n.Name, err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "role:"); ok {
+			if v == "slave" {
+				return "replica", nil
+			}
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("INFO replication on %s has no role line", n.Name)
+}
+
+func (redisKind) Cheapest() string { return "PING" }
+
+// OpenCheapest opens a client with the locks' settings that matter to a
+// round trip (no retries, one connection per request in flight).
+func (redisKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (func(context.Context) error, func(), error) {
+	if len(ep.Addrs) == 0 {
+		return nil, nil, errors.New("no Redis address to measure")
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: ep.Addrs[0], MaxRetries: -1, DialerRetries: 1, PoolSize: 4})
+	return func(ctx context.Context) error { return rdb.Ping(ctx).Err() }, func() { rdb.Close() }, nil
+}
+
+func (redisKind) CostUnit() string { return "Redis commands" }
+
+// Served sums INFO commandstats over every lock node.
+func (redisKind) Served(ctx context.Context, ep topology.Endpoint, _ bool) (float64, error) {
+	var total float64
+	for _, addr := range ep.Addrs {
+		n, err := redisCommands(ctx, addr)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// connectionCommands are what a Redis client sends when it opens a
+// connection (and what the counters are read with): set-up, not locking.
+var connectionCommands = map[string]bool{"hello": true, "info": true, "select": true, "auth": true, "ping": true}
+
+// redisCommands sums the calls of every command in INFO commandstats but
+// the connection set-up ones.
+func redisCommands(ctx context.Context, addr string) (float64, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1})
+	defer rdb.Close()
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return 0, fmt.Errorf("INFO commandstats on %s: %w", addr, err)
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		// cmdstat_set:calls=12,usec=34,...
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		cmd := strings.TrimPrefix(name, "cmdstat_")
+		if connectionCommands[cmd] || strings.HasPrefix(cmd, "client|") {
+			continue
+		}
+		for _, f := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(f, "calls="); ok {
+				n, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					return 0, fmt.Errorf("INFO commandstats on %s: bad line %q", addr, line)
+				}
+				total += n
+			}
+		}
+	}
+	return total, nil
 }

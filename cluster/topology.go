@@ -15,21 +15,22 @@ import (
 // External holds addresses of servers the user runs, in place of starting them.
 // Empty fields mean "start it here".
 type External struct {
-	Redis     []string // independent lock nodes
-	Resource  string   // the protected counter's Redis
-	ZooKeeper []string
-	Postgres  string // DSN
+	// Lock is the user's lock servers by kind (independent Redis nodes, a
+	// ZooKeeper ensemble, a PostgreSQL DSN).
+	Lock     topology.Endpoints
+	Resource string // the protected counter's Redis
 }
 
 // ExternalFromEnv reads LOCKLAB_REDIS_ADDRS, LOCKLAB_RESOURCE_ADDR,
 // LOCKLAB_ZK_ADDRS (comma-separated host:port) and LOCKLAB_PG_DSN.
 func ExternalFromEnv() External {
-	return External{
-		Redis:     SplitList(os.Getenv("LOCKLAB_REDIS_ADDRS")),
-		Resource:  strings.TrimSpace(os.Getenv("LOCKLAB_RESOURCE_ADDR")),
-		ZooKeeper: SplitList(os.Getenv("LOCKLAB_ZK_ADDRS")),
-		Postgres:  strings.TrimSpace(os.Getenv("LOCKLAB_PG_DSN")),
+	e := External{Lock: topology.Endpoints{}, Resource: strings.TrimSpace(os.Getenv("LOCKLAB_RESOURCE_ADDR"))}
+	for kind, env := range map[topology.Kind]string{topology.Redis: "LOCKLAB_REDIS_ADDRS", topology.ZooKeeper: "LOCKLAB_ZK_ADDRS", topology.Postgres: "LOCKLAB_PG_DSN"} {
+		if addrs := SplitList(os.Getenv(env)); len(addrs) > 0 {
+			e.Lock[kind] = topology.Endpoint{Kind: kind, Addrs: addrs}
+		}
 	}
+	return e
 }
 
 // SplitList parses a comma-separated list (addresses, page names), trimming
@@ -45,29 +46,31 @@ func SplitList(s string) []string {
 }
 
 // Any reports whether any external server was given.
-func (e External) Any() bool {
-	return len(e.Redis) > 0 || e.Resource != "" || len(e.ZooKeeper) > 0 || e.Postgres != ""
-}
+func (e External) Any() bool { return len(e.Lock) > 0 || e.Resource != "" }
 
 // Topology is the set of servers of one run: the nodes the lab started (whose
-// faults it can inject) and the addresses clients use.
+// faults it can inject) and the endpoints clients use.
 type Topology struct {
-	Redis     []*Node // lock nodes the lab started; nil entries when external
-	Replica   *Node
-	Resource  *Node
-	ZooKeeper *Node
-	Postgres  *Node
-
-	RedisAddrs    []string
-	ResourceAddr  string
-	ZooKeeperAddr []string
-	PostgresDSN   string
+	// Replica is the Redis replica a scripted fail-over promotes, if declared.
+	Replica  *Node
+	Resource *Node
+	// ResourceAddr is the protected counter's address.
+	ResourceAddr string
 
 	// Net is the run's hosts when the declaration asked for them, else nil.
 	Net *hosts.Network
 
-	started []*Node
+	lock      map[Kind][]*Node
+	endpoints topology.Endpoints
+	started   []*Node
 }
+
+// Lock returns the lock nodes of kind the lab started, in declaration
+// order (none when the user's servers stand in for them).
+func (t *Topology) Lock(kind Kind) []*Node { return t.lock[kind] }
+
+// Endpoints are what lock clients are given: every lock kind's addresses.
+func (t *Topology) Endpoints() topology.Endpoints { return t.endpoints }
 
 // Dialer is how the lab itself (not a client) reaches the servers: from the
 // hosts' switch when they run on hosts, else nil (the default dialer).
@@ -87,7 +90,8 @@ func (t *Topology) host(ctx context.Context, name string) (*hosts.Host, error) {
 }
 
 // Start starts the servers decl declares, using ext's addresses where
-// given (a lock group's nodes, the resource, ZooKeeper, PostgreSQL). On
+// given (a lock kind's servers, the resource). Each group is started by its
+// kind (ServerKind.Start), its members' hosts and addresses fixed first. On
 // error every server already started is stopped.
 func Start(ctx context.Context, decl topology.Declaration, ext External) (t *Topology, err error) {
 	if err := decl.Validate(); err != nil {
@@ -95,7 +99,7 @@ func Start(ctx context.Context, decl topology.Declaration, ext External) (t *Top
 	}
 	// Every error return sets t to nil, so the deferred cleanup keeps its own
 	// handle on what was started.
-	started := &Topology{}
+	started := &Topology{lock: map[Kind][]*Node{}, endpoints: topology.Endpoints{}}
 	t = started
 	defer func() {
 		if err != nil {
@@ -116,81 +120,86 @@ func Start(ctx context.Context, decl topology.Declaration, ext External) (t *Top
 			return nil, err
 		}
 	}
-	if g, ok := decl.Group(string(topology.Redis)); ok && g.Role == topology.Lock && len(ext.Redis) > 0 {
-		if len(ext.Redis) < g.Count {
-			return nil, fmt.Errorf("this run needs %d independent Redis nodes, but %d addresses were given", g.Count, len(ext.Redis))
-		}
-		t.RedisAddrs = ext.Redis[:g.Count]
-	}
-	for _, d := range decl.Nodes() {
-		if err := t.start(ctx, d, ext); err != nil {
+	for _, g := range decl.Groups {
+		if err := t.startGroup(ctx, g, decl.Members(g.Name), ext); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
 }
 
-// start starts one declared node, or takes the user's server for it.
-func (t *Topology) start(ctx context.Context, d topology.Node, ext External) error {
-	external := false
-	switch {
-	case d.Role == topology.Lock && d.Kind == topology.Redis:
-		external = len(ext.Redis) > 0
-	case d.Role == topology.Resource:
-		if external = ext.Resource != ""; external {
-			t.ResourceAddr = ext.Resource
-		}
-	case d.Kind == topology.ZooKeeper:
-		if external = len(ext.ZooKeeper) > 0; external {
-			t.ZooKeeperAddr = ext.ZooKeeper
-		}
-	case d.Kind == topology.Postgres:
-		if external = ext.Postgres != ""; external {
-			t.PostgresDSN = ext.Postgres
-		}
-	}
-	if external {
+// startGroup starts one declared group through its kind, or takes the
+// user's servers for it.
+func (t *Topology) startGroup(ctx context.Context, g topology.Group, nodes []topology.Node, ext External) error {
+	if g.Role == topology.Resource && ext.Resource != "" {
+		t.ResourceAddr = ext.Resource
 		return nil
 	}
-	h, err := t.host(ctx, d.Name)
-	if err != nil {
-		return err
+	if ep, ok := ext.Lock[g.Kind]; ok && g.Role == topology.Lock {
+		if len(ep.Addrs) < len(nodes) {
+			return fmt.Errorf("this run needs %d %s servers, but %d addresses were given", len(nodes), g.Kind, len(ep.Addrs))
+		}
+		if !g.Ensemble && g.Kind == topology.Redis {
+			ep.Addrs = ep.Addrs[:len(nodes)]
+		}
+		t.endpoints[g.Kind] = ep
+		return nil
 	}
-	var n *Node
-	switch d.Kind {
-	case topology.Redis:
-		opts := RedisOptions{Name: d.Name, ClockShift: d.ClockShift, Host: h}
+	kind, err := KindOf(g.Kind)
+	if err != nil {
+		return fmt.Errorf("topology: %w", err)
+	}
+	members := make([]Member, len(nodes))
+	for i, d := range nodes {
+		h, err := t.host(ctx, d.Name)
+		if err != nil {
+			return err
+		}
+		bind, port, err := listen(h)
+		if err != nil {
+			return err
+		}
+		members[i] = Member{Node: d, Host: h, Bind: bind, Port: port}
 		if d.Role == topology.Replica {
-			if opts.ReplicaOf = t.Node(d.ReplicaOf); opts.ReplicaOf == nil {
+			if members[i].ReplicaOf = t.Node(d.ReplicaOf); members[i].ReplicaOf == nil {
 				return fmt.Errorf("replica %s needs its master %s started by the lab (external servers cannot be failed over)", d.Name, d.ReplicaOf)
 			}
 		}
-		n, err = StartRedis(ctx, opts)
-	case topology.ZooKeeper:
-		n, err = StartZooKeeper(ctx, ZooKeeperOptions{Name: d.Name, TickTime: d.TickTime, Host: h})
-	case topology.Postgres:
-		n, err = StartPostgres(ctx, PostgresOptions{Name: d.Name, Host: h})
-	default:
-		return fmt.Errorf("topology: no server of kind %q", d.Kind)
 	}
+	for i := range members {
+		for j := range members {
+			members[i].Peers = append(members[i].Peers, &members[j])
+		}
+	}
+	started, err := kind.Start(ctx, members)
 	if err != nil {
 		return err
 	}
-	t.started = append(t.started, n)
-	switch {
-	case d.Role == topology.Resource:
-		t.Resource, t.ResourceAddr = n, n.Addr
-	case d.Role == topology.Replica:
-		t.Replica = n
-	case d.Kind == topology.Redis:
-		t.Redis = append(t.Redis, n)
-		t.RedisAddrs = append(t.RedisAddrs, n.Addr)
-	case d.Kind == topology.ZooKeeper:
-		t.ZooKeeper, t.ZooKeeperAddr = n, []string{n.Addr}
-	case d.Kind == topology.Postgres:
-		t.Postgres, t.PostgresDSN = n, n.DSN()
+	t.started = append(t.started, started...)
+	switch g.Role {
+	case topology.Resource:
+		t.Resource, t.ResourceAddr = started[0], started[0].Addr
+	case topology.Replica:
+		t.Replica = started[0]
+	default:
+		t.lock[g.Kind] = append(t.lock[g.Kind], started...)
+		t.endpoints[g.Kind] = kind.Endpoint(t.lock[g.Kind])
 	}
 	return nil
+}
+
+// Role asks node name's kind what the node is now (leader, follower,
+// master, replica).
+func (t *Topology) Role(ctx context.Context, name string) (string, error) {
+	n := t.Node(name)
+	if n == nil {
+		return "", fmt.Errorf("no server %q in this run", name)
+	}
+	kind, err := KindOf(n.Kind)
+	if err != nil {
+		return "", err
+	}
+	return kind.Role(ctx, n)
 }
 
 // Nodes returns every node the lab started for this topology.

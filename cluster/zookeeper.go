@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -9,13 +11,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/topology"
 )
 
 // ZooKeeperOptions configures a standalone ZooKeeper server.
@@ -26,6 +31,13 @@ type ZooKeeperOptions struct {
 	TickTime time.Duration
 	// Host runs the server on a host of the lab's own, bound to its address.
 	Host *hosts.Host
+	// Port, when set, is the client port (fixed by a group's start).
+	Port int
+	// Ensemble, when set, makes the server member ID of an ensemble whose
+	// members' quorum and election addresses it lists ("server.N=..."
+	// lines); empty starts a standalone server.
+	ID       int
+	Ensemble []string
 }
 
 // zooKeeperJar is where Debian's zookeeper package puts the server; its
@@ -66,7 +78,7 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 	if opts.TickTime <= 0 {
 		opts.TickTime = 100 * time.Millisecond
 	}
-	bind, port, err := listen(opts.Host)
+	bind, port, err := listenOn(opts.Host, opts.Port)
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +104,11 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 		"forceSync=no",
 		"",
 	}, "\n")
+	if len(opts.Ensemble) > 0 {
+		// A follower must connect and sync within initLimit ticks and stay
+		// within syncLimit of the leader: 2s and 1s at the lab's tick.
+		cfg += "initLimit=20\nsyncLimit=10\n" + strings.Join(opts.Ensemble, "\n") + "\n"
+	}
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		n.Stop()
 		return nil, fmt.Errorf("write %s: %w", cfgPath, err)
@@ -99,6 +116,12 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 	launch := func(ctx context.Context, n *Node) (*Process, error) {
 		if err := os.MkdirAll(filepath.Join(n.Dir, "data"), 0o755); err != nil {
 			return nil, err
+		}
+		if opts.ID > 0 {
+			// A member finds its own line of the ensemble by its id.
+			if err := os.WriteFile(filepath.Join(n.Dir, "data", "myid"), []byte(strconv.Itoa(opts.ID)), 0o644); err != nil {
+				return nil, err
+			}
 		}
 		cmd := exec.Command(java,
 			"-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
@@ -145,4 +168,175 @@ func zooKeeperReady(ctx context.Context, n *Node) error {
 			return fmt.Errorf("no session within %v", time.Until(deadline))
 		}
 	}
+}
+
+// zooKeeperKind is ZooKeeper's home: a standalone server, or an ensemble
+// whose members start together knowing each other's quorum addresses.
+type zooKeeperKind struct{}
+
+func init() { RegisterKind(zooKeeperKind{}) }
+
+func (zooKeeperKind) Kind() topology.Kind { return topology.ZooKeeper }
+func (zooKeeperKind) Package() string     { return "zookeeper" }
+func (zooKeeperKind) Image() string       { return "zookeeper" }
+
+// Start starts a standalone server, or every member of an ensemble at
+// once: a member serves only once a quorum formed, so starting them one
+// after another would wait forever on the first.
+func (zooKeeperKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
+	if len(members) == 1 && !members[0].Ensemble {
+		m := members[0]
+		n, err := StartZooKeeper(ctx, ZooKeeperOptions{Name: m.Name, TickTime: m.TickTime, Host: m.Host, Port: m.Port})
+		if err != nil {
+			return nil, err
+		}
+		return []*Node{n}, nil
+	}
+	if ContainerMode() {
+		return nil, fmt.Errorf("%s: container mode starts ZooKeeper standalone only; run the ensemble with %s=%s", members[0].Group, ServersEnv, ServersLocal)
+	}
+	var lines []string
+	for i := range members {
+		m := &members[i]
+		q, err := m.PortFor("quorum")
+		if err != nil {
+			return nil, err
+		}
+		e, err := m.PortFor("election")
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, fmt.Sprintf("server.%d=%s:%d:%d", i+1, m.Bind, q, e))
+	}
+	nodes := make([]*Node, len(members))
+	errs := make([]error, len(members))
+	var wg sync.WaitGroup
+	for i, m := range members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodes[i], errs[i] = StartZooKeeper(ctx, ZooKeeperOptions{Name: m.Name, TickTime: m.TickTime,
+				Host: m.Host, Port: m.Port, ID: i + 1, Ensemble: lines})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		stopNodes(slices.DeleteFunc(nodes, func(n *Node) bool { return n == nil }))
+		return nil, err
+	}
+	return nodes, nil
+}
+
+func (zooKeeperKind) Endpoint(nodes []*Node) topology.Endpoint {
+	return topology.Endpoint{Kind: topology.ZooKeeper, Addrs: addrsOf(nodes)}
+}
+
+// Role reads the Mode line of the srvr four-letter word: leader, follower
+// or standalone.
+func (zooKeeperKind) Role(ctx context.Context, n *Node) (string, error) {
+	m, err := FourLetterWord(ctx, n.dialer(), n.Addr, "srvr")
+	if err != nil {
+		return "", err
+	}
+	mode, ok := m["Mode"]
+	if !ok {
+		return "", fmt.Errorf("srvr on %s has no Mode line (is it serving?)", n.Name)
+	}
+	return mode, nil
+}
+
+func (zooKeeperKind) Cheapest() string { return "exists /" }
+
+func (zooKeeperKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (func(context.Context) error, func(), error) {
+	conn, err := dialZK(ctx, ep.Addrs, 4*time.Second)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(context.Context) error {
+		_, _, err := conn.Exists("/")
+		return err
+	}, conn.Close, nil
+}
+
+func (zooKeeperKind) CostUnit() string { return "ZooKeeper requests" }
+
+// Served sums mntr's zk_packets_received over the members.
+func (zooKeeperKind) Served(ctx context.Context, ep topology.Endpoint, _ bool) (float64, error) {
+	var total float64
+	for _, addr := range ep.Addrs {
+		m, err := FourLetterWord(ctx, nil, addr, "mntr")
+		if err != nil {
+			return 0, err
+		}
+		v, err := strconv.ParseFloat(m["zk_packets_received"], 64)
+		if err != nil {
+			return 0, fmt.Errorf("mntr on %s has no zk_packets_received: %w", addr, err)
+		}
+		total += v
+	}
+	return total, nil
+}
+
+// dialZK opens a ZooKeeper session and waits until it is established, so
+// that the session set-up is not part of any measurement.
+func dialZK(ctx context.Context, addrs []string, timeout time.Duration) (*zk.Conn, error) {
+	conn, events, err := zk.Connect(addrs, timeout, zk.WithLogger(log.New(io.Discard, "", 0)))
+	if err != nil {
+		return nil, fmt.Errorf("connect to ZooKeeper: %w", err)
+	}
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				return conn, nil
+			}
+		case <-deadline.C:
+			conn.Close()
+			return nil, fmt.Errorf("ZooKeeper session not established within 10s")
+		case <-ctx.Done():
+			conn.Close()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// FourLetterWord sends a ZooKeeper four-letter word over a raw TCP
+// connection (through dial, nil: the default dialer) and parses the tab- or
+// colon-separated reply.
+func FourLetterWord(ctx context.Context, dial Dialer, addr, word string) (map[string]string, error) {
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 5 * time.Second}).DialContext
+	}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := dial(dctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", word, addr, err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conn.Write([]byte(word)); err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", word, addr, err)
+	}
+	out := map[string]string{}
+	sc := bufio.NewScanner(conn)
+	for sc.Scan() {
+		line := sc.Text()
+		k, v, ok := strings.Cut(line, "\t")
+		if !ok {
+			k, v, ok = strings.Cut(line, ": ")
+		}
+		if ok {
+			out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", word, addr, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s on %s: empty reply (is the word whitelisted?)", word, addr)
+	}
+	return out, nil
 }

@@ -21,7 +21,9 @@ import (
 
 // ExploreOptions configure `bench explore`.
 type ExploreOptions struct {
-	Impl     impls.Spec
+	Impl impls.Spec
+	// Topology names the servers' topology (topology.Named; empty: single).
+	Topology string
 	Fencing  bool
 	Seed     int64
 	TTL      time.Duration
@@ -126,7 +128,10 @@ func PlanExplore(o ExploreOptions) (nemesis.Schedule, map[string]string, error) 
 	if o.Clients <= 0 {
 		o.Clients = 4
 	}
-	topo := nemesis.ExploreTopology(o.Impl, o.Clients, o.Kinds)
+	topo, err := nemesis.ExploreTopology(o.Impl, o.Topology, o.Clients, o.Kinds)
+	if err != nil {
+		return nemesis.Schedule{}, nil, err
+	}
 	ks, skipped, err := nemesis.Applicable(o.Impl, topo, o.Kinds)
 	if err != nil {
 		return nemesis.Schedule{}, nil, err
@@ -143,7 +148,7 @@ func PlanExplore(o ExploreOptions) (nemesis.Schedule, map[string]string, error) 
 			return nemesis.Schedule{}, skipped, fmt.Errorf("unknown fixed schedule %q; valid: %v", o.Fixed, nemesis.FixedNames())
 		}
 		s := f(o.Impl.Name, o.Fencing, o.TTL, checker.Bound(o.TTL))
-		s.Seed, s.Clients = o.Seed, o.Clients
+		s.Seed, s.Clients, s.Topology = o.Seed, o.Clients, topo.Name
 		return s, skipped, s.Validate()
 	}
 	if len(ks) == 0 {
@@ -155,6 +160,7 @@ func PlanExplore(o ExploreOptions) (nemesis.Schedule, map[string]string, error) 
 	}
 	s := nemesis.Generate(nemesis.Plan{Seed: o.Seed, Impl: o.Impl.Name, Fencing: o.Fencing, TTL: o.TTL, Bound: checker.Bound(o.TTL),
 		Clients: o.Clients, Duration: o.Duration, Topology: topo, Kinds: ks})
+	s.Topology = topo.Name
 	return s, skipped, nil
 }
 

@@ -17,10 +17,13 @@ type ExploreTable struct {
 // ExploreRow is one line of results/explore/README.md and one element of
 // its explore.json.
 type ExploreRow struct {
-	Impl    string   `json:"impl"`
-	Broken  bool     `json:"broken,omitempty"` // registered as BROKEN (a control or a known-bad lock)
-	Fixed   string   `json:"fixed,omitempty"`  // a fixed schedule in place of a random one
-	Without []string `json:"without,omitempty"`
+	// Topology names the servers' topology; empty (a table older than the
+	// axis) is the single one.
+	Topology string   `json:"topology,omitempty"`
+	Impl     string   `json:"impl"`
+	Broken   bool     `json:"broken,omitempty"` // registered as BROKEN (a control or a known-bad lock)
+	Fixed    string   `json:"fixed,omitempty"`  // a fixed schedule in place of a random one
+	Without  []string `json:"without,omitempty"`
 	// Skipped says why the lock was not explored at all.
 	Skipped  string          `json:"skipped,omitempty"`
 	Minutes  float64         `json:"minutes_explored,omitempty"`

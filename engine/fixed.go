@@ -19,7 +19,7 @@ import (
 // spec: on the topology the schedule needs, with the run's TTL, fencing
 // and seed. The matrix's schedule cells and the benchmark's recovery run
 // are such jobs.
-func FixedJob(name string, spec impls.Spec) (Job, error) {
+func FixedJob(name string, spec impls.Spec, topo string) (Job, error) {
 	f, ok := nemesis.Fixed[name]
 	if !ok {
 		return Job{}, fmt.Errorf("unknown fixed schedule %q; valid: %v", name, nemesis.FixedNames())
@@ -28,16 +28,22 @@ func FixedJob(name string, spec impls.Spec) (Job, error) {
 		return Job{}, ErrInProcess
 	}
 	schedule := func(fencing bool, ttl time.Duration) nemesis.Schedule {
-		return f(spec.Name, fencing, ttl, checker.Bound(ttl))
+		s := f(spec.Name, fencing, ttl, checker.Bound(ttl))
+		s.Topology = topo
+		return s
 	}
 	// Fencing is the caller's to ask for; the schedule checks the rest.
 	if err := schedule(false, time.Second).Validate(); err != nil {
 		return Job{}, err
 	}
+	// The servers do not depend on the TTL or fencing.
+	decl, err := ScheduleTopology(spec, schedule(false, time.Second))
+	if err != nil {
+		return Job{}, err
+	}
 	return Job{
-		Name: name,
-		// The servers do not depend on the TTL or fencing.
-		Topology: ScheduleTopology(spec, schedule(false, time.Second)),
+		Name:     name,
+		Topology: decl,
 		Body: func(ctx context.Context, env *Env) (*Outcome, error) {
 			s := schedule(env.Fencing, env.TTL)
 			s.Seed = env.Seed

@@ -6,11 +6,15 @@ import (
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // Options configure one run of a scenario.
 type Options struct {
-	Impl     impls.Spec
+	Impl impls.Spec
+	// Topology names the servers' topology (topology.Named); empty is the
+	// single-server one.
+	Topology string
 	Fencing  bool
 	Seed     int64
 	Clients  int           // concurrent clients
@@ -30,6 +34,7 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
+	o.Topology = topology.Or(o.Topology)
 	if o.Clients <= 0 {
 		o.Clients = 8
 	}
@@ -54,6 +59,7 @@ func (o *Options) defaults() {
 type Outcome struct {
 	Scenario string
 	Impl     string
+	Topology string
 	Fencing  bool
 	Seed     int64
 	Verdict  checker.Verdict

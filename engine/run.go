@@ -45,7 +45,8 @@ type Env struct {
 type Job struct {
 	Name string
 	// Topology declares the lock's servers for this run (the engine adds
-	// the protected resource); empty: the lock's own (Backend.Topology).
+	// the protected resource); empty: the lock's own on the run's named
+	// topology (Options.Topology).
 	Topology topology.Declaration
 	// Body drives the clients and faults and has the checker judge the
 	// history (Env.Judge).
@@ -61,7 +62,13 @@ func Run(ctx context.Context, job Job, opts Options) (*Outcome, error) {
 	}
 	decl := job.Topology
 	if len(decl.Groups) == 0 {
-		decl = opts.Impl.Backend.Topology()
+		named, err := topology.Lookup(opts.Topology)
+		if err != nil {
+			return nil, err
+		}
+		if decl, err = opts.Impl.Backend.On(named); err != nil {
+			return nil, err
+		}
 	}
 	start := time.Now()
 	opts.Logf("starting servers for %s / %s (seed %d)", opts.Impl.Name, job.Name, opts.Seed)
@@ -74,7 +81,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s / %s: %w", opts.Impl.Name, job.Name, err)
 	}
-	out.Scenario, out.Impl, out.Fencing, out.Seed = job.Name, opts.Impl.Name, opts.Fencing, opts.Seed
+	out.Scenario, out.Impl, out.Topology, out.Fencing, out.Seed = job.Name, opts.Impl.Name, opts.Topology, opts.Fencing, opts.Seed
 	out.Elapsed = time.Since(start)
 	return out, nil
 }
@@ -115,11 +122,9 @@ func startRun(ctx context.Context, decl topology.Declaration, opts Options, name
 // Config returns the lock configuration for client id.
 func (e *Env) Config(id int) impls.Config {
 	return impls.Config{
-		Redis:     e.Topo.RedisAddrs,
-		ZooKeeper: e.Topo.ZooKeeperAddr,
-		Postgres:  e.Topo.PostgresDSN,
-		TTL:       e.TTL,
-		ClientID:  fmt.Sprintf("client-%d", id),
+		Servers:  e.Topo.Endpoints(),
+		TTL:      e.TTL,
+		ClientID: fmt.Sprintf("client-%d", id),
 	}
 }
 

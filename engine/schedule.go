@@ -41,9 +41,13 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 	}
 	ttl := time.Duration(s.TTL)
 	start := time.Now()
-	opts := Options{Impl: spec, Fencing: s.Fencing, Seed: s.Seed, Clients: s.Clients, TTL: ttl}
+	opts := Options{Impl: spec, Topology: s.Topology, Fencing: s.Fencing, Seed: s.Seed, Clients: s.Clients, TTL: ttl}
 	opts.defaults()
-	env, stop, err := startRun(ctx, ScheduleTopology(spec, s), opts, s.Name)
+	decl, err := ScheduleTopology(spec, s)
+	if err != nil {
+		return nil, err
+	}
+	env, stop, err := startRun(ctx, decl, opts, s.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -63,8 +67,15 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 // the movable clock for a clock jump, on hosts of their own for network
 // faults or a fail-over (which moves an address between hosts), with the
 // replica a fail-over promotes.
-func ScheduleTopology(spec impls.Spec, s nemesis.Schedule) topology.Declaration {
-	d := spec.Backend.Topology()
+func ScheduleTopology(spec impls.Spec, s nemesis.Schedule) (topology.Declaration, error) {
+	named, err := topology.Lookup(s.Topology)
+	if err != nil {
+		return topology.Declaration{}, err
+	}
+	d, err := spec.Backend.On(named)
+	if err != nil {
+		return topology.Declaration{}, err
+	}
 	for _, st := range s.Faults {
 		if st.Kind == nemesis.ServerClockJump {
 			d = d.WithClockShift()
@@ -77,7 +88,7 @@ func ScheduleTopology(spec impls.Spec, s nemesis.Schedule) topology.Declaration 
 			d = d.Merge(topology.Of(topology.ReplicaOf(d.Names(topology.Lock)[0])))
 		}
 	}
-	return d
+	return d, nil
 }
 
 // runSchedule runs s on env's servers: the workers, the faults at their
@@ -164,6 +175,24 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 			slot, how := sys.holder(ctx, ttl)
 			target = fmt.Sprintf("client-%d", slot)
 			shown = "holder " + target + how
+		}
+		// A fault aimed at a role strikes the server that has it now, and
+		// heals that same server even if the role has moved since.
+		if role, ok := nemesis.RoleOf(target); ok {
+			if target, err = sys.ServerWithRole(ctx, role); err != nil {
+				return nil, 0, fmt.Errorf("fault %d (%s %s): %w", i, st.Kind, shown, err)
+			}
+			shown = role + " " + target
+		}
+		if target == nemesis.HolderServerTarget {
+			held, ok := triggers[i].(nemesis.HeldAtFailpoint)
+			if !ok {
+				return nil, 0, fmt.Errorf("fault %d (%s %s): the holder's server needs a holder held at a failpoint", i, st.Kind, shown)
+			}
+			if target, err = sys.serverOf(ctx, held.Holder); err != nil {
+				return nil, 0, fmt.Errorf("fault %d (%s %s): %w", i, st.Kind, shown, err)
+			}
+			shown = fmt.Sprintf("holder-server %s (client-%d's)", target, held.Holder)
 		}
 		inj := sys.injection(st, target)
 		begin := lin.Now()
@@ -253,6 +282,10 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		notBefore = time.Since(t0) + bound
 		healed = lin.Now()
 		inj.Note = note + "; " + healNote
+		if _, role := nemesis.RoleOf(st.Target); role || st.Target == nemesis.HolderServerTarget {
+			// The record keeps which server had the role when it struck.
+			inj.Note = shown + ": " + inj.Note
+		}
 		env.Rec.Record(lin.FaultEvent(begin, healed, inj,
 			fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, shown, time.Duration(st.Duration), note, healNote)))
 		run.Injected[st.Kind]++
@@ -312,7 +345,7 @@ func startWithRetry(ctx context.Context, env *Env, id int, edit func(*WorkerSpec
 	var err error
 	for try := 0; try < 3; try++ {
 		var w *Worker
-		if w, err = env.StartWorker(ctx, id, env.Topo.RedisAddrs, edit); err == nil {
+		if w, err = env.StartWorker(ctx, id, env.Topo.Endpoints(), edit); err == nil {
 			return w, nil
 		}
 		if ctx.Err() != nil {

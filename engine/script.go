@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"time"
 
 	"github.com/locklab/locklab/faults/netproxy"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/topology"
 )
 
 // Script is a scripted fault scenario: worker processes contend for the
@@ -78,7 +80,7 @@ func RunScript(ctx context.Context, env *Env, p Script) (*Outcome, error) {
 	// Whatever happened, no worker outlives the run.
 	defer r.stopWorkers()
 	// Every link exists before setup, so setup can cut some of them.
-	addrs := make([][]string, p.Workers)
+	addrs := make([]topology.Endpoints, p.Workers)
 	for id := range addrs {
 		a, err := r.lockAddrs(id)
 		if err != nil {
@@ -165,24 +167,27 @@ func (r *ScriptRun) stopWorkers() {
 	wg.Wait()
 }
 
-// lockAddrs returns the addresses client id uses for the Redis lock nodes:
-// its own proxy to each when the Script has proxies.
-func (r *ScriptRun) lockAddrs(id int) ([]string, error) {
+// lockAddrs returns the lock endpoints client id uses: with proxies, the
+// Redis lock nodes' addresses are its own proxy to each.
+func (r *ScriptRun) lockAddrs(id int) (topology.Endpoints, error) {
 	if r.Net == nil {
-		return r.Env.Topo.RedisAddrs, nil
+		return r.Env.Topo.Endpoints(), nil
 	}
-	if len(r.Env.Topo.Redis) == 0 {
+	nodes := r.Env.Topo.Lock(topology.Redis)
+	if len(nodes) == 0 {
 		return nil, errors.New("network faults need Redis nodes the lab starts itself")
 	}
-	var addrs []string
-	for _, n := range r.Env.Topo.Redis {
+	ep := topology.Endpoint{Kind: topology.Redis}
+	for _, n := range nodes {
 		l, err := r.Net.Link(id, n.Name, n.Addr)
 		if err != nil {
 			return nil, err
 		}
-		addrs = append(addrs, l.Addr)
+		ep.Addrs = append(ep.Addrs, l.Addr)
 	}
-	return addrs, nil
+	out := maps.Clone(r.Env.Topo.Endpoints())
+	out[topology.Redis] = ep
+	return out, nil
 }
 
 // mark records the moment a hand-off counts reads from.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -95,6 +96,58 @@ func (x *system) host(name string) (*hosts.Host, error) {
 		return nil, fmt.Errorf("no host %q in this run", name)
 	}
 	return h, nil
+}
+
+// ServerWithRole asks each lock server its role (the first in name order
+// that has it wins), so a fault aimed at the leader strikes whichever
+// server leads now.
+func (x *system) ServerWithRole(ctx context.Context, role string) (string, error) {
+	var seen []string
+	for _, name := range x.LockServers() {
+		r, err := x.env.Topo.Role(ctx, name)
+		if err != nil {
+			seen = append(seen, name+": "+err.Error())
+			continue
+		}
+		if r == role {
+			return name, nil
+		}
+		seen = append(seen, name+": "+r)
+	}
+	return "", fmt.Errorf("no lock server is the %s now (%s)", role, strings.Join(seen, "; "))
+}
+
+// serverOf names the lock server the client in slot is connected to now,
+// read from the established TCP connections on the client's own host
+// (`ss`), matched against the lock servers' addresses. A client connected
+// to none, or to several, is an error: the fault would aim at a guess.
+func (x *system) serverOf(ctx context.Context, slot int) (string, error) {
+	h, err := x.ClientHost(slot)
+	if err != nil {
+		return "", err
+	}
+	out, err := h.Output(ctx, "ss", "-Htn", "state", "established")
+	if err != nil {
+		return "", fmt.Errorf("list client-%d's connections: %w", slot, err)
+	}
+	var found []string
+	for _, name := range x.LockServers() {
+		n := x.env.Topo.Node(name)
+		if n == nil {
+			continue
+		}
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			// Recv-Q Send-Q Local Peer: the peer is the last column.
+			if len(f) >= 4 && f[len(f)-1] == n.Addr && !slices.Contains(found, name) {
+				found = append(found, name)
+			}
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("client-%d is connected to %d lock servers (%v), not one", slot, len(found), found)
+	}
+	return found[0], nil
 }
 
 func (x *system) LockServers() []string {

@@ -12,6 +12,7 @@ import (
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/runner"
+	"github.com/locklab/locklab/topology"
 )
 
 // WorkerSpec is runner.WorkerSpec, named here because a script edits it
@@ -30,10 +31,10 @@ type Worker struct {
 // StartWorker re-executes this binary as client id. edit may change the
 // spec (failpoints, skew, work) before it starts. It returns once the
 // worker has built its lock client.
-func (e *Env) StartWorker(ctx context.Context, id int, lockAddrs []string, edit func(*WorkerSpec)) (*Worker, error) {
+func (e *Env) StartWorker(ctx context.Context, id int, servers topology.Endpoints, edit func(*WorkerSpec)) (*Worker, error) {
 	ws := WorkerSpec{
 		Impl: e.Impl.Name, ID: id, Key: e.Key,
-		Redis: lockAddrs, ZooKeeper: e.Topo.ZooKeeperAddr, Postgres: e.Topo.PostgresDSN,
+		Servers:  servers,
 		Resource: e.Topo.ResourceAddr, TTL: e.TTL, Fenced: e.Fencing,
 		// Sections of a few milliseconds keep a run to a few hundred of
 		// them: enough to catch an overlap, few enough for a readable timeline.

@@ -25,7 +25,7 @@ func ExampleLocker() {
 	defer servers.Close()
 	spec, _ := impls.Lookup("redis-setnx-px")
 	client := func(id string) impls.Locker {
-		l, err := spec.New(impls.Config{Redis: servers.RedisAddrs, TTL: 2 * time.Second, ClientID: id})
+		l, err := spec.New(impls.Config{Servers: servers.Endpoints(), TTL: 2 * time.Second, ClientID: id})
 		if err != nil {
 			panic(err)
 		}

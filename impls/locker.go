@@ -7,6 +7,8 @@ package impls
 import (
 	"context"
 	"time"
+
+	"github.com/locklab/locklab/topology"
 )
 
 // Locker grants leases on named keys. One Locker is one client: it owns its
@@ -62,9 +64,10 @@ type Capabilities struct {
 
 // Config is what a factory needs to build one client.
 type Config struct {
-	Redis     []string // independent Redis lock nodes, host:port
-	ZooKeeper []string // ZooKeeper ensemble, host:port
-	Postgres  string   // PostgreSQL DSN
+	// Servers are the lock servers' endpoints by kind: independent Redis
+	// nodes, a ZooKeeper ensemble's members, a PostgreSQL DSN. A factory
+	// reads its own kind's.
+	Servers topology.Endpoints
 	// TTL is the lease time (or ZooKeeper session timeout).
 	TTL time.Duration
 	// ClientID names the client in histories and lock values.
@@ -90,3 +93,6 @@ func (c Config) Hit(name string) {
 		c.Failpoint(name)
 	}
 }
+
+// Addrs returns the addresses of the lock servers of kind.
+func (c Config) Addrs(kind topology.Kind) []string { return c.Servers.Addrs(kind) }

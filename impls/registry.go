@@ -9,31 +9,48 @@ import (
 	"github.com/locklab/locklab/topology"
 )
 
-// Backend says which servers an implementation needs.
+// Backend says which servers an implementation needs: their kind and, for
+// a lock spread over independent servers (Redlock), how many. It names no
+// shape: every named topology that carries the kind can carry the lock
+// (topology.Named.Carries).
 type Backend struct {
-	RedisNodes int // independent Redis nodes (0: none)
-	ZooKeeper  bool
-	Postgres   bool
+	Kind topology.Kind // "" for a lock with no server
+	// Nodes is the number of independent servers of Kind (0 means 1).
+	Nodes int
 	// InProcess marks locks whose clients must all live in one process
 	// (local-mutex shares one mutex between them): no worker processes, so
 	// no client faults.
 	InProcess bool
 }
 
-// Topology declares the lock servers the backend names: its Redis nodes,
-// its ZooKeeper, its PostgreSQL (an in-process lock declares none).
+// Need is what the backend asks of a topology.
+func (b Backend) Need() topology.Need { return topology.Need{Kind: b.Kind, Nodes: b.Nodes} }
+
+// On declares the lock servers the backend needs on topology t.
+func (b Backend) On(t topology.Named) (topology.Declaration, error) {
+	if !t.Carries(b.Need()) {
+		return topology.Declaration{}, fmt.Errorf("the %s topology cannot carry a lock of %s", t.Name, b)
+	}
+	return t.Declare(b.Need())
+}
+
+// Topology declares the lock servers on the single topology (today's
+// servers: each one independent).
 func (b Backend) Topology() topology.Declaration {
-	var d topology.Declaration
-	if b.RedisNodes > 0 {
-		d.Groups = append(d.Groups, topology.RedisNodes(b.RedisNodes))
-	}
-	if b.ZooKeeper {
-		d.Groups = append(d.Groups, topology.Single(topology.ZooKeeper))
-	}
-	if b.Postgres {
-		d.Groups = append(d.Groups, topology.Single(topology.Postgres))
-	}
+	t, _ := topology.Lookup(topology.SingleName)
+	d, _ := t.Declare(b.Need())
 	return d
+}
+
+// String names the servers the backend needs ("5 redis servers").
+func (b Backend) String() string {
+	switch {
+	case b.InProcess || b.Kind == "":
+		return "no server (in-process)"
+	case b.Nodes > 1:
+		return fmt.Sprintf("%d independent %s servers", b.Nodes, b.Kind)
+	}
+	return "one " + string(b.Kind) + " system"
 }
 
 // Spec describes one registered implementation.

@@ -19,6 +19,7 @@ import (
 	_ "github.com/locklab/locklab/impls/all" // every lock a page can name
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // Options configure a regeneration.
@@ -301,10 +302,8 @@ func CheckPages() error {
 			if r.Fencing && !spec.Caps.Fencing {
 				errs = append(errs, fmt.Errorf("%s: run %s: %s issues no fencing tokens", p.File, r.ID, r.Impl))
 			}
-			if s.Applies != nil {
-				if err := s.Applies(spec, r.Fencing); err != nil {
-					errs = append(errs, fmt.Errorf("%s: run %s: %s does not apply to %s: %v", p.File, r.ID, r.Scenario, r.Impl, err))
-				}
+			if err := s.AppliesOn(spec, topology.SingleName, r.Fencing); err != nil {
+				errs = append(errs, fmt.Errorf("%s: run %s: %s does not apply to %s: %v", p.File, r.ID, r.Scenario, r.Impl, err))
 			}
 		}
 		for _, c := range p.Cells {
@@ -327,7 +326,7 @@ func runOne(ctx context.Context, opt Options, r Run) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	exp, err := scenarios.Expected(spec.Name, r.Scenario, r.Fencing)
+	exp, err := scenarios.Expected(spec.Name, topology.SingleName, r.Scenario, r.Fencing)
 	if err != nil {
 		return Record{}, fmt.Errorf("run %s: %w", r.ID, err)
 	}

@@ -582,14 +582,10 @@ func backend(s impls.Spec) string {
 	switch {
 	case s.Backend.InProcess:
 		return "in-process"
-	case s.Backend.ZooKeeper:
-		return "ZooKeeper"
-	case s.Backend.Postgres:
-		return "PostgreSQL"
-	case s.Backend.RedisNodes > 1:
-		return fmt.Sprintf("%d Redis nodes", s.Backend.RedisNodes)
-	case s.Backend.RedisNodes == 1:
-		return "Redis"
+	case s.Backend.Kind == "":
+		return "none"
+	case s.Backend.Nodes > 1:
+		return fmt.Sprintf("%d %s nodes", s.Backend.Nodes, s.Backend.Kind.Title())
 	}
-	return "none"
+	return s.Backend.Kind.Title()
 }

@@ -40,7 +40,7 @@ type failOver struct{}
 func (failOver) Name() string { return FailOver }
 
 func (failOver) Applies(spec impls.Spec, topo Topology) error {
-	if spec.Backend.RedisNodes != 1 || spec.Backend.InProcess {
+	if spec.Backend.Kind != topology.Redis || spec.Backend.Nodes > 1 || spec.Backend.InProcess {
 		return fmt.Errorf("a fail-over promotes the replica of a single Redis server, and %s does not run on one", spec.Name)
 	}
 	if topo.NoHosts != "" {

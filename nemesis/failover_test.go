@@ -20,6 +20,15 @@ type topoSystem struct{ topo *cluster.Topology }
 
 var errNoClients = errors.New("this system has no clients")
 
+func (x topoSystem) ServerWithRole(ctx context.Context, role string) (string, error) {
+	for _, n := range x.topo.Nodes() {
+		if r, err := x.topo.Role(ctx, n.Name); err == nil && r == role {
+			return n.Name, nil
+		}
+	}
+	return "", errors.New("no server has role " + role)
+}
+
 func (s topoSystem) Client(int) (Process, error)                     { return nil, errNoClients }
 func (s topoSystem) ReplaceClient(context.Context, int) (int, error) { return 0, errNoClients }
 func (s topoSystem) TTL() time.Duration                              { return time.Second }
@@ -65,7 +74,7 @@ func TestFailOverMovesAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	master := topo.Redis[0]
+	master := topo.Lock(topology.Redis)[0]
 	c := redis.NewClient(&redis.Options{Addr: master.Addr, Dialer: client.DialContext, PoolSize: 1, MaxRetries: -1,
 		ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
 	defer c.Close()

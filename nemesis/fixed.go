@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/quorum"
+	"github.com/locklab/locklab/topology"
 )
 
 // Fixed schedules re-express scripted scenarios over the nemesis: the same
@@ -93,6 +94,23 @@ var fixedSchedules = map[string]FixedSchedule{
 		return fixed(impl, fencing, ttl, Step{Kind: ServerPause, Target: firstServer(impl), Holder: "client-0",
 			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl))}, serverShape)
 	},
+	// leader-isolated: on an ensemble, whichever server leads when the
+	// holder is inside its section is cut off every other host past a
+	// lease (the rest keep a quorum and elect a new leader); the holder
+	// writes after the others had time to take the lock.
+	"leader-isolated": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: NetIsolate, Target: LeaderTarget, Holder: "client-0",
+			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl))}, serverShape)
+	},
+	// holder-server-isolated: on an ensemble, the server the holder's
+	// session is connected to is cut off every other host (the holder
+	// too) past a lease; the rest of the ensemble keeps a quorum and the
+	// holder's client may reconnect to one of them. Does the session move
+	// in time, or expire while its holder still runs?
+	"holder-server-isolated": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: NetIsolate, Target: HolderServerTarget, Holder: "client-0",
+			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl))}, serverShape)
+	},
 	// redis-failover-replicated: the single Redis master dies while the
 	// holder is inside its section; its replica is promoted and takes over
 	// its address; the holder writes after the others had time to take the
@@ -165,7 +183,8 @@ func serverNames(impl string) []string {
 		return nil
 	}
 	var out []string
-	for _, s := range TopologyFor(spec, 1).Servers {
+	topo, _ := TopologyFor(spec, topology.SingleName, 1)
+	for _, s := range topo.Servers {
 		out = append(out, s.Name)
 	}
 	return out

@@ -92,7 +92,33 @@ func serverTargets(topo Topology) []string {
 	for _, s := range topo.Servers {
 		out = append(out, s.Name)
 	}
+	if topo.Ensemble {
+		out = append(out, LeaderTarget, FollowerTarget, HolderServerTarget)
+	}
 	return out
+}
+
+// LeaderTarget and FollowerTarget name no server but whichever lock server
+// has that role when the fault strikes (an ensemble's leader moves with
+// every election); the engine asks the servers (System.ServerWithRole) and
+// the history records which node it was.
+const (
+	LeaderTarget   = "leader"
+	FollowerTarget = "follower"
+)
+
+// HolderServerTarget names the lock server the holder (the step's Holder,
+// stopped at its failpoint) is connected to when the fault strikes, found
+// from the holder's own open connections; the history records which.
+const HolderServerTarget = "holder-server"
+
+// RoleOf returns the role a target aims at, if it is a role target.
+func RoleOf(target string) (string, bool) {
+	switch target {
+	case LeaderTarget, FollowerTarget:
+		return target, true
+	}
+	return "", false
 }
 
 type clientKill struct{}

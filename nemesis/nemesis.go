@@ -43,6 +43,12 @@ type Topology struct {
 	// NoClockShift says why no server's clock can be moved here (empty
 	// when it can; see cluster.ClockShiftAvailable).
 	NoClockShift string
+	// Name is the named topology (topology.Named) the servers form.
+	Name string
+	// Ensemble: the lock servers are one system (a quorum) whose members
+	// have roles, so a fault can aim at a role (LeaderTarget,
+	// FollowerTarget), resolved when it strikes.
+	Ensemble bool
 	// Replica: the single Redis server has a replica to fail over to. Only
 	// a schedule that asks for a fail-over starts one (see Validate), so
 	// the generator, which draws from a plain topology, never does.
@@ -62,32 +68,41 @@ type Server struct {
 // one more server in every run, so only a user who asks for a fail-over by
 // name gets one; the default mix of every kind that applies never fails
 // over.
-func ExploreTopology(spec impls.Spec, clients int, asked []string) Topology {
-	t := TopologyFor(spec, clients)
+func ExploreTopology(spec impls.Spec, named string, clients int, asked []string) (Topology, error) {
+	t, err := TopologyFor(spec, named, clients)
 	t.Replica = slices.Contains(asked, FailOver)
-	return t
+	return t, err
 }
 
-// TopologyFor names the lock servers spec's backend declares (the names
-// cluster.Start gives them and the runner finds them by) and the client
-// slots.
-func TopologyFor(spec impls.Spec, clients int) Topology {
-	t := Topology{Clients: clients, InProcess: spec.Backend.InProcess}
+// TopologyFor names the lock servers spec's backend declares on the named
+// topology (the names cluster.Start gives them and the runner finds them
+// by) and the client slots.
+func TopologyFor(spec impls.Spec, named string, clients int) (Topology, error) {
+	t := Topology{Clients: clients, InProcess: spec.Backend.InProcess, Name: topology.Or(named)}
+	nt, err := topology.Lookup(named)
+	if err != nil {
+		return t, err
+	}
+	decl, err := spec.Backend.On(nt)
+	if err != nil {
+		return t, err
+	}
 	if err := hosts.Available(); err != nil {
 		t.NoHosts = err.Error()
 	}
 	if err := cluster.ClockShiftAvailable(); err != nil {
 		t.NoClockShift = err.Error()
 	}
-	for _, n := range spec.Backend.Topology().Nodes() {
+	for _, n := range decl.Nodes() {
 		if n.Role != topology.Lock {
 			continue
 		}
+		t.Ensemble = t.Ensemble || n.Ensemble
 		// Only Redis runs under the clock shim: the JVM and PostgreSQL
 		// read the clock in ways the shim does not cover.
 		t.Servers = append(t.Servers, Server{Name: n.Name, Kind: n.Kind, ClockShift: n.Kind == topology.Redis})
 	}
-	return t
+	return t, nil
 }
 
 // Process is a client worker process as a fault sees it.
@@ -113,6 +128,10 @@ type System interface {
 	ServerHost(name string) (*hosts.Host, error)
 	// LockServers names the lock's servers (not the resource).
 	LockServers() []string
+	// ServerWithRole names the lock server that has role now, asked of
+	// the servers themselves (cluster.ServerKind.Role), for a fault aimed
+	// at a role (LeaderTarget, FollowerTarget).
+	ServerWithRole(ctx context.Context, role string) (string, error)
 	// Clients is the number of client slots.
 	Clients() int
 }

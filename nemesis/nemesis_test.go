@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/all"
+	"github.com/locklab/locklab/topology"
 )
 
 // testBound is a liveness bound for a one-second TTL, as the checker
@@ -24,7 +25,7 @@ func plan(t *testing.T, impl string, seed int64, d time.Duration) Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	topo := TopologyFor(spec, 4)
+	topo, _ := TopologyFor(spec, topology.SingleName, 4)
 	ks, _, err := Applicable(spec, topo, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -99,11 +100,11 @@ func TestGenerateFailOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	asked := []string{ClientPause, FailOver}
-	topo := ExploreTopology(spec, 4, asked)
+	topo, _ := ExploreTopology(spec, topology.SingleName, 4, asked)
 	if topo.NoHosts != "" {
 		t.Skip(topo.NoHosts)
 	}
-	if plain := ExploreTopology(spec, 4, nil); plain.Replica {
+	if plain, _ := ExploreTopology(spec, topology.SingleName, 4, nil); plain.Replica {
 		t.Error("the default mix starts a replica")
 	}
 	ks, skipped, err := Applicable(spec, topo, asked)
@@ -163,7 +164,7 @@ func TestApplicable(t *testing.T) {
 			t.Run(backend+"/"+tc.impl, func(t *testing.T) {
 				t.Setenv("LOCKLAB_SERVERS", backend)
 				spec, _ := impls.Lookup(tc.impl)
-				topo := TopologyFor(spec, 4)
+				topo, _ := TopologyFor(spec, topology.SingleName, 4)
 				if backend == "containers" && topo.NoHosts == "" {
 					t.Fatal("container mode gives the lab's hosts")
 				}
@@ -175,7 +176,7 @@ func TestApplicable(t *testing.T) {
 					for _, k := range Names() {
 						// A network kind asks for hosts before anything
 						// else; a fail-over first asks for a single Redis.
-						single := spec.Backend.RedisNodes == 1 && !spec.Backend.InProcess
+						single := spec.Backend.Kind == topology.Redis && spec.Backend.Need().Count() == 1 && !spec.Backend.InProcess
 						if IsNetwork(k) || (k == FailOver && single) {
 							skipped[k] = topo.NoHosts
 						}
@@ -328,7 +329,7 @@ func TestFailOverApplies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			topo := TopologyFor(spec, 4)
+			topo, _ := TopologyFor(spec, topology.SingleName, 4)
 			topo.Replica, topo.NoHosts = tc.replica, tc.noHosts
 			err = k.Applies(spec, topo)
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
@@ -409,7 +410,7 @@ func TestShrink(t *testing.T) {
 // and leaves a quorum exactly when at most two are cut.
 func TestNodesCut(t *testing.T) {
 	spec, _ := impls.Lookup("redlock")
-	topo := TopologyFor(spec, 4)
+	topo, _ := TopologyFor(spec, topology.SingleName, 4)
 	targets := nodesCut{}.Targets(topo)
 	if len(targets) != 31 || targets[0] != "redis-1" || targets[30] != "redis-1+redis-2+redis-3+redis-4+redis-5" {
 		t.Fatalf("targets %v: want the 31 non-empty sets, smallest first", targets)

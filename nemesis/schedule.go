@@ -113,6 +113,9 @@ type Schedule struct {
 	Name     string   `json:"name,omitempty"`
 	Seed     int64    `json:"seed"`
 	Impl     string   `json:"impl"`
+	// Topology names the servers' topology (topology.Named); empty is the
+	// single-server one, so every schedule older than the axis replays.
+	Topology string `json:"topology,omitempty"`
 	Fencing  bool     `json:"fencing"`
 	TTL      Duration `json:"ttl"`
 	Clients  int      `json:"clients"`
@@ -150,7 +153,10 @@ func (s Schedule) Validate() error {
 	if s.Fencing && !spec.Caps.Fencing {
 		return fmt.Errorf("%s issues no fencing tokens, so fencing cannot apply", spec.Name)
 	}
-	topo := TopologyFor(spec, s.Clients)
+	topo, err := TopologyFor(spec, s.Topology, s.Clients)
+	if err != nil {
+		return err
+	}
 	// A schedule that fails a master over brings the replica it promotes,
 	// as one with network faults brings hosts.
 	topo.Replica = topo.Replica || slices.ContainsFunc(s.Faults, func(st Step) bool { return st.Kind == FailOver })

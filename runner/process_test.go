@@ -16,6 +16,7 @@ import (
 	_ "github.com/locklab/locklab/impls/all"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/runner"
+	"github.com/locklab/locklab/topology"
 )
 
 func TestMain(m *testing.M) {
@@ -118,7 +119,7 @@ func TestWorkerLifecycle(t *testing.T) {
 			dir := t.TempDir()
 			spec := runner.WorkerSpec{
 				Impl: tt.impl, ID: i, Key: "lifecycle-" + strings.ReplaceAll(tt.name, " ", "-"),
-				Redis: []string{n.Addr}, Resource: n.Addr, TTL: ttl,
+				Servers: topology.At(topology.Redis, n.Addr), Resource: n.Addr, TTL: ttl,
 				WorkMin: time.Millisecond, WorkMax: 5 * time.Millisecond,
 				History: filepath.Join(dir, "client.jsonl"), Arm: tt.arm,
 				AcquireTimeout: bound, WaitForGo: true,

@@ -23,6 +23,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/resource"
+	"github.com/locklab/locklab/topology"
 	"github.com/locklab/locklab/workload"
 )
 
@@ -37,15 +38,14 @@ const workerEnv = "LOCKLAB_WORKER"
 
 // WorkerSpec is everything a worker process needs to be one client.
 type WorkerSpec struct {
-	Impl      string
-	ID        int
-	Key       string
-	Redis     []string
-	ZooKeeper []string
-	Postgres  string
-	Resource  string
-	TTL       time.Duration
-	Fenced    bool
+	Impl string
+	ID   int
+	Key  string
+	// Servers are the lock servers' endpoints by kind.
+	Servers  topology.Endpoints
+	Resource string
+	TTL      time.Duration
+	Fenced   bool
 	// ClockSkew moves the client's own clock (only clock-reading locks care).
 	ClockSkew time.Duration
 	// Work is the critical section's work: uniform in [WorkMin, WorkMax].
@@ -156,8 +156,8 @@ func runWorker(raw string) error {
 	}
 
 	cfg := impls.Config{
-		Redis: ws.Redis, ZooKeeper: ws.ZooKeeper, Postgres: ws.Postgres,
-		TTL: ws.TTL, ClientID: fmt.Sprintf("client-%d", ws.ID), Failpoint: hit,
+		Servers: ws.Servers,
+		TTL:     ws.TTL, ClientID: fmt.Sprintf("client-%d", ws.ID), Failpoint: hit,
 	}
 	if ws.ClockSkew != 0 {
 		skew := ws.ClockSkew

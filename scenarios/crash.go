@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 func init() {
@@ -18,7 +19,7 @@ func init() {
 
 // singleRedis applies to locks on exactly one Redis node.
 func singleRedis(spec impls.Spec, _ bool) error {
-	if spec.Backend.RedisNodes != 1 {
+	if spec.Backend.Kind != topology.Redis || spec.Backend.Need().Count() != 1 {
 		return errors.New("it faults the single Redis node a lock runs on")
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/locklab/locklab/topology"
 )
 
 // expectationsTable is the reviewed table of expected verdicts: one row per
@@ -28,12 +30,12 @@ var (
 	tableErr  error
 )
 
-func rowKey(impl, scenario string, fencing bool) string {
-	return fmt.Sprintf("%s|%s|%t", impl, scenario, fencing)
+func rowKey(impl, topo, scenario string, fencing bool) string {
+	return fmt.Sprintf("%s|%s|%s|%t", impl, topology.Or(topo), scenario, fencing)
 }
 
 // parseExpectations reads the Markdown table's rows:
-// | lock | scenario | fenced | expected | why |
+// | lock | topology | scenario | fenced | expected | why |
 func parseExpectations(text string) (map[string]Expectation, error) {
 	out := map[string]Expectation{}
 	valid := map[Verdict]bool{Safe: true, Unsafe: true, Stuck: true, Unavailable: true, NotApplicable: true}
@@ -43,50 +45,53 @@ func parseExpectations(text string) (map[string]Expectation, error) {
 			continue
 		}
 		cols := strings.Split(strings.Trim(line, "|"), "|")
-		if len(cols) != 5 {
-			return nil, fmt.Errorf("expectations.md line %d: %d columns, want 5", i+1, len(cols))
+		if len(cols) != 6 {
+			return nil, fmt.Errorf("expectations.md line %d: %d columns, want 6", i+1, len(cols))
 		}
 		for j := range cols {
 			cols[j] = strings.TrimSpace(strings.Trim(strings.TrimSpace(cols[j]), "`"))
 		}
 		var fenced bool
-		switch cols[2] {
+		if _, err := topology.Lookup(cols[1]); err != nil {
+			return nil, fmt.Errorf("expectations.md line %d: %w", i+1, err)
+		}
+		switch cols[3] {
 		case "yes":
 			fenced = true
 		case "no":
 		default:
-			return nil, fmt.Errorf("expectations.md line %d: fenced %q, want yes or no", i+1, cols[2])
+			return nil, fmt.Errorf("expectations.md line %d: fenced %q, want yes or no", i+1, cols[3])
 		}
-		v := Verdict(cols[3])
+		v := Verdict(cols[4])
 		if !valid[v] {
-			return nil, fmt.Errorf("expectations.md line %d: verdict %q is not one the table may expect", i+1, cols[3])
+			return nil, fmt.Errorf("expectations.md line %d: verdict %q is not one the table may expect", i+1, cols[4])
 		}
-		if cols[4] == "" {
+		if cols[5] == "" {
 			return nil, fmt.Errorf("expectations.md line %d: no reason given", i+1)
 		}
-		k := rowKey(cols[0], cols[1], fenced)
+		k := rowKey(cols[0], cols[1], cols[2], fenced)
 		if _, dup := out[k]; dup {
-			return nil, fmt.Errorf("expectations.md line %d: a second row for %s / %s", i+1, cols[0], cols[1])
+			return nil, fmt.Errorf("expectations.md line %d: a second row for %s on %s / %s", i+1, cols[0], cols[1], cols[2])
 		}
-		out[k] = Expectation{Verdict: v, Why: cols[4]}
+		out[k] = Expectation{Verdict: v, Why: cols[5]}
 	}
 	return out, nil
 }
 
 // Expected returns the table's row for one cell, or an error when the
 // table has none: a cell nobody reviewed has no expectation.
-func Expected(impl, scenario string, fencing bool) (Expectation, error) {
+func Expected(impl, topo, scenario string, fencing bool) (Expectation, error) {
 	tableOnce.Do(func() { table, tableErr = parseExpectations(expectationsTable) })
 	if tableErr != nil {
 		return Expectation{}, tableErr
 	}
-	e, ok := table[rowKey(impl, scenario, fencing)]
+	e, ok := table[rowKey(impl, topo, scenario, fencing)]
 	if !ok {
 		f := "no"
 		if fencing {
 			f = "yes"
 		}
-		return Expectation{}, fmt.Errorf("scenarios/expectations.md has no row for | %s | %s | %s |: review the cell and add one with its reason", impl, scenario, f)
+		return Expectation{}, fmt.Errorf("scenarios/expectations.md has no row for | %s | %s | %s | %s |: review the cell and add one with its reason", impl, topology.Or(topo), scenario, f)
 	}
 	return e, nil
 }

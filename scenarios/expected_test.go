@@ -1,11 +1,13 @@
 package scenarios_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // TestExpectationTableCoversTheMatrix: every cell the matrix runs has a
@@ -26,13 +28,26 @@ func TestExpectationTableCoversTheMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	exists := map[string]bool{}
+	for _, c := range cells {
+		exists[fmt.Sprintf("%s|%s|%s|%t", c.Impl.Name, topology.Or(c.Topology), c.Scenario, c.Fencing)] = true
+	}
 	for _, k := range rows {
 		parts := strings.Split(k, "|")
 		if _, err := impls.Lookup(parts[0]); err != nil {
 			t.Errorf("row %s: %v", k, err)
 		}
-		if _, err := scenarios.Lookup(parts[1]); err != nil {
+		if _, err := topology.Lookup(parts[1]); err != nil {
 			t.Errorf("row %s: %v", k, err)
+		}
+		s, err := scenarios.Lookup(parts[2])
+		if err != nil {
+			t.Errorf("row %s: %v", k, err)
+			continue
+		}
+		// A demo scenario's rows are the lessons' (it is outside the matrix).
+		if !exists[k] && !s.Demo {
+			t.Errorf("row %s names no cell of the matrix", k)
 		}
 	}
 }

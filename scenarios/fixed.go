@@ -19,9 +19,9 @@ func scheduleScenario(name, summary string, applies func(impls.Spec, bool) error
 	if nemesis.Fixed[name] == nil {
 		panic("scenarios: no fixed schedule " + name)
 	}
-	job := func(spec impls.Spec) engine.Job {
-		// Only called for a lock Applies accepted, for which FixedJob cannot fail.
-		j, _ := engine.FixedJob(name, spec)
+	job := func(spec impls.Spec, topo string) engine.Job {
+		// Only called for a lock AppliesOn accepted, for which FixedJob cannot fail.
+		j, _ := engine.FixedJob(name, spec, topo)
 		return j
 	}
 	return Scenario{
@@ -32,12 +32,11 @@ func scheduleScenario(name, summary string, applies func(impls.Spec, bool) error
 					return err
 				}
 			}
-			_, err := engine.FixedJob(name, spec)
-			return err
+			return nil
 		},
-		Topology: func(spec impls.Spec) topology.Declaration { return job(spec).Topology },
+		Topology: func(spec impls.Spec, topo string) topology.Declaration { return job(spec, topo).Topology },
 		Run: func(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
-			return job(env.Impl).Body(ctx, env)
+			return job(env.Impl, env.Topology).Body(ctx, env)
 		},
 	}
 }

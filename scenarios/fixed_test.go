@@ -10,6 +10,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // TestScenarioSchedules pins which matrix scenarios are fixed schedules
@@ -42,6 +43,8 @@ func TestScenarioSchedules(t *testing.T) {
 		{"redlock-restart-delayed", false, "the holder's cut from two nodes (a proxy reset, as in redlock-restart) spans the fault, and a schedule's faults do not overlap"},
 		{"redlock-clock-jump", false, "the holder's cut from two nodes (a proxy reset, as in redlock-restart) spans the fault, and a schedule's faults do not overlap"},
 		{"coupon", false, "a lesson's demo, outside the matrix"},
+		{"leader-isolated", true, ""},
+		{"holder-server-isolated", true, ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
@@ -69,7 +72,7 @@ func TestScenarioSchedules(t *testing.T) {
 				kind := nemesis.Fixed[s.Schedule]("redlock", false, time.Second, checker.Bound(time.Second)).Faults[0].Kind
 				if noHosts := hosts.Available(); noHosts != nil && nemesis.NeedsHosts(kind) {
 					for _, spec := range impls.All() {
-						if err := s.Applies(spec, false); err != nil && strings.Contains(err.Error(), noHosts.Error()) {
+						if err := s.AppliesOn(spec, topology.SingleName, false); err != nil && strings.Contains(err.Error(), noHosts.Error()) {
 							t.Skipf("its %s needs the lab's hosts: %v", kind, noHosts)
 						}
 					}
@@ -79,6 +82,7 @@ func TestScenarioSchedules(t *testing.T) {
 			}
 			for _, c := range cells {
 				sch := nemesis.Fixed[s.Schedule](c.Impl.Name, c.Fencing, time.Second, checker.Bound(time.Second))
+				sch.Topology = c.Topology
 				if err := sch.Validate(); err != nil {
 					t.Errorf("%s: %v", c.Name(), err)
 					continue
@@ -90,15 +94,19 @@ func TestScenarioSchedules(t *testing.T) {
 						t.Errorf("%s: want two cuts, got %+v", c.Name(), sch.Faults)
 					}
 					for i, leaves := range []bool{true, false} {
-						if cut, l := nemesis.CutLeavesQuorum(sch.Faults[i], c.Impl.Backend.RedisNodes); !cut || l != leaves {
+						if cut, l := nemesis.CutLeavesQuorum(sch.Faults[i], c.Impl.Backend.Nodes); !cut || l != leaves {
 							t.Errorf("%s: fault %d (%s) leaves a quorum %v, want %v", c.Name(), i, sch.Faults[i].Target, l, leaves)
 						}
 					}
 				} else if len(sch.Faults) != 1 || sch.Faults[0].After == "" {
 					t.Errorf("%s: want one fault at a failpoint, got %+v", c.Name(), sch.Faults)
 				}
-				if want := nemesis.NeedsHosts(sch.Faults[0].Kind); s.Topology(c.Impl).Hosts != want {
-					t.Errorf("%s: hosts %v, want %v", c.Name(), s.Topology(c.Impl).Hosts, want)
+				// Hosts come from the faults, or from a topology whose servers
+				// are each on a host of their own (an ensemble).
+				named, _ := topology.Lookup(c.Topology)
+				base, _ := c.Impl.Backend.On(named)
+				if want := nemesis.NeedsHosts(sch.Faults[0].Kind) || base.Hosts; s.Topology(c.Impl, c.Topology).Hosts != want {
+					t.Errorf("%s: hosts %v, want %v", c.Name(), s.Topology(c.Impl, c.Topology).Hosts, want)
 				}
 			}
 		})

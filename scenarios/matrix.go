@@ -6,18 +6,27 @@ import (
 
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
-// Cell is one implementation under one scenario, with or without fencing.
+// Cell is one implementation on one topology under one scenario, with or
+// without fencing.
 type Cell struct {
 	Impl     impls.Spec
+	Topology string // a topology.Named's name; empty is the single one
 	Scenario string
 	Fencing  bool
 }
 
-// Name identifies the cell, e.g. "redis-setnx-px/pause-past-ttl/fenced".
+// Name identifies the cell, e.g. "redis-setnx-px/pause-past-ttl/fenced",
+// or "zookeeper@zk-ensemble/leader-isolated" off the single topology (so a
+// single-topology cell keeps the name, and the shard, it always had).
 func (c Cell) Name() string {
-	n := c.Impl.Name + "/" + c.Scenario
+	n := c.Impl.Name
+	if t := topology.Or(c.Topology); t != topology.SingleName {
+		n += "@" + t
+	}
+	n += "/" + c.Scenario
 	if c.Fencing {
 		n += "/fenced"
 	}
@@ -25,28 +34,33 @@ func (c Cell) Name() string {
 }
 
 // Expect is the cell's row in the reviewed expectation table.
-func (c Cell) Expect() (Expectation, error) { return Expected(c.Impl.Name, c.Scenario, c.Fencing) }
+func (c Cell) Expect() (Expectation, error) {
+	return Expected(c.Impl.Name, c.Topology, c.Scenario, c.Fencing)
+}
 
-// Cells lists every applicable cell of specs × scenario names: each
-// scenario without fencing, and with fencing where the lock issues tokens
-// (the contention run has no stale writer, so fencing changes nothing there
-// and is left out).
+// Cells lists every applicable cell of specs × topologies × scenario
+// names: each scenario on each topology it runs on that carries the lock,
+// without fencing, and with fencing where the lock issues tokens (the
+// contention run has no stale writer, so fencing changes nothing there and
+// is left out).
 func Cells(specs []impls.Spec, names []string) ([]Cell, error) {
 	var out []Cell
 	for _, spec := range specs {
-		for _, name := range names {
-			s, err := Lookup(name)
-			if err != nil {
-				return nil, err
-			}
-			for _, fencing := range []bool{false, true} {
-				if fencing && (!spec.Caps.Fencing || name == "contention") {
-					continue
+		for _, t := range topology.All() {
+			for _, name := range names {
+				s, err := Lookup(name)
+				if err != nil {
+					return nil, err
 				}
-				if s.Demo || (s.Applies != nil && s.Applies(spec, fencing) != nil) {
-					continue
+				for _, fencing := range []bool{false, true} {
+					if fencing && (!spec.Caps.Fencing || name == "contention") {
+						continue
+					}
+					if s.Demo || s.AppliesOn(spec, t.Name, fencing) != nil {
+						continue
+					}
+					out = append(out, Cell{Impl: spec, Topology: t.Name, Scenario: name, Fencing: fencing})
 				}
-				out = append(out, Cell{Impl: spec, Scenario: name, Fencing: fencing})
 			}
 		}
 	}
@@ -62,7 +76,7 @@ func RunCell(ctx context.Context, c Cell, runs int, base engine.Options) ([]*eng
 	var outs []*engine.Outcome
 	for i := 0; i < runs; i++ {
 		o := base
-		o.Impl, o.Fencing = c.Impl, c.Fencing
+		o.Impl, o.Topology, o.Fencing = c.Impl, c.Topology, c.Fencing
 		o.Seed = base.Seed + int64(i)
 		out, err := Run(ctx, c.Scenario, o)
 		if err != nil {
@@ -76,7 +90,10 @@ func RunCell(ctx context.Context, c Cell, runs int, base engine.Options) ([]*eng
 // CellResult is one row of results/correctness.json: written by `bench
 // matrix`, read by the lessons, so both agree on one schema.
 type CellResult struct {
-	Impl        string    `json:"impl"`
+	Impl string `json:"impl"`
+	// Topology names the servers' topology; empty (a matrix older than the
+	// axis) means the single one (topology.Or).
+	Topology    string    `json:"topology,omitempty"`
 	Scenario    string    `json:"scenario"`
 	Fencing     bool      `json:"fencing"`
 	Verdict     Verdict   `json:"verdict"`

@@ -5,6 +5,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // holderPartition applies to locks on one lock server the lab can put on a
@@ -15,7 +16,7 @@ func holderPartition(spec impls.Spec, _ bool) error {
 		return err
 	}
 	b := spec.Backend
-	if b.Postgres || b.ZooKeeper || b.RedisNodes == 1 {
+	if b.Kind == topology.Postgres || b.Kind == topology.ZooKeeper || (b.Kind == topology.Redis && b.Need().Count() == 1) {
 		return nil
 	}
 	return errors.New("it cuts the holder off the one server its lock lives on (PostgreSQL, ZooKeeper or a single Redis)")

@@ -20,7 +20,7 @@ import (
 
 // multiRedis applies to locks over several independent Redis nodes.
 func multiRedis(spec impls.Spec, _ bool) error {
-	if spec.Backend.RedisNodes < 3 {
+	if spec.Backend.Kind != topology.Redis || spec.Backend.Nodes < 3 {
 		return errors.New("it needs a lock over at least 3 independent Redis nodes")
 	}
 	return nil
@@ -48,7 +48,7 @@ func movableClocks(spec impls.Spec, fencing bool) error {
 // reaches the restarted node before the holder's keys expire, so the run
 // shows nothing about the restart.
 func isolateVictim(ctx context.Context, r *engine.ScriptRun) error {
-	nodes := r.Env.Topo.Redis
+	nodes := r.Env.Topo.Lock(topology.Redis)
 	for _, n := range nodes[quorum.Majority(len(nodes)):] {
 		links := r.Net.Links(0, n.Name)
 		if len(links) == 0 {
@@ -65,7 +65,7 @@ func isolateVictim(ctx context.Context, r *engine.ScriptRun) error {
 
 // pivot is the node of the victim's bare majority that the fault hits.
 func pivot(r *engine.ScriptRun) *cluster.Node {
-	return r.Env.Topo.Redis[quorum.Majority(len(r.Env.Topo.Redis))-1]
+	return r.Env.Topo.Lock(topology.Redis)[quorum.Majority(len(r.Env.Topo.Lock(topology.Redis)))-1]
 }
 
 func init() {
@@ -113,7 +113,7 @@ func init() {
 
 	Register(workerScenario("redlock-clock-jump",
 		"the clock of a node in the holder's bare majority jumps forward past the TTL",
-		movableClocks, func(spec impls.Spec) topology.Declaration { return spec.Backend.Topology().WithClockShift() }, engine.Script{
+		movableClocks, func(spec impls.Spec, _ string) topology.Declaration { return spec.Backend.Topology().WithClockShift() }, engine.Script{
 			Proxies: true, Setup: isolateVictim, Trigger: inCS,
 			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
 				n := pivot(r)

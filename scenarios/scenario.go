@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -42,10 +43,13 @@ type Scenario struct {
 	// Applies returns nil when the scenario can run against spec (with
 	// fencing if asked), or the reason it cannot.
 	Applies func(spec impls.Spec, fencing bool) error
-	// Topology declares the lock's servers for this scenario (the engine
-	// adds the protected resource); nil: the lock's own, as its backend
-	// declares them.
-	Topology func(spec impls.Spec) topology.Declaration
+	// Topologies names the topologies the scenario runs on (nil: the
+	// single one). A topology that cannot carry the lock is left out.
+	Topologies []string
+	// Topology declares the lock's servers for this scenario on the named
+	// topology (the engine adds the protected resource); nil: the lock's
+	// own, as its backend declares them there.
+	Topology func(spec impls.Spec, topo string) topology.Declaration
 	Run      func(ctx context.Context, env *engine.Env) (*engine.Outcome, error)
 	// Schedule names the nemesis's fixed schedule the scenario runs
 	// (nemesis.Fixed); empty for one still scripted in this package.
@@ -102,28 +106,64 @@ func Names() []string {
 	return names
 }
 
-// Run runs scenario name against opts.Impl on fresh servers (engine.Run),
-// once the scenario says it applies.
+// RunsOn reports whether the scenario is defined on the named topology.
+func (s Scenario) RunsOn(topo string) bool {
+	if len(s.Topologies) == 0 {
+		return topology.Or(topo) == topology.SingleName
+	}
+	return slices.Contains(s.Topologies, topology.Or(topo))
+}
+
+// AppliesOn returns nil when the scenario can run against spec on the named
+// topology (with fencing if asked), or the reason it cannot.
+func (s Scenario) AppliesOn(spec impls.Spec, topo string, fencing bool) error {
+	named, err := topology.Lookup(topo)
+	if err != nil {
+		return err
+	}
+	if !s.RunsOn(named.Name) {
+		on := s.Topologies
+		if len(on) == 0 {
+			on = []string{topology.SingleName}
+		}
+		return fmt.Errorf("it runs on %s, not on %s", strings.Join(on, ", "), named.Name)
+	}
+	if !named.Carries(spec.Backend.Need()) {
+		return fmt.Errorf("the %s topology cannot carry %s (%s)", named.Name, spec.Name, spec.Backend)
+	}
+	if s.Applies != nil {
+		if err := s.Applies(spec, fencing); err != nil {
+			return err
+		}
+	}
+	if s.Schedule != "" {
+		if _, err := engine.FixedJob(s.Schedule, spec, named.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run runs scenario name against opts.Impl on fresh servers of
+// opts.Topology (engine.Run), once the scenario says it applies there.
 func Run(ctx context.Context, name string, opts engine.Options) (*engine.Outcome, error) {
 	s, err := Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	if s.Applies != nil {
-		if err := s.Applies(opts.Impl, opts.Fencing); err != nil {
-			return nil, fmt.Errorf("scenario %s does not apply to %s: %w", name, opts.Impl.Name, err)
-		}
+	if err := s.AppliesOn(opts.Impl, opts.Topology, opts.Fencing); err != nil {
+		return nil, fmt.Errorf("scenario %s does not apply to %s on %s: %w", name, opts.Impl.Name, topology.Or(opts.Topology), err)
 	}
 	job := engine.Job{Name: name, Body: s.Run}
 	if s.Topology != nil {
-		job.Topology = s.Topology(opts.Impl)
+		job.Topology = s.Topology(opts.Impl, opts.Topology)
 	}
 	return engine.Run(ctx, job, opts)
 }
 
 // workerScenario is a scenario whose faults are a script (engine.Script):
 // worker processes, one of them the victim, and hooks that inject.
-func workerScenario(name, summary string, applies func(impls.Spec, bool) error, topo func(impls.Spec) topology.Declaration, p engine.Script) Scenario {
+func workerScenario(name, summary string, applies func(impls.Spec, bool) error, topo func(impls.Spec, string) topology.Declaration, p engine.Script) Scenario {
 	return Scenario{
 		Name: name, Summary: summary,
 		Applies: func(spec impls.Spec, fencing bool) error {

@@ -44,7 +44,7 @@ func init() {
 			},
 			Trigger: func(impls.Spec) string { return failpoint.InCriticalSection },
 			Inject: func(ctx context.Context, r *engine.ScriptRun) error {
-				master, replica := r.Env.Topo.Redis[0], r.Env.Topo.Replica
+				master, replica := r.Env.Topo.Lock(topology.Redis)[0], r.Env.Topo.Replica
 				r.Env.FaultAt(lin.Injection{Kind: nemesis.ServerKill, Target: master.Name,
 					Servers: []string{master.Name}, Note: "SIGKILL the master"})
 				if err := master.Kill(); err != nil {
@@ -75,7 +75,7 @@ func init() {
 }
 
 // withReplica is the lock's single Redis with a replica to fail over to.
-func withReplica(spec impls.Spec) topology.Declaration {
+func withReplica(spec impls.Spec, _ string) topology.Declaration {
 	d := spec.Backend.Topology()
 	return d.Merge(topology.Of(topology.ReplicaOf(d.Names(topology.Lock)[0])))
 }

@@ -26,6 +26,17 @@ const (
 	Postgres  Kind = "postgres"
 )
 
+// titles are the kinds' names as prose writes them.
+var titles = map[Kind]string{Redis: "Redis", ZooKeeper: "ZooKeeper", Postgres: "PostgreSQL"}
+
+// Title is the kind's name as prose writes it ("PostgreSQL").
+func (k Kind) Title() string {
+	if t, ok := titles[k]; ok {
+		return t
+	}
+	return string(k)
+}
+
 // Role is what a node is for in a run.
 type Role string
 
@@ -56,6 +67,10 @@ type Group struct {
 	ClockShift bool
 	// TickTime overrides ZooKeeper's tickTime (zero: the lab's default).
 	TickTime time.Duration
+	// Ensemble makes the group's members one system (a quorum): each is
+	// started knowing every member's address, where independent nodes
+	// (Redlock's) know none.
+	Ensemble bool
 }
 
 // Node is one declared node, its group expanded.
@@ -70,6 +85,8 @@ type Node struct {
 	ReplicaOf  string
 	ClockShift bool
 	TickTime   time.Duration
+	// Ensemble: the node is a member of its group's system (Group.Ensemble).
+	Ensemble bool
 }
 
 // Declaration is the servers of one run.
@@ -120,7 +137,7 @@ func (d Declaration) Nodes() []Node {
 	var out []Node
 	for _, g := range d.Groups {
 		n := Node{Name: g.Name, Kind: g.Kind, Role: g.Role, Group: g.Name,
-			ReplicaOf: g.ReplicaOf, ClockShift: g.ClockShift, TickTime: g.TickTime}
+			ReplicaOf: g.ReplicaOf, ClockShift: g.ClockShift, TickTime: g.TickTime, Ensemble: g.Ensemble}
 		if g.Count == 0 {
 			out = append(out, n)
 			continue
@@ -139,6 +156,17 @@ func (d Declaration) Names(role Role) []string {
 	for _, n := range d.Nodes() {
 		if role == "" || n.Role == role {
 			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// Members returns the nodes of the group called name, in order.
+func (d Declaration) Members(group string) []Node {
+	var out []Node
+	for _, n := range d.Nodes() {
+		if n.Group == group {
+			out = append(out, n)
 		}
 	}
 	return out
@@ -168,6 +196,7 @@ func (d Declaration) Merge(o Declaration) Declaration {
 		h := &out.Groups[i]
 		h.Count = max(h.Count, g.Count)
 		h.ClockShift = h.ClockShift || g.ClockShift
+		h.Ensemble = h.Ensemble || g.Ensemble
 		if g.TickTime != 0 {
 			h.TickTime = g.TickTime
 		}

@@ -13,6 +13,7 @@ import (
 	_ "github.com/locklab/locklab/impls/all"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/resource"
+	"github.com/locklab/locklab/topology"
 	"github.com/locklab/locklab/workload"
 )
 
@@ -57,7 +58,7 @@ func TestContend(t *testing.T) {
 			key := fmt.Sprintf("contend-%d", i)
 			rec := lin.NewRecorder(nil)
 			if tt.heldElsewhere {
-				l, err := spec.New(impls.Config{Redis: []string{n.Addr}, TTL: ttl, ClientID: "holder"})
+				l, err := spec.New(impls.Config{Servers: topology.At(topology.Redis, n.Addr), TTL: ttl, ClientID: "holder"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -70,7 +71,7 @@ func TestContend(t *testing.T) {
 			}
 			cs := make([]*workload.Client, clients)
 			for id := range cs {
-				l, err := spec.New(impls.Config{Redis: []string{n.Addr}, TTL: ttl, ClientID: fmt.Sprintf("client-%d", id)})
+				l, err := spec.New(impls.Config{Servers: topology.At(topology.Redis, n.Addr), TTL: ttl, ClientID: fmt.Sprintf("client-%d", id)})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -7,10 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/locklab/locklab/benchmark"
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // benchCmd measures every implementation and peer (or the chosen subset)
@@ -19,7 +22,8 @@ import (
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "a first look in about a minute: short measurements, reduced sweep, no recovery")
-	implList := fs.String("impl", "", "comma-separated implementations (default: every one but the `none` control)")
+	implList := fs.String("impl", "", "comma-separated implementations (default: every one but the `none` control that -topology carries)")
+	topo := topologyFlag(fs)
 	workloadList := fs.String("workload", "", "comma-separated workloads (default: all): "+strings.Join(benchmark.Workloads, ", "))
 	duration := fs.Duration("duration", 0, "length of each measurement (default 1s, -quick 100ms)")
 	clients := fs.Int("clients", 0, "clients of the contended and independent-keys workloads (default 8)")
@@ -43,6 +47,12 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	specs, err := benchmark.ParseImpls(*implList)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	opts.Topology = *topo
+	if *implList == "" && *topo != topology.SingleName {
+		// The default set is every lock the chosen topology can carry.
+		named, _ := topology.Lookup(*topo)
+		specs = slices.DeleteFunc(specs, func(s impls.Spec) bool { return !named.Carries(s.Backend.Need()) })
 	}
 	opts.Impls = specs
 	if opts.Workloads, err = benchmark.ParseWorkloads(*workloadList, opts.Workloads); err != nil {

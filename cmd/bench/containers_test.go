@@ -18,6 +18,7 @@ import (
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // Fault scenarios re-execute this binary as their client workers; a test
@@ -103,7 +104,7 @@ func TestContainerModeVerdicts(t *testing.T) {
 			name += "/fenced"
 		}
 		t.Run(name, func(t *testing.T) {
-			want, err := scenarios.Expected(tt.impl, tt.scenario, tt.fencing)
+			want, err := scenarios.Expected(tt.impl, topology.SingleName, tt.scenario, tt.fencing)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,6 +25,7 @@ const seedNote = "the seed fixes the schedule of faults (which kind strikes what
 func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
 	implName := fs.String("impl", "", "implementation (see `bench list`)")
+	topo := topologyFlag(fs)
 	fencing := fencingFlag(fs)
 	seed := seedFlag(fs, "seed of the fault schedule")
 	duration := fs.Duration("duration", 2*time.Minute, "how long the workload runs")
@@ -58,7 +59,7 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if *seed == 0 && !sh.Sharded() {
 			*seed = time.Now().UnixNano()
 		}
-		return exploreTable(ctx, tableOptions{Impls: *implName, Seed: *seed, TTL: *ttl, Clients: *clients, Duration: *duration,
+		return exploreTable(ctx, tableOptions{Impls: *implName, Topology: *topo, Seed: *seed, TTL: *ttl, Clients: *clients, Duration: *duration,
 			Kinds: cluster.SplitList(*kinds), Replays: *replays, ShrinkBudget: *shrinkTime, ReplayChecks: *replayChecks,
 			Without: cluster.SplitList(*without), Out: *out, Shard: *sh, Args: args}, stdout, stderr)
 	}
@@ -75,7 +76,7 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *seed == 0 {
 		*seed = time.Now().UnixNano()
 	}
-	o := engine.ExploreOptions{Impl: spec, Fencing: *fencing, Seed: *seed, TTL: *ttl, Clients: *clients,
+	o := engine.ExploreOptions{Impl: spec, Topology: *topo, Fencing: *fencing, Seed: *seed, TTL: *ttl, Clients: *clients,
 		Duration: *duration, Kinds: cluster.SplitList(*kinds), Fixed: *fixed, Replays: *replays, ShrinkBudget: *shrinkTime, OutDir: *out,
 		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }}
 	// Draw the schedule first: bad input (an unknown kind, a lock nothing

@@ -20,6 +20,7 @@ import (
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/shard"
+	"github.com/locklab/locklab/topology"
 )
 
 // fixedRows are the fixed schedules the table runs besides each lock's
@@ -34,6 +35,7 @@ var fixedRows = map[string][]string{
 // tableOptions configure `bench explore -impl all`.
 type tableOptions struct {
 	Impls        string // "all" or a comma-separated list
+	Topology     string // the servers' topology (topology.Named)
 	Seed         int64
 	TTL          time.Duration
 	Clients      int
@@ -103,8 +105,17 @@ type exploreRow = engine.ExploreRow
 // partial result in out.
 func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer) error {
 	var specs []impls.Spec
+	named, err := topology.Lookup(o.Topology)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	if o.Impls == "all" {
-		specs = impls.All()
+		// Every lock the topology carries (the single one carries all).
+		for _, s := range impls.All() {
+			if named.Carries(s.Backend.Need()) {
+				specs = append(specs, s)
+			}
+		}
 	} else {
 		for _, name := range cluster.SplitList(o.Impls) {
 			spec, err := impls.Lookup(name)
@@ -142,7 +153,7 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 			continue
 		}
 		firstRow := len(rows)
-		base := engine.ExploreOptions{Impl: spec, Seed: o.Seed, TTL: o.TTL, Clients: o.Clients, Duration: o.Duration,
+		base := engine.ExploreOptions{Impl: spec, Topology: o.Topology, Seed: o.Seed, TTL: o.TTL, Clients: o.Clients, Duration: o.Duration,
 			Kinds: o.Kinds, Replays: o.Replays, ShrinkBudget: o.ShrinkBudget, OutDir: scratch, Logf: logf}
 		runs := []engine.ExploreOptions{base}
 		for _, f := range fixedRows[spec.Name] {
@@ -160,7 +171,7 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 			// it again without that kind.
 			if eo.Fixed == "" && row.MinimalFaults > 0 && onlyKinds(scratch, row.Schedule, o.Without) {
 				wo := eo
-				wo.Kinds = withoutKinds(spec, o.Clients, o.Kinds, o.Without)
+				wo.Kinds = withoutKinds(spec, o.Topology, o.Clients, o.Kinds, o.Without)
 				if len(wo.Kinds) == 0 {
 					continue
 				}
@@ -248,7 +259,7 @@ func mergeExplore(run shard.Run, stage, out string, stdout io.Writer) error {
 // exploreOne explores one lock (or runs one fixed schedule) and replays
 // its minimal counterexample, if any, checks times more.
 func exploreOne(ctx context.Context, eo engine.ExploreOptions, checks int, dir string, stdout io.Writer) (exploreRow, error) {
-	row := exploreRow{Impl: eo.Impl.Name, Broken: eo.Impl.Broken != "", Fixed: eo.Fixed}
+	row := exploreRow{Impl: eo.Impl.Name, Topology: topology.Or(eo.Topology), Broken: eo.Impl.Broken != "", Fixed: eo.Fixed}
 	x, err := engine.Explore(ctx, eo)
 	// Explore plans before it starts anything, so a lock it cannot explore
 	// is refused at once, and with -impl all that is a row, not the end.
@@ -314,8 +325,12 @@ func onlyKinds(dir, file string, kinds []string) bool {
 
 // withoutKinds is the kinds that apply to spec (of those asked for), less
 // the excluded ones.
-func withoutKinds(spec impls.Spec, clients int, asked, excluded []string) []string {
-	ks, _, err := nemesis.Applicable(spec, nemesis.ExploreTopology(spec, clients, asked), asked)
+func withoutKinds(spec impls.Spec, topo string, clients int, asked, excluded []string) []string {
+	t, err := nemesis.ExploreTopology(spec, topo, clients, asked)
+	if err != nil {
+		return nil
+	}
+	ks, _, err := nemesis.Applicable(spec, t, asked)
 	if err != nil {
 		return nil
 	}

@@ -2,9 +2,12 @@ package main
 
 import (
 	"flag"
+	"slices"
 	"time"
 
+	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/shard"
+	"github.com/locklab/locklab/topology"
 )
 
 // The flags several commands share, each with one spelling and one meaning
@@ -51,4 +54,45 @@ func shardFlag(fs *flag.FlagSet) *shard.Shard {
 		return nil
 	})
 	return s
+}
+
+// topologyFlag is -topology NAME: the servers' topology (`bench list` names
+// them); the default is the single-server one. A bad name is a usage error
+// at parse time, before any work.
+func topologyFlag(fs *flag.FlagSet) *string {
+	s := new(string)
+	*s = topology.SingleName
+	fs.Func("topology", "the servers' topology (see `bench list`; default single)", func(v string) error {
+		t, err := topology.Lookup(v)
+		if err != nil {
+			return err
+		}
+		*s = t.Name
+		return nil
+	})
+	return s
+}
+
+// topologiesFlag is -topology for the long commands: a comma-separated list
+// of topologies to run (default: every one). Bad names are a usage error.
+func topologiesFlag(fs *flag.FlagSet) *[]string {
+	s := new([]string)
+	fs.Func("topology", "comma-separated topologies (see `bench list`; default: every one)", func(v string) error {
+		names, err := splitNames(v, topology.NamedNames(), func(n string) error { _, err := topology.Lookup(n); return err })
+		if err != nil {
+			return err
+		}
+		*s = names
+		return nil
+	})
+	return s
+}
+
+// onTopologies keeps the cells on the chosen topologies (every cell when
+// none was chosen).
+func onTopologies(cells []scenarios.Cell, chosen []string) []scenarios.Cell {
+	if len(chosen) == 0 {
+		return cells
+	}
+	return slices.DeleteFunc(cells, func(c scenarios.Cell) bool { return !slices.Contains(chosen, topology.Or(c.Topology)) })
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/locklab/locklab/impls/mutant"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // errUsage marks bad input: the command exits with status 2.
@@ -140,6 +141,15 @@ func list(w io.Writer) error {
 	for _, s := range scenarios.All() {
 		fmt.Fprintf(tw, "scenario\t%s\t\t%s\n", s.Name, s.Summary)
 	}
+	for _, t := range topology.All() {
+		var carried []string
+		for _, s := range impls.All() {
+			if t.Carries(s.Backend.Need()) {
+				carried = append(carried, s.Name)
+			}
+		}
+		fmt.Fprintf(tw, "topology\t%s\t\t%s; carries: %s\n", t.Name, t.Summary, strings.Join(carried, ", "))
+	}
 	return tw.Flush()
 }
 
@@ -155,10 +165,10 @@ func sortedKeys(m map[string]float64) []string {
 // serverFlags adds the flags that point the lab at the user's own servers.
 func serverFlags(fs *flag.FlagSet) func() cluster.External {
 	ext := cluster.ExternalFromEnv()
-	redisAddrs := fs.String("redis", strings.Join(ext.Redis, ","), "comma-separated independent Redis lock nodes (default: start them)")
+	redisAddrs := fs.String("redis", strings.Join(ext.Lock.Addrs(topology.Redis), ","), "comma-separated independent Redis lock nodes (default: start them)")
 	resourceAddr := fs.String("resource", ext.Resource, "Redis holding the protected counter (default: start one)")
-	zkAddrs := fs.String("zk", strings.Join(ext.ZooKeeper, ","), "comma-separated ZooKeeper servers (default: start one)")
-	pgDSN := fs.String("pg", ext.Postgres, "PostgreSQL DSN (default: start one)")
+	zkAddrs := fs.String("zk", strings.Join(ext.Lock.Addrs(topology.ZooKeeper), ","), "comma-separated ZooKeeper servers (default: start one)")
+	pgDSN := fs.String("pg", ext.Lock.First(topology.Postgres), "PostgreSQL DSN (default: start one)")
 	fs.Func("servers", "where the lab starts its servers: local (processes, the default) or containers (Docker engine); also LOCKLAB_SERVERS", func(s string) error {
 		mode, err := cluster.ParseServers(s)
 		if err != nil {
@@ -169,8 +179,14 @@ func serverFlags(fs *flag.FlagSet) func() cluster.External {
 	})
 	return func() cluster.External {
 		containersOutDir(fs)
-		return cluster.External{Redis: cluster.SplitList(*redisAddrs), Resource: *resourceAddr,
-			ZooKeeper: cluster.SplitList(*zkAddrs), Postgres: *pgDSN}
+		e := cluster.External{Lock: topology.Endpoints{}, Resource: *resourceAddr}
+		for kind, addrs := range map[topology.Kind][]string{topology.Redis: cluster.SplitList(*redisAddrs),
+			topology.ZooKeeper: cluster.SplitList(*zkAddrs), topology.Postgres: cluster.SplitList(*pgDSN)} {
+			if len(addrs) > 0 {
+				e.Lock[kind] = topology.Endpoint{Kind: kind, Addrs: addrs}
+			}
+		}
+		return e
 	}
 }
 
@@ -204,6 +220,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	implName := fs.String("impl", "", "implementation (see `bench list`)")
 	scenarioName := fs.String("scenario", "", "scenario (see `bench list`)")
+	topo := topologyFlag(fs)
 	fencing := fencingFlag(fs)
 	seed := seedFlag(fs, "seed: fixes the lock key and each client's random work and think times, not the order in which things happen")
 	clients := fs.Int("clients", 8, "concurrent clients")
@@ -242,7 +259,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *seed == 0 {
 		*seed = time.Now().UnixNano()
 	}
-	fmt.Fprintf(stdout, "impl: %s\nscenario: %s\nfencing: %v\nseed: %d\n", spec.Name, *scenarioName, *fencing, *seed)
+	fmt.Fprintf(stdout, "impl: %s\ntopology: %s\nscenario: %s\nfencing: %v\nseed: %d\n", spec.Name, *topo, *scenarioName, *fencing, *seed)
 	m, err := liveMutant()
 	if err != nil {
 		return err
@@ -252,7 +269,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "mutant: %s (%s is set: the lock is broken on purpose)\n", m, mutant.EnvVar)
 	}
 	o, err := scenarios.Run(ctx, *scenarioName, engine.Options{
-		Impl: spec, Fencing: *fencing, Seed: *seed, Clients: *clients, Sections: *sections, TTL: *ttl,
+		Impl: spec, Topology: *topo, Fencing: *fencing, Seed: *seed, Clients: *clients, Sections: *sections, TTL: *ttl,
 		OutDir: *out, KeepHistory: *keep, External: external(),
 		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) },
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/shard"
+	"github.com/locklab/locklab/topology"
 )
 
 // splitNames parses a comma list, checking each name with lookup.
@@ -43,6 +44,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	implList := fs.String("impl", "", "comma-separated implementations (default: all)")
 	scenarioList := fs.String("scenario", "", "comma-separated scenarios (default: all)")
+	topos := topologiesFlag(fs)
 	runs := fs.Int("runs", 3, "runs per cell, the same for every cell; one counterexample makes the cell unsafe, one inconclusive run keeps it from safe")
 	ttl := ttlFlag(fs, time.Second, "")
 	seed := seedFlag(fs, "base seed; run i of a cell uses seed+i")
@@ -85,6 +87,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	cells = onTopologies(cells, *topos)
 	if len(cells) == 0 {
 		return fmt.Errorf("%w: no scenario applies to the chosen implementations", errUsage)
 	}
@@ -125,7 +128,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return err
 		}
-		r := scenarios.CellResult{Impl: c.Impl.Name, Scenario: c.Scenario, Fencing: c.Fencing,
+		r := scenarios.CellResult{Impl: c.Impl.Name, Topology: topology.Or(c.Topology), Scenario: c.Scenario, Fencing: c.Fencing,
 			Expected: exp.Verdict, Why: exp.Why, Runs: len(outs),
 			Figures: map[string]float64{}, Seconds: time.Since(cellStart).Seconds(), TTL: ttl.String()}
 		for j, o := range outs {

@@ -32,6 +32,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	seed := seedFlag(fs, "base seed")
 	out := outFlag(fs, "results", "mutants.md and mutants.json (with -shard: the partial result)")
 	sh := shardFlag(fs)
+	topos := topologiesFlag(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -75,6 +76,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
+		cells = onTopologies(cells, *topos)
 		// The designed catcher first: with -first it is often the only run.
 		sort.SliceStable(cells, func(i, j int) bool {
 			return cellLabel(cells[i]) == m.Catcher && cellLabel(cells[j]) != m.Catcher
@@ -98,7 +100,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer os.RemoveAll(stage)
 	start := time.Now()
 	opts := func(c scenarios.Cell, s int64) engine.Options {
-		return engine.Options{Impl: c.Impl, Fencing: c.Fencing, Seed: s, TTL: *ttl, Clients: 8,
+		return engine.Options{Impl: c.Impl, Topology: c.Topology, Fencing: c.Fencing, Seed: s, TTL: *ttl, Clients: 8,
 			Sections: *sections, OutDir: filepath.Join(stage, "scratch")}
 	}
 	// unmutated caches each cell's verdict without a mutant: several

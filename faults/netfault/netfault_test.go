@@ -91,7 +91,7 @@ func TestPacketFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer topo.Close()
-	srv := topo.Redis[0]
+	srv := topo.Lock(topology.Redis)[0]
 	client, err := topo.Net.AddHost(ctx, "client")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // The adversarial suite puts each lock in state it never creates itself but
@@ -63,13 +64,13 @@ func (e *env) judge(t *testing.T, name, defect string) {
 }
 
 func runAdversarial(t *testing.T, e *env) {
-	if len(e.topo.RedisAddrs) > 0 {
+	if len(e.topo.Endpoints().Addrs(topology.Redis)) > 0 {
 		t.Run("AdversarialRedis", func(t *testing.T) { adversarialRedis(t, e) })
 	}
-	if len(e.topo.ZooKeeperAddr) > 0 {
+	if len(e.topo.Endpoints().Addrs(topology.ZooKeeper)) > 0 {
 		t.Run("AdversarialZooKeeper", func(t *testing.T) { adversarialZooKeeper(t, e) })
 	}
-	if e.topo.PostgresDSN != "" {
+	if e.topo.Endpoints().First(topology.Postgres) != "" {
 		t.Run("AdversarialPostgres", func(t *testing.T) { adversarialPostgres(t, e) })
 	}
 	t.Run("AdversarialKeyNames", func(t *testing.T) { adversarialKeyNames(t, e) })

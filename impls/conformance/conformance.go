@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // Options tune the suite to one implementation.
@@ -63,8 +65,8 @@ type env struct {
 func (e *env) config() impls.Config {
 	e.seq++
 	return impls.Config{
-		Redis: e.topo.RedisAddrs, ZooKeeper: e.topo.ZooKeeperAddr, Postgres: e.topo.PostgresDSN,
-		TTL: e.o.TTL, ClientID: fmt.Sprintf("conformance-%d", e.seq),
+		Servers: e.topo.Endpoints(),
+		TTL:     e.o.TTL, ClientID: fmt.Sprintf("conformance-%d", e.seq),
 	}
 }
 
@@ -98,13 +100,21 @@ func (e *env) linkedLocker(t *testing.T) (impls.Locker, links) {
 		}
 		return out
 	}
-	cfg.Redis = relink(cfg.Redis)
-	cfg.ZooKeeper = relink(cfg.ZooKeeper)
-	if cfg.Postgres != "" {
-		l := newLink(t, pgAddr(cfg.Postgres))
-		ls = append(ls, l)
-		cfg.Postgres = relinkDSN(cfg.Postgres, l.addr())
+	servers := topology.Endpoints{}
+	for kind, ep := range cfg.Servers {
+		if kind == topology.Postgres {
+			for i, dsn := range ep.Addrs {
+				l := newLink(t, pgAddr(dsn))
+				ls = append(ls, l)
+				ep.Addrs = slices.Clone(ep.Addrs)
+				ep.Addrs[i] = relinkDSN(dsn, l.addr())
+			}
+		} else {
+			ep.Addrs = relink(ep.Addrs)
+		}
+		servers[kind] = ep
 	}
+	cfg.Servers = servers
 	l := e.build(t, cfg)
 	// Cleanups run last-in first-out: cut the links before Close, so that a
 	// client that says goodbye to a silenced server is not kept waiting.
@@ -310,11 +320,26 @@ func mustRelease(t *testing.T, lease impls.Lease) {
 	}
 }
 
-// Topology starts the servers spec needs for the suite and stops them when
-// the test ends.
+// Topology starts the servers spec needs for the suite on the single
+// topology and stops them when the test ends.
 func Topology(t *testing.T, spec impls.Spec) *cluster.Topology {
 	t.Helper()
-	topo, err := cluster.Start(context.Background(), spec.Backend.Topology(), cluster.External{})
+	return TopologyOn(t, spec, topology.SingleName)
+}
+
+// TopologyOn starts the servers spec needs on the named topology (a
+// ZooKeeper lock on the ensemble, say) and stops them when the test ends.
+func TopologyOn(t *testing.T, spec impls.Spec, name string) *cluster.Topology {
+	t.Helper()
+	named, err := topology.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl, err := spec.Backend.On(named)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := cluster.Start(context.Background(), decl, cluster.External{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // server is the suite's own view of a lock's backend: plain clients, apart
@@ -30,16 +31,16 @@ type server struct {
 
 func newServer(t *testing.T, topo *cluster.Topology) *server {
 	t.Helper()
-	s := &server{pgDSN: topo.PostgresDSN}
-	for _, addr := range topo.RedisAddrs {
+	s := &server{pgDSN: topo.Endpoints().First(topology.Postgres)}
+	for _, addr := range topo.Endpoints().Addrs(topology.Redis) {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 		t.Cleanup(func() { rdb.Close() })
 		s.redis = append(s.redis, rdb)
 	}
-	if len(topo.ZooKeeperAddr) > 0 {
-		conn, events, err := zk.Connect(topo.ZooKeeperAddr, 10*time.Second, zk.WithLogInfo(false))
+	if len(topo.Endpoints().Addrs(topology.ZooKeeper)) > 0 {
+		conn, events, err := zk.Connect(topo.Endpoints().Addrs(topology.ZooKeeper), 10*time.Second, zk.WithLogInfo(false))
 		if err != nil {
-			t.Fatalf("connect to ZooKeeper %v: %v", topo.ZooKeeperAddr, err)
+			t.Fatalf("connect to ZooKeeper %v: %v", topo.Endpoints().Addrs(topology.ZooKeeper), err)
 		}
 		t.Cleanup(conn.Close)
 		waitSession(t, events)

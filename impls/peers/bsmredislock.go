@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 const bsmName = "peer-redislock"
@@ -28,7 +29,7 @@ func init() {
 			"ExponentialBackoff retry; owner-checked Lua refresh and release; no fencing token",
 		Peer:    true,
 		Caps:    impls.Capabilities{Expiry: true},
-		Backend: impls.Backend{RedisNodes: 1},
+		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/peers/bsmredislock.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			clients, err := redisClients(cfg, bsmName, 1)

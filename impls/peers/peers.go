@@ -8,6 +8,7 @@ import (
 
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/redisclient"
+	"github.com/locklab/locklab/topology"
 )
 
 // The versions the adapters were written against; go.mod pins the same ones
@@ -34,11 +35,11 @@ var Modules = map[string]string{
 // lab's own Redis locks (no hidden retries, timeouts under the TTL), so that
 // what differs between a peer and ours is the library, not the client.
 func redisClients(cfg impls.Config, name string, nodes int) ([]*redis.Client, error) {
-	if len(cfg.Redis) < nodes {
-		return nil, fmt.Errorf("%s: needs %d Redis nodes, %d configured", name, nodes, len(cfg.Redis))
+	if len(cfg.Addrs(topology.Redis)) < nodes {
+		return nil, fmt.Errorf("%s: needs %d Redis nodes, %d configured", name, nodes, len(cfg.Addrs(topology.Redis)))
 	}
 	out := make([]*redis.Client, nodes)
-	for i, addr := range cfg.Redis[:nodes] {
+	for i, addr := range cfg.Addrs(topology.Redis)[:nodes] {
 		out[i] = redisclient.New(addr, cfg.TTL)
 	}
 	return out, nil

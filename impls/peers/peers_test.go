@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/conformance"
 	"github.com/locklab/locklab/impls/peers"
+	"github.com/locklab/locklab/topology"
 )
 
 func TestMain(m *testing.M) {
@@ -114,7 +115,7 @@ func newLocker(t *testing.T, name string, topo *cluster.Topology) impls.Locker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := spec.New(impls.Config{Redis: topo.RedisAddrs, ZooKeeper: topo.ZooKeeperAddr, TTL: ttl, ClientID: t.Name()})
+	l, err := spec.New(impls.Config{Servers: topo.Endpoints(), TTL: ttl, ClientID: t.Name()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func newLocker(t *testing.T, name string, topo *cluster.Topology) impls.Locker {
 	return l
 }
 
-func topology(t *testing.T, name string) *cluster.Topology {
+func serversFor(t *testing.T, name string) *cluster.Topology {
 	t.Helper()
 	spec, err := impls.Lookup(name)
 	if err != nil {
@@ -134,7 +135,7 @@ func topology(t *testing.T, name string) *cluster.Topology {
 // bsm/redislock's Obtain gives a context without a deadline one of a single
 // TTL; the adapter's Acquire must still wait for its caller, not the library.
 func TestRedislockAcquireOutwaitsTheLibrarysOwnDeadline(t *testing.T) {
-	topo := topology(t, "peer-redislock")
+	topo := serversFor(t, "peer-redislock")
 	a, b := newLocker(t, "peer-redislock", topo), newLocker(t, "peer-redislock", topo)
 	ctx := context.Background()
 	key := "outwait"
@@ -175,7 +176,7 @@ func TestRedislockAcquireOutwaitsTheLibrarysOwnDeadline(t *testing.T) {
 func TestRedsyncLeaseHasValidityTime(t *testing.T) {
 	for _, name := range []string{"peer-redsync", "peer-redsync-5"} {
 		t.Run(name, func(t *testing.T) {
-			l := newLocker(t, name, topology(t, name))
+			l := newLocker(t, name, serversFor(t, name))
 			before := time.Now()
 			lease, err := l.TryAcquire(context.Background(), "validity")
 			if err != nil {
@@ -202,7 +203,7 @@ func TestRedsyncLeaseHasValidityTime(t *testing.T) {
 // its node queued. Once the holder lets go, the adapter must take that turn
 // and pass it on, leaving the queue empty.
 func TestZKAbandonedAcquireLeavesNoNode(t *testing.T) {
-	topo := topology(t, "peer-zk-lock")
+	topo := serversFor(t, "peer-zk-lock")
 	a, b := newLocker(t, "peer-zk-lock", topo), newLocker(t, "peer-zk-lock", topo)
 	ctx := context.Background()
 	key := "abandoned"
@@ -216,7 +217,7 @@ func TestZKAbandonedAcquireLeavesNoNode(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("blocked Acquire: %v, want context.DeadlineExceeded", err)
 	}
-	conn, _, err := zk.Connect(topo.ZooKeeperAddr, 5*time.Second, zk.WithLogInfo(false))
+	conn, _, err := zk.Connect(topo.Endpoints().Addrs(topology.ZooKeeper), 5*time.Second, zk.WithLogInfo(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,13 +309,13 @@ func (p *cutProxy) setCut(cut bool) {
 // its lock on the server at once, but learns of it only when it reconnects
 // and the server says the session expired: Lost closes then, not before.
 func TestZKSessionExpiryClosesLostOnReconnect(t *testing.T) {
-	topo := topology(t, "peer-zk-lock")
-	proxy := startProxy(t, topo.ZooKeeperAddr[0])
+	topo := serversFor(t, "peer-zk-lock")
+	proxy := startProxy(t, topo.Endpoints().Addrs(topology.ZooKeeper)[0])
 	spec, err := impls.Lookup("peer-zk-lock")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cutOff, err := spec.New(impls.Config{ZooKeeper: []string{proxy.Addr()}, TTL: ttl, ClientID: "cut-off"})
+	cutOff, err := spec.New(impls.Config{Servers: topology.At(topology.ZooKeeper, proxy.Addr()), TTL: ttl, ClientID: "cut-off"})
 	if err != nil {
 		t.Fatal(err)
 	}

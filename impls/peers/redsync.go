@@ -13,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/quorum"
+	"github.com/locklab/locklab/topology"
 )
 
 const (
@@ -45,7 +46,7 @@ func init() {
 			Summary: v.summary,
 			Peer:    true,
 			Caps:    impls.Capabilities{Expiry: true, Validity: true},
-			Backend: impls.Backend{RedisNodes: v.nodes},
+			Backend: impls.Backend{Kind: topology.Redis, Nodes: v.nodes},
 			Source:  "impls/peers/redsync.go",
 			New: func(cfg impls.Config) (impls.Locker, error) {
 				return NewRedsync(v.name, v.nodes, cfg)
@@ -68,7 +69,7 @@ type Redsync struct {
 	delayHi time.Duration
 }
 
-// NewRedsync builds a client on the first nodes of cfg.Redis.
+// NewRedsync builds a client on the first nodes of cfg.Addrs(topology.Redis).
 func NewRedsync(name string, nodes int, cfg impls.Config) (*Redsync, error) {
 	clients, err := redisClients(cfg, name, nodes)
 	if err != nil {

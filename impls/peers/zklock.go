@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 const zkName = "peer-zk-lock"
@@ -30,7 +31,7 @@ func init() {
 		// so; a holder cut off from the ensemble hears nothing while
 		// another client takes the lock (conformance's LostNotify probe).
 		Caps:    impls.Capabilities{Renewal: true, NoPolling: true, Expiry: true},
-		Backend: impls.Backend{ZooKeeper: true},
+		Backend: impls.Backend{Kind: topology.ZooKeeper},
 		Source:  "impls/peers/zklock.go",
 		New:     func(cfg impls.Config) (impls.Locker, error) { return NewZKLock(cfg) },
 	})
@@ -54,13 +55,13 @@ type ZKLock struct {
 // NewZKLock opens the session. The library connects in the background;
 // the first request waits for it.
 func NewZKLock(cfg impls.Config) (*ZKLock, error) {
-	if len(cfg.ZooKeeper) == 0 {
+	if len(cfg.Addrs(topology.ZooKeeper)) == 0 {
 		return nil, fmt.Errorf("%s: no ZooKeeper address configured", zkName)
 	}
 	l := &ZKLock{lost: make(chan struct{})}
 	// The callback, unlike the event channel, sees every event: the library
 	// drops events when nobody reads the channel.
-	conn, _, err := zk.Connect(cfg.ZooKeeper, cfg.TTL, zk.WithLogInfo(false), zk.WithEventCallback(l.onEvent))
+	conn, _, err := zk.Connect(cfg.Addrs(topology.ZooKeeper), cfg.TTL, zk.WithLogInfo(false), zk.WithEventCallback(l.onEvent))
 	if err != nil {
 		return nil, fmt.Errorf("%s: connect: %w", zkName, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 const advisoryName = "pg-advisory"
@@ -21,7 +22,7 @@ func init() {
 			"waiters block in pg_advisory_lock; no TTL: the server frees it when the holder's session ends, " +
 			"and Lost() fires when a ping finds the connection dead",
 		Caps:    impls.Capabilities{LostNotify: true, NoPolling: true},
-		Backend: impls.Backend{Postgres: true},
+		Backend: impls.Backend{Kind: topology.Postgres},
 		Source:  "impls/pglock/advisory.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			return NewAdvisory(context.Background(), cfg)

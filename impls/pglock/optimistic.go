@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 const optimisticName = "pg-optimistic"
@@ -21,7 +22,7 @@ func init() {
 			"expired row (judged by the database's clock) and bumps the version, which is the fencing token; " +
 			"refresh and release are conditioned on owner and version",
 		Caps:    impls.Capabilities{Fencing: true, Expiry: true},
-		Backend: impls.Backend{Postgres: true},
+		Backend: impls.Backend{Kind: topology.Postgres},
 		Source:  "impls/pglock/optimistic.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			return NewOptimistic(context.Background(), cfg)

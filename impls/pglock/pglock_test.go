@@ -58,7 +58,7 @@ func newLocker(t *testing.T, name, client string, ttl time.Duration) impls.Locke
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := spec.New(impls.Config{Postgres: sharedTopology(t).PostgresDSN, TTL: ttl, ClientID: client})
+	l, err := spec.New(impls.Config{Servers: sharedTopology(t).Endpoints(), TTL: ttl, ClientID: client})
 	if err != nil {
 		t.Fatalf("new %s: %v", name, err)
 	}
@@ -68,7 +68,7 @@ func newLocker(t *testing.T, name, client string, ttl time.Duration) impls.Locke
 
 func admin(t *testing.T) *pgx.Conn {
 	t.Helper()
-	c, err := pgx.Connect(context.Background(), sharedTopology(t).PostgresDSN)
+	c, err := pgx.Connect(context.Background(), sharedTopology(t).Endpoints().First(topology.Postgres))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestConformance(t *testing.T) {
 // ServerGoneGivesBackendFailure, with the whole server (postmaster and every
 // backend) stopped or killed.
 func TestServerFaults(t *testing.T) {
-	node := sharedTopology(t).Postgres
+	node := sharedTopology(t).Lock(topology.Postgres)[0]
 	for _, name := range []string{"pg-optimistic", "pg-unique-insert", "pg-advisory"} {
 		t.Run(name+"/StalledServerGivesUnknownOutcome", func(t *testing.T) {
 			l := newLocker(t, name, "stall", time.Second)
@@ -161,7 +161,7 @@ func TestSchemaCreationIsSafeWhenClientsStartTogether(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				l, err := spec.New(impls.Config{Postgres: topo.PostgresDSN, TTL: time.Second, ClientID: fmt.Sprint(i)})
+				l, err := spec.New(impls.Config{Servers: topo.Endpoints(), TTL: time.Second, ClientID: fmt.Sprint(i)})
 				if err == nil {
 					l.Close()
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // maxRowKey bounds a key stored as it is: a btree index entry holds at most
@@ -71,10 +72,11 @@ type connSettings struct {
 // connection dies with it); with cancelOnCtx it first asks the server to
 // cancel the statement, so the connection survives a cancelled wait.
 func newSettings(impl string, c impls.Config, cancelOnCtx bool) (*connSettings, error) {
-	if c.Postgres == "" {
+	dsn := c.Servers.First(topology.Postgres)
+	if dsn == "" {
 		return nil, fmt.Errorf("%s: no PostgreSQL DSN configured", impl)
 	}
-	pc, err := pgx.ParseConfig(c.Postgres)
+	pc, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%s: parse DSN: %w", impl, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 const uniqueName = "pg-unique-insert"
@@ -20,7 +21,7 @@ func init() {
 		Broken: "no expiry: a holder that crashes (or loses its DELETE) leaves its row, and every other client " +
 			"gets ErrHeld forever, until someone deletes the row by hand",
 		Caps:    impls.Capabilities{},
-		Backend: impls.Backend{Postgres: true},
+		Backend: impls.Backend{Kind: topology.Postgres},
 		Source:  "impls/pglock/unique.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			return NewUniqueInsert(context.Background(), cfg)

@@ -45,6 +45,7 @@ import (
 
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/redisclient"
+	"github.com/locklab/locklab/topology"
 )
 
 const name = "redis-fair"
@@ -65,13 +66,13 @@ func init() {
 		Summary: "FIFO queue on the server with waiter heartbeats; release hands the lock to the oldest live waiter " +
 			"in Lua and wakes it with one push (BLPOP); fencing token from an INCR in the granting script",
 		Caps:    impls.Capabilities{Fencing: true, Expiry: true, NoPolling: true},
-		Backend: impls.Backend{RedisNodes: 1},
+		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redisfair/redisfair.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
-			if len(cfg.Redis) == 0 {
+			if len(cfg.Addrs(topology.Redis)) == 0 {
 				return nil, fmt.Errorf("%s: no Redis address configured", name)
 			}
-			return New(cfg.Redis[0], cfg.TTL), nil
+			return New(cfg.Addrs(topology.Redis)[0], cfg.TTL), nil
 		},
 	})
 }

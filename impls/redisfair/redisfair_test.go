@@ -84,9 +84,9 @@ func startEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(topo.Close)
-	admin := redis.NewClient(&redis.Options{Addr: topo.RedisAddrs[0], MaxRetries: -1})
+	admin := redis.NewClient(&redis.Options{Addr: topo.Endpoints().Addrs(topology.Redis)[0], MaxRetries: -1})
 	t.Cleanup(func() { admin.Close() })
-	return &env{addr: topo.RedisAddrs[0], admin: admin, ttl: ttl}
+	return &env{addr: topo.Endpoints().Addrs(topology.Redis)[0], admin: admin, ttl: ttl}
 }
 
 var keySeq atomic.Int64

@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/conformance"
+	"github.com/locklab/locklab/topology"
 )
 
 // The broken variants pass the whole suite, contention included: they only
@@ -58,7 +59,7 @@ func TestSetNXExpireCrashAfterSetNXLeavesLockForever(t *testing.T) {
 	// closed before its goroutine is let go, so it can never send PEXPIRE.
 	t.Cleanup(func() { close(hang) })
 	crashed := newLocker(t, "redis-setnx-expire", impls.Config{
-		Redis: []string{addr}, TTL: ttl,
+		Servers: topology.At(topology.Redis, addr), TTL: ttl,
 		Failpoint: func(name string) {
 			if name == failpoint.AfterSetNX {
 				close(reached)
@@ -72,7 +73,7 @@ func TestSetNXExpireCrashAfterSetNXLeavesLockForever(t *testing.T) {
 	if pttl := pttl(t, raw, key); pttl != -1 {
 		t.Fatalf("PTTL after SETNX alone = %d, want -1 (a key with no expiry)", pttl)
 	}
-	other := newLocker(t, "redis-setnx-expire", impls.Config{Redis: []string{addr}, TTL: ttl})
+	other := newLocker(t, "redis-setnx-expire", impls.Config{Servers: topology.At(topology.Redis, addr), TTL: ttl})
 	actx, cancel := context.WithTimeout(ctx, 2*ttl)
 	defer cancel()
 	for {
@@ -102,7 +103,7 @@ func TestSetNXExpireWithoutCrashExpires(t *testing.T) {
 	addr, raw := startRedis(t)
 	ctx := context.Background()
 	key := testKey(t)
-	a := newLocker(t, "redis-setnx-expire", impls.Config{Redis: []string{addr}, TTL: ttl})
+	a := newLocker(t, "redis-setnx-expire", impls.Config{Servers: topology.At(topology.Redis, addr), TTL: ttl})
 	if _, err := a.TryAcquire(ctx, key); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestGetDelReleaseDeletesTheNextHoldersLock(t *testing.T) {
 	reached, proceed := make(chan struct{}), make(chan struct{})
 	var once atomic.Bool
 	stale := newLocker(t, "redis-get-del-release", impls.Config{
-		Redis: []string{addr}, TTL: ttl,
+		Servers: topology.At(topology.Redis, addr), TTL: ttl,
 		Failpoint: func(name string) {
 			if name == failpoint.BetweenGetAndDel && once.CompareAndSwap(false, true) {
 				close(reached)
@@ -131,8 +132,8 @@ func TestGetDelReleaseDeletesTheNextHoldersLock(t *testing.T) {
 			}
 		},
 	})
-	b := newLocker(t, "redis-get-del-release", impls.Config{Redis: []string{addr}, TTL: ttl})
-	c := newLocker(t, "redis-get-del-release", impls.Config{Redis: []string{addr}, TTL: ttl})
+	b := newLocker(t, "redis-get-del-release", impls.Config{Servers: topology.At(topology.Redis, addr), TTL: ttl})
+	c := newLocker(t, "redis-get-del-release", impls.Config{Servers: topology.At(topology.Redis, addr), TTL: ttl})
 
 	leaseA := acquire(t, stale, key)
 	released := make(chan error, 1)
@@ -174,12 +175,12 @@ func TestGetSetClockAheadTakesALiveLock(t *testing.T) {
 	ctx := context.Background()
 	key := testKey(t)
 
-	holder := newLocker(t, "redis-getset", impls.Config{Redis: []string{addr}, TTL: ttl})
+	holder := newLocker(t, "redis-getset", impls.Config{Servers: topology.At(topology.Redis, addr), TTL: ttl})
 	ahead := newLocker(t, "redis-getset", impls.Config{
-		Redis: []string{addr}, TTL: ttl,
+		Servers: topology.At(topology.Redis, addr), TTL: ttl,
 		Clock: func() time.Time { return time.Now().Add(2 * ttl) },
 	})
-	onTime := newLocker(t, "redis-getset", impls.Config{Redis: []string{addr}, TTL: ttl})
+	onTime := newLocker(t, "redis-getset", impls.Config{Servers: topology.At(topology.Redis, addr), TTL: ttl})
 
 	leaseH, err := holder.TryAcquire(ctx, key)
 	if err != nil {
@@ -217,7 +218,7 @@ func TestGetSetLoserOverwritesWinnersExpiry(t *testing.T) {
 
 	// A lease taken on a clock an hour behind has passed for everyone else.
 	past := newLocker(t, "redis-getset", impls.Config{
-		Redis: []string{addr}, TTL: ttl,
+		Servers: topology.At(topology.Redis, addr), TTL: ttl,
 		Clock: func() time.Time { return time.Now().Add(-time.Hour) },
 	})
 	if _, err := past.TryAcquire(ctx, key); err != nil {
@@ -231,7 +232,7 @@ func TestGetSetLoserOverwritesWinnersExpiry(t *testing.T) {
 	var reads atomic.Int32
 	reached, proceed := make(chan struct{}), make(chan struct{})
 	loser := newLocker(t, "redis-getset", impls.Config{
-		Redis: []string{addr}, TTL: ttl,
+		Servers: topology.At(topology.Redis, addr), TTL: ttl,
 		Clock: func() time.Time {
 			if reads.Add(1) == 2 {
 				close(reached)
@@ -240,7 +241,7 @@ func TestGetSetLoserOverwritesWinnersExpiry(t *testing.T) {
 			return time.Now().Add(time.Minute)
 		},
 	})
-	winner := newLocker(t, "redis-getset", impls.Config{Redis: []string{addr}, TTL: ttl})
+	winner := newLocker(t, "redis-getset", impls.Config{Servers: topology.At(topology.Redis, addr), TTL: ttl})
 
 	lost := make(chan error, 1)
 	go func() {
@@ -298,7 +299,7 @@ func TestStaleReleaseOfAnExpiredLease(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			key := testKey(t)
-			cfg := impls.Config{Redis: []string{addr}, TTL: ttl}
+			cfg := impls.Config{Servers: topology.At(topology.Redis, addr), TTL: ttl}
 			a, b, c := newLocker(t, tt.name, cfg), newLocker(t, tt.name, cfg), newLocker(t, tt.name, cfg)
 			stale := acquire(t, a, key)
 			time.Sleep(ttl + ttl/2)
@@ -335,7 +336,7 @@ func lookup(t *testing.T, name string) impls.Spec {
 func startRedis(t *testing.T) (string, *redis.Client) {
 	t.Helper()
 	topo := conformance.Topology(t, lookup(t, "redis-setnx-px"))
-	addr := topo.RedisAddrs[0]
+	addr := topo.Endpoints().Addrs(topology.Redis)[0]
 	raw := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { raw.Close() })
 	return addr, raw

@@ -5,6 +5,7 @@ import (
 
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/redisclient"
+	"github.com/locklab/locklab/topology"
 )
 
 const delReleaseName = "redis-del-release"
@@ -16,7 +17,7 @@ func init() {
 			"that checks no owner",
 		Broken:  "release is a plain DEL: a holder whose lease expired deletes the next holder's lock",
 		Caps:    impls.Capabilities{Fencing: true, Expiry: true},
-		Backend: impls.Backend{RedisNodes: 1},
+		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redislock/del_release.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			addr, err := firstAddr(cfg, delReleaseName)

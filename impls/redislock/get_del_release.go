@@ -9,6 +9,7 @@ import (
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/redisclient"
+	"github.com/locklab/locklab/topology"
 )
 
 const getDelReleaseName = "redis-get-del-release"
@@ -22,7 +23,7 @@ func init() {
 		Broken: "the owner check (GET) and the DEL are separate commands: if the lease expires between " +
 			"them and another client takes the lock, the DEL deletes that client's lock",
 		Caps:    impls.Capabilities{Fencing: true, Expiry: true},
-		Backend: impls.Backend{RedisNodes: 1},
+		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redislock/get_del_release.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			addr, err := firstAddr(cfg, getDelReleaseName)

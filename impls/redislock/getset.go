@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/redisclient"
+	"github.com/locklab/locklab/topology"
 )
 
 const getsetName = "redis-getset"
@@ -24,7 +25,7 @@ func init() {
 		Broken: "expiry is judged by each client's own clock, GETSET overwrites the winner's expiry, " +
 			"and DEL releases anyone's lock",
 		Caps:    impls.Capabilities{Expiry: true, Validity: true},
-		Backend: impls.Backend{RedisNodes: 1},
+		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redislock/getset.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			addr, err := firstAddr(cfg, getsetName)

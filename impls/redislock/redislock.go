@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // fenceKey is the counter from which fencing tokens are drawn. The hash tag
@@ -17,10 +18,10 @@ func fenceKey(key string) string { return "{" + key + "}:fence" }
 func lockKey(key string) string { return "{" + key + "}" }
 
 func firstAddr(cfg impls.Config, name string) (string, error) {
-	if len(cfg.Redis) == 0 {
+	if len(cfg.Addrs(topology.Redis)) == 0 {
 		return "", fmt.Errorf("%s: no Redis address configured", name)
 	}
-	return cfg.Redis[0], nil
+	return cfg.Addrs(topology.Redis)[0], nil
 }
 
 // never is a Lost channel for leases that cannot learn they were lost.

@@ -10,6 +10,7 @@ import (
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/redisclient"
+	"github.com/locklab/locklab/topology"
 )
 
 const setnxExpireName = "redis-setnx-expire"
@@ -23,7 +24,7 @@ func init() {
 		Broken: "SETNX and PEXPIRE are two commands: a client that crashes between them leaves a lock " +
 			"with no expiry, which nobody can ever acquire again (deadlock)",
 		Caps:    impls.Capabilities{Expiry: true},
-		Backend: impls.Backend{RedisNodes: 1},
+		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redislock/setnx_expire.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			addr, err := firstAddr(cfg, setnxExpireName)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/redisclient"
+	"github.com/locklab/locklab/topology"
 )
 
 const setnxPXName = "redis-setnx-px"
@@ -19,7 +20,7 @@ func init() {
 		Name:    setnxPXName,
 		Summary: "SET key token NX PX ttl; owner-checked Lua release and refresh; fencing token from an INCR in the same script",
 		Caps:    impls.Capabilities{Fencing: true, Expiry: true},
-		Backend: impls.Backend{RedisNodes: 1},
+		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redislock/setnxpx.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			addr, err := firstAddr(cfg, setnxPXName)

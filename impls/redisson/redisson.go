@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/redisclient"
+	"github.com/locklab/locklab/topology"
 )
 
 const (
@@ -42,13 +43,13 @@ func register(name string, fenced bool, summary string) {
 		Caps: impls.Capabilities{
 			Fencing: fenced, Reentrant: true, Renewal: true, LostNotify: true, NoPolling: true, Expiry: true,
 		},
-		Backend: impls.Backend{RedisNodes: 1},
+		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redisson/redisson.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
-			if len(cfg.Redis) == 0 {
+			if len(cfg.Addrs(topology.Redis)) == 0 {
 				return nil, fmt.Errorf("%s: no Redis address configured", name)
 			}
-			return New(redisclient.New(cfg.Redis[0], cfg.TTL), Options{
+			return New(redisclient.New(cfg.Addrs(topology.Redis)[0], cfg.TTL), Options{
 				TTL: cfg.TTL, Fenced: fenced, ClientID: cfg.ClientID,
 			})
 		},

@@ -64,7 +64,7 @@ func chanKey(key string) string { return "redisson_lock__channel:{" + key + "}" 
 
 func (e *env) locker(t *testing.T, ttl time.Duration) impls.Locker {
 	t.Helper()
-	l, err := e.spec.New(impls.Config{Redis: []string{e.addr}, TTL: ttl, ClientID: t.Name()})
+	l, err := e.spec.New(impls.Config{Servers: topology.At(topology.Redis, e.addr), TTL: ttl, ClientID: t.Name()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func startEnv(t *testing.T) *redis.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(topo.Close)
-	admin := redis.NewClient(&redis.Options{Addr: topo.RedisAddrs[0], MaxRetries: -1})
+	admin := redis.NewClient(&redis.Options{Addr: topo.Endpoints().Addrs(topology.Redis)[0], MaxRetries: -1})
 	t.Cleanup(func() { admin.Close() })
 	return admin
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/redisclient"
+	"github.com/locklab/locklab/topology"
 )
 
 const name = "redlock"
@@ -23,7 +24,7 @@ func init() {
 		Summary: "antirez's Redlock: SET NX PX on N independent nodes in parallel, granted on a majority " +
 			"within the validity time (TTL - elapsed - drift); no fencing token",
 		Caps:    impls.Capabilities{Expiry: true, Validity: true},
-		Backend: impls.Backend{RedisNodes: 5},
+		Backend: impls.Backend{Kind: topology.Redis, Nodes: 5},
 		Source:  "impls/redlock/redlock.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			return New(cfg)
@@ -44,22 +45,22 @@ type Redlock struct {
 	last []chan struct{} // per node: closed when our latest request to it finished
 }
 
-// New builds a client with one connection pool per node in cfg.Redis.
+// New builds a client with one connection pool per node in cfg.Addrs(topology.Redis).
 func New(cfg impls.Config) (*Redlock, error) {
-	if len(cfg.Redis) == 0 {
+	if len(cfg.Addrs(topology.Redis)) == 0 {
 		return nil, fmt.Errorf("%s: no Redis address configured", name)
 	}
 	if cfg.TTL <= 0 {
 		return nil, fmt.Errorf("%s: TTL must be positive, got %v", name, cfg.TTL)
 	}
 	l := &Redlock{
-		addrs:       cfg.Redis,
+		addrs:       cfg.Addrs(topology.Redis),
 		ttl:         cfg.TTL,
 		nodeTimeout: NodeTimeout(cfg.TTL),
-		quorum:      quorumOf(len(cfg.Redis)),
-		last:        make([]chan struct{}, len(cfg.Redis)),
+		quorum:      quorumOf(len(cfg.Addrs(topology.Redis))),
+		last:        make([]chan struct{}, len(cfg.Addrs(topology.Redis))),
 	}
-	for _, addr := range cfg.Redis {
+	for _, addr := range cfg.Addrs(topology.Redis) {
 		// The lab's lock client (no retries: a retried SET NX whose first
 		// reply was lost would report "held" for a lock we hold, and
 		// Redlock retries whole attempts itself, on every node at once),

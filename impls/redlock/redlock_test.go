@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/conformance"
 	"github.com/locklab/locklab/impls/redlock"
+	"github.com/locklab/locklab/topology"
 )
 
 func TestMain(m *testing.M) {
@@ -36,8 +37,8 @@ func spec(t *testing.T) impls.Spec {
 
 func TestConformance(t *testing.T) {
 	s := spec(t)
-	if s.Backend.RedisNodes != 5 {
-		t.Fatalf("redlock asks for %d nodes, want 5", s.Backend.RedisNodes)
+	if s.Backend.Nodes != 5 {
+		t.Fatalf("redlock asks for %d nodes, want 5", s.Backend.Nodes)
 	}
 	conformance.Run(t, s, conformance.Topology(t, s), conformance.Options{})
 }
@@ -53,7 +54,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{topo: conformance.Topology(t, spec(t))}
-	for _, addr := range e.topo.RedisAddrs {
+	for _, addr := range e.topo.Endpoints().Addrs(topology.Redis) {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 		t.Cleanup(func() { rdb.Close() })
 		e.direct = append(e.direct, rdb)
@@ -68,7 +69,7 @@ func (e *env) key(t *testing.T) string {
 
 func (e *env) locker(t *testing.T) *redlock.Redlock {
 	t.Helper()
-	l, err := redlock.New(impls.Config{Redis: e.topo.RedisAddrs, TTL: ttl, ClientID: t.Name()})
+	l, err := redlock.New(impls.Config{Servers: e.topo.Endpoints(), TTL: ttl, ClientID: t.Name()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,23 +149,23 @@ func TestNodeFaults(t *testing.T) {
 			}
 
 			for _, i := range tt.kill {
-				if err := e.topo.Redis[i].Kill(); err != nil {
+				if err := e.topo.Lock(topology.Redis)[i].Kill(); err != nil {
 					t.Fatal(err)
 				}
 			}
 			for _, i := range tt.pause {
-				if err := e.topo.Redis[i].Pause(); err != nil {
+				if err := e.topo.Lock(topology.Redis)[i].Pause(); err != nil {
 					t.Fatal(err)
 				}
 			}
 			defer func() {
 				for _, i := range tt.pause {
-					if err := e.topo.Redis[i].Resume(); err != nil {
+					if err := e.topo.Lock(topology.Redis)[i].Resume(); err != nil {
 						t.Error(err)
 					}
 				}
 				for _, i := range tt.kill {
-					if err := e.topo.Redis[i].Restart(ctx, false); err != nil {
+					if err := e.topo.Lock(topology.Redis)[i].Restart(ctx, false); err != nil {
 						t.Error(err)
 					}
 				}
@@ -245,13 +246,13 @@ func TestForeignKeys(t *testing.T) {
 				}
 			}
 			for _, i := range tt.kill {
-				if err := e.topo.Redis[i].Kill(); err != nil {
+				if err := e.topo.Lock(topology.Redis)[i].Kill(); err != nil {
 					t.Fatal(err)
 				}
 			}
 			defer func() {
 				for _, i := range tt.kill {
-					if err := e.topo.Redis[i].Restart(ctx, false); err != nil {
+					if err := e.topo.Lock(topology.Redis)[i].Restart(ctx, false); err != nil {
 						t.Error(err)
 					}
 				}

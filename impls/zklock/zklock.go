@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 const name = "zookeeper"
@@ -28,7 +29,7 @@ func init() {
 		// while the holder's process lives, and a crashed holder's node goes
 		// when its session expires (Expiry).
 		Caps:    impls.Capabilities{Fencing: true, Renewal: true, LostNotify: true, NoPolling: true, Expiry: true},
-		Backend: impls.Backend{ZooKeeper: true},
+		Backend: impls.Backend{Kind: topology.ZooKeeper},
 		Source:  "impls/zklock/zklock.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			return New(cfg)
@@ -80,10 +81,10 @@ type Locker struct {
 	closed   bool
 }
 
-// New connects one session to cfg.ZooKeeper with session timeout cfg.TTL and
+// New connects one session to cfg.Addrs(topology.ZooKeeper) with session timeout cfg.TTL and
 // waits for it to be established.
 func New(cfg impls.Config) (*Locker, error) {
-	if len(cfg.ZooKeeper) == 0 {
+	if len(cfg.Addrs(topology.ZooKeeper)) == 0 {
 		return nil, impls.Fail(name, "connect", impls.ErrBackend, errors.New("no ZooKeeper address configured"))
 	}
 	ttl := cfg.TTL
@@ -100,7 +101,7 @@ func New(cfg impls.Config) (*Locker, error) {
 	}
 	// The callback, unlike the event channel (which drops events when
 	// nobody reads it), sees every session state change, in order.
-	conn, _, err := zk.Connect(cfg.ZooKeeper, ttl,
+	conn, _, err := zk.Connect(cfg.Addrs(topology.ZooKeeper), ttl,
 		zk.WithLogger(log.New(io.Discard, "", 0)), zk.WithLogInfo(false), zk.WithEventCallback(l.onEvent))
 	if err != nil {
 		return nil, impls.Fail(name, "connect", impls.ErrBackend, err)
@@ -114,7 +115,7 @@ func New(cfg impls.Config) (*Locker, error) {
 	case <-t.C:
 		conn.Close()
 		return nil, impls.Fail(name, "connect", impls.ErrBackend,
-			fmt.Errorf("no session with %v within %v", cfg.ZooKeeper, sessionWait))
+			fmt.Errorf("no session with %v within %v", cfg.Addrs(topology.ZooKeeper), sessionWait))
 	}
 }
 

@@ -71,7 +71,7 @@ func server(t *testing.T) string {
 		var topo *cluster.Topology
 		topo, zkErr = cluster.Start(context.Background(), topology.Of(topology.Single(topology.ZooKeeper)), cluster.External{})
 		if zkErr == nil {
-			zkAddr = topo.ZooKeeperAddr[0]
+			zkAddr = topo.Endpoints().Addrs(topology.ZooKeeper)[0]
 		}
 	})
 	if zkErr != nil {
@@ -84,7 +84,7 @@ func freshKey() string { return fmt.Sprintf("zk-%d-%d", time.Now().UnixNano(), k
 
 func newLocker(t *testing.T, addr string, ttl time.Duration) *zklock.Locker {
 	t.Helper()
-	l, err := zklock.New(impls.Config{ZooKeeper: []string{addr}, TTL: ttl})
+	l, err := zklock.New(impls.Config{Servers: topology.At(topology.ZooKeeper, addr), TTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}

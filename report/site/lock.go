@@ -2,7 +2,6 @@ package site
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/impls"
@@ -56,22 +55,13 @@ func capabilities(c impls.Capabilities) []capability {
 }
 
 func backendName(b impls.Backend) string {
-	var parts []string
-	if b.RedisNodes == 1 {
-		parts = append(parts, "one Redis node")
-	} else if b.RedisNodes > 1 {
-		parts = append(parts, fmt.Sprintf("%d independent Redis nodes", b.RedisNodes))
+	switch {
+	case b.InProcess || b.Kind == "":
+		return "in-process (no server)"
+	case b.Nodes > 1:
+		return fmt.Sprintf("%d independent %s nodes", b.Nodes, b.Kind.Title())
 	}
-	if b.ZooKeeper {
-		parts = append(parts, "ZooKeeper")
-	}
-	if b.Postgres {
-		parts = append(parts, "PostgreSQL")
-	}
-	if b.InProcess {
-		parts = append(parts, "in-process (no server)")
-	}
-	return strings.Join(parts, ", ")
+	return b.Kind.Title()
 }
 
 func buildLock(r *Results, l links, p page, impl string, specs map[string]impls.Spec) lockPageData {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/pglock"
+	"github.com/locklab/locklab/topology"
 )
 
 // Way is how one sale is made.
@@ -200,7 +201,7 @@ func newSeller(ctx context.Context, opt Options, way Way, id int) (*seller, erro
 	}
 	s := &seller{way: way, work: opt.Work, conn: conn}
 	if way == Advisory {
-		l, err := pglock.NewAdvisory(ctx, impls.Config{Postgres: opt.DSN, ClientID: fmt.Sprintf("seller-%d", id)})
+		l, err := pglock.NewAdvisory(ctx, impls.Config{Servers: topology.Endpoints{topology.Postgres: {Kind: topology.Postgres, Addrs: []string{opt.DSN}}}, ClientID: fmt.Sprintf("seller-%d", id)})
 		if err != nil {
 			conn.Close(context.Background())
 			return nil, fmt.Errorf("sale: seller %d: %w", id, err)

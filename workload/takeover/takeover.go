@@ -19,6 +19,7 @@ import (
 
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/redislock" // registers redis-getset
+	"github.com/locklab/locklab/topology"
 )
 
 // Lock is the lock raced for.
@@ -80,7 +81,7 @@ func Measure(ctx context.Context, opt Options) (Result, error) {
 		return Result{}, err
 	}
 	newLocker := func(id string, skew time.Duration) (impls.Locker, error) {
-		return spec.New(impls.Config{Redis: []string{opt.Redis}, TTL: opt.TTL, ClientID: id,
+		return spec.New(impls.Config{Servers: topology.Endpoints{topology.Redis: {Kind: topology.Redis, Addrs: []string{opt.Redis}}}, TTL: opt.TTL, ClientID: id,
 			Clock: func() time.Time { return time.Now().Add(skew) }})
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: opt.Redis})

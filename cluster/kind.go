@@ -1,0 +1,144 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/topology"
+)
+
+// ServerKind is the one home of a server program: everything the lab asks
+// of a kind of server, so that no other package switches on the kind.
+// Adding a server kind is one file that registers one of these (and its
+// image under docker/).
+type ServerKind interface {
+	// Kind is the topology's name for the program.
+	Kind() topology.Kind
+	// Package is the Debian package that installs it, for the one error a
+	// missing binary gives.
+	Package() string
+	// Start starts one group's members. Every member's host and address
+	// are fixed before any starts, so the members of an ensemble start
+	// knowing each other (Member.Peers); independent nodes ignore them.
+	Start(ctx context.Context, members []Member) ([]*Node, error)
+	// Endpoint is what a lock client is given for the started lock nodes.
+	Endpoint(nodes []*Node) topology.Endpoint
+	// Role asks the running server what it is now ("leader", "follower",
+	// "master", "replica", "standalone"), for faults aimed at a role.
+	Role(ctx context.Context, n *Node) (string, error)
+	// Cheapest names the kind's cheapest request and opens one client
+	// sending it back to back: the benchmark's round-trip limit.
+	Cheapest() string
+	OpenCheapest(ctx context.Context, ep topology.Endpoint) (send func(context.Context) error, closeFn func(), err error)
+	// CostUnit says what Served counts; Served reads the servers' own
+	// cumulative count of requests (settle: read after clients closed).
+	CostUnit() string
+	Served(ctx context.Context, ep topology.Endpoint, settle bool) (float64, error)
+	// Image is the folder under docker/ that builds the kind's container
+	// image (container mode).
+	Image() string
+}
+
+// Member is one node about to start: its declaration, its host (nil on
+// loopback), the address it will listen on, and the whole group's.
+type Member struct {
+	topology.Node
+	Host *hosts.Host
+	Bind string // the address to bind to
+	Port int    // the client port
+	// Peers are every member of the group (this one too), addresses fixed.
+	Peers []*Member
+	// Extra ports a kind needs besides the client port (ZooKeeper's quorum
+	// and election ports, etcd's peer port), fixed before any member
+	// starts, by name.
+	Ports map[string]int
+	// ReplicaOf is the started node a replica follows (nil otherwise).
+	ReplicaOf *Node
+}
+
+// Addr is the member's client address.
+func (m *Member) Addr() string { return net.JoinHostPort(m.Bind, strconv.Itoa(m.Port)) }
+
+// Port returns the member's extra port called name, reserving a free one
+// on its host the first time it is asked for.
+func (m *Member) PortFor(name string) (int, error) {
+	if p, ok := m.Ports[name]; ok {
+		return p, nil
+	}
+	p, err := freePortOn(m.Host)
+	if err != nil {
+		return 0, err
+	}
+	if m.Ports == nil {
+		m.Ports = map[string]int{}
+	}
+	m.Ports[name] = p
+	return p, nil
+}
+
+func freePortOn(h *hosts.Host) (int, error) {
+	if h == nil {
+		return freePort()
+	}
+	return h.FreePort()
+}
+
+var (
+	kindsMu sync.Mutex
+	kinds   = map[topology.Kind]ServerKind{}
+)
+
+// RegisterKind adds a server kind; a second one of the same name panics.
+func RegisterKind(k ServerKind) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	if _, dup := kinds[k.Kind()]; dup {
+		panic("cluster: duplicate server kind " + string(k.Kind()))
+	}
+	kinds[k.Kind()] = k
+}
+
+// KindOf returns the server kind called name; the error lists the known ones.
+func KindOf(name topology.Kind) (ServerKind, error) {
+	kindsMu.Lock()
+	k, ok := kinds[name]
+	kindsMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("no server of kind %q; known kinds: %s", name, strings.Join(KindNames(), ", "))
+	}
+	return k, nil
+}
+
+// KindNames lists the registered server kinds by name.
+func KindNames() []string {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	var out []string
+	for k := range kinds {
+		out = append(out, string(k))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// addrsOf lists the nodes' client addresses.
+func addrsOf(nodes []*Node) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.Addr)
+	}
+	return out
+}
+
+// stopNodes stops nodes a failed group start had already started.
+func stopNodes(nodes []*Node) {
+	for _, n := range nodes {
+		n.Stop()
+	}
+}

@@ -1,0 +1,51 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"github.com/locklab/locklab/topology"
+)
+
+// The quorum topologies' cells: a few single-server scenarios that mean
+// the same on an ensemble (no fault, a crashed or paused holder), and the
+// faults only an ensemble has (its leader cut off; the server the holder's
+// session lives on cut off while the rest keep a quorum).
+
+// quorumTopologies are the named topologies whose lock servers form one
+// system with roles.
+var quorumTopologies = []string{"zk-ensemble"}
+
+func init() {
+	Register(onTopologies(scheduleScenario("leader-isolated",
+		"on an ensemble, whichever server leads while the holder is in its section is cut off every other host past a lease; "+
+			"the rest keep a quorum and elect a new leader",
+		nil), quorumTopologies...))
+	Register(onTopologies(scheduleScenario("holder-server-isolated",
+		"on an ensemble, the server the holder's session is connected to is cut off every other host past a lease; "+
+			"the rest keep a quorum, and the holder's client may reconnect to one of them",
+		nil), quorumTopologies...))
+	for _, name := range []string{"contention", "holder-crash", "pause-past-ttl"} {
+		extend(name, quorumTopologies...)
+	}
+}
+
+// onTopologies returns s set to run on topos only.
+func onTopologies(s Scenario, topos ...string) Scenario {
+	s.Topologies = topos
+	return s
+}
+
+// extend makes a registered scenario run on topos too, besides where it ran.
+func extend(name string, topos ...string) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	s, ok := reg[name]
+	if !ok {
+		panic(fmt.Sprintf("scenarios: no scenario %s to extend", name))
+	}
+	if len(s.Topologies) == 0 {
+		s.Topologies = []string{topology.SingleName}
+	}
+	s.Topologies = append(s.Topologies, topos...)
+	reg[name] = s
+}

@@ -1,0 +1,162 @@
+package topology
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Need is what a lock asks of its servers: their kind and, for a lock that
+// spreads itself over independent servers (Redlock), how many. Every named
+// topology that carries the kind can carry the lock unchanged.
+type Need struct {
+	Kind Kind
+	// Nodes is the number of independent servers of Kind the lock talks to
+	// (0 means 1). A topology whose servers form one system (a quorum, a
+	// Sentinel group) carries only locks that need one.
+	Nodes int
+}
+
+// Count is Nodes with its zero value read as one server.
+func (n Need) Count() int { return max(n.Nodes, 1) }
+
+// Named is a topology a run can be given by name (`-topology NAME`): which
+// servers carry a lock of a kind, as what shape of system. The name is part
+// of a matrix cell's key, so a verdict always says where it was measured.
+type Named struct {
+	Name    string
+	Summary string
+	// Kinds are the lock server kinds the topology carries; empty means
+	// every kind (the single-server topology).
+	Kinds []Kind
+	// Declare returns the lock's servers on this topology for need; the
+	// engine adds the protected resource. An error says why the topology
+	// cannot carry the lock.
+	Declare func(need Need) (Declaration, error)
+}
+
+// Carries reports whether the topology can carry a lock of need's kind.
+func (t Named) Carries(need Need) bool {
+	if need.Kind == "" {
+		// A lock of no server (in-process) runs on the single topology only:
+		// there is nothing of it to place elsewhere.
+		return len(t.Kinds) == 0
+	}
+	if len(t.Kinds) > 0 && !slices.Contains(t.Kinds, need.Kind) {
+		return false
+	}
+	_, err := t.Declare(need)
+	return err == nil
+}
+
+// SingleName names the topology of today's cells: each of the lock's
+// servers is one independent server (Redlock's five are five of them).
+// Every result row without a topology means this one.
+const SingleName = "single"
+
+// Or returns name, or SingleName when name is empty (a row written before
+// the topology was an axis).
+func Or(name string) string {
+	if name == "" {
+		return SingleName
+	}
+	return name
+}
+
+var (
+	namedMu sync.Mutex
+	named   = map[string]Named{}
+)
+
+// Register adds a named topology; a duplicate name panics (a programming
+// error any test run finds).
+func Register(t Named) {
+	namedMu.Lock()
+	defer namedMu.Unlock()
+	if _, dup := named[t.Name]; dup {
+		panic("topology: duplicate topology " + t.Name)
+	}
+	if t.Declare == nil {
+		panic("topology: " + t.Name + " declares nothing")
+	}
+	named[t.Name] = t
+}
+
+// Lookup finds a named topology; the error lists the valid names.
+func Lookup(name string) (Named, error) {
+	namedMu.Lock()
+	t, ok := named[Or(name)]
+	namedMu.Unlock()
+	if !ok {
+		return Named{}, fmt.Errorf("unknown topology %q; valid names: %s", name, strings.Join(NamedNames(), ", "))
+	}
+	return t, nil
+}
+
+// All returns every named topology, the single one first, then by name.
+func All() []Named {
+	namedMu.Lock()
+	out := make([]Named, 0, len(named))
+	for _, t := range named {
+		out = append(out, t)
+	}
+	namedMu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if (out[i].Name == SingleName) != (out[j].Name == SingleName) {
+			return out[i].Name == SingleName
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// NamedNames lists every named topology in All's order.
+func NamedNames() []string {
+	var out []string
+	for _, t := range All() {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func init() {
+	Register(Named{
+		Name:    SingleName,
+		Summary: "each lock server is one independent server on loopback (Redlock's five are five of them)",
+		Declare: func(need Need) (Declaration, error) {
+			if need.Kind == "" {
+				return Declaration{}, nil
+			}
+			if need.Kind == Redis {
+				return Of(RedisNodes(need.Count())), nil
+			}
+			if need.Count() > 1 {
+				return Declaration{}, fmt.Errorf("the single topology has one %s server, and the lock asks for %d", need.Kind, need.Count())
+			}
+			return Of(Single(need.Kind)), nil
+		},
+	})
+	Register(Named{
+		Name:    "zk-ensemble",
+		Summary: "a ZooKeeper ensemble of three servers, each on a host of its own; clients may connect to any member",
+		Kinds:   []Kind{ZooKeeper},
+		Declare: func(need Need) (Declaration, error) {
+			return Ensemble(need, ZooKeeper, 3)
+		},
+	})
+}
+
+// Ensemble declares n members of one system of kind, each on a host of its
+// own (a quorum's faults are network faults between them), for a lock that
+// talks to one such system.
+func Ensemble(need Need, kind Kind, n int) (Declaration, error) {
+	if need.Kind != kind {
+		return Declaration{}, fmt.Errorf("a %s ensemble carries %s locks, not %s ones", kind, kind, need.Kind)
+	}
+	if need.Count() != 1 {
+		return Declaration{}, fmt.Errorf("an ensemble is one system, and the lock asks for %d independent servers", need.Count())
+	}
+	return Declaration{Groups: []Group{{Name: string(kind), Kind: kind, Role: Lock, Count: n, Ensemble: true}}, Hosts: true}, nil
+}
