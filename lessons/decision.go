@@ -1,10 +1,7 @@
 package lessons
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -12,6 +9,7 @@ import (
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/report"
+	"github.com/locklab/locklab/topology"
 )
 
 // The decision page comes last and sums up every fault the pages teach. Its
@@ -54,31 +52,17 @@ func familyHeading(h string) bool {
 // in reading order.
 const DecisionPage = "14-choosing-a-lock.md"
 
-// SingleTopology is the topology of a matrix row that names none.
-const SingleTopology = "single"
-
-// LoadTopologies reads each matrix row's topology from correctness.json, in
-// the matrix's order ("single" where a row names none), so the pages show a
-// topology without depending on the row type carrying it yet.
-func LoadTopologies(dir string) ([]string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "correctness.json"))
-	if err != nil {
-		return nil, err
-	}
-	var rows []struct {
-		Topology string `json:"topology"`
-	}
-	if err := json.Unmarshal(b, &rows); err != nil {
-		return nil, fmt.Errorf("correctness.json: %w", err)
-	}
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.Topology
-		if out[i] == "" {
-			out[i] = SingleTopology
+// topologies lists the matrix's topologies, the single server first.
+func topologies(m Matrix) []string {
+	out := []string{topology.SingleName}
+	var rest []string
+	for _, c := range m {
+		if t := topology.Or(c.Topology); !slices.Contains(out, t) && !slices.Contains(rest, t) {
+			rest = append(rest, t)
 		}
 	}
-	return out, nil
+	sort.Strings(rest)
+	return append(out, rest...)
 }
 
 // decisionColumns are the families that have a cell in the matrix or a run
@@ -121,20 +105,18 @@ func decisionColumns(m Matrix, recs map[string]Record) []Family {
 // the rule a cell's runs are summed by), naming the scenario that gave it
 // when the family has several. A scenario the matrix has no column for
 // (coupon) is read from the pages' runs, and says so.
-func familyVerdict(m Matrix, topos []string, recs map[string]Record, impl, topo string, f Family, fenced bool) (string, bool) {
+func familyVerdict(m Matrix, recs map[string]Record, impl, topo string, f Family, fenced bool) (string, bool) {
 	var vs []checker.Verdict
 	from := map[checker.Verdict][]string{}
 	lessonRun := false
 	for _, s := range f.Scenarios {
 		found := false
-		for i, c := range m {
-			if c.Impl == impl && c.Scenario == s && c.Fencing == fenced && topoAt(topos, i) == topo {
-				vs = append(vs, c.Verdict)
-				from[c.Verdict] = append(from[c.Verdict], s)
-				found = true
-			}
+		if c, ok := m.findOn(impl, topo, s, fenced); ok {
+			vs = append(vs, c.Verdict)
+			from[c.Verdict] = append(from[c.Verdict], s)
+			found = true
 		}
-		if found || topo != SingleTopology {
+		if found || topo != topology.SingleName {
 			continue
 		}
 		for _, id := range sortedRecordIDs(recs) {
@@ -161,13 +143,6 @@ func familyVerdict(m Matrix, topos []string, recs map[string]Record, impl, topo 
 	return out, true
 }
 
-func topoAt(topos []string, i int) string {
-	if i < len(topos) {
-		return topos[i]
-	}
-	return SingleTopology
-}
-
 func sortedRecordIDs(recs map[string]Record) []string {
 	var ids []string
 	for id := range recs {
@@ -186,7 +161,7 @@ const DecisionRule = "Each fault column is a family of the pages' scenarios and 
 // decisionTable is the choosing page's table: for every lock and topology,
 // whether it issues fencing tokens, the verdict of every fault family, its
 // recovery after a holder crash and what it costs.
-func decisionTable(m Matrix, topos []string, mErr error, mSet string, recs map[string]Record, b *Bench, bErr error) string {
+func decisionTable(m Matrix, mErr error, mSet string, recs map[string]Record, b *Bench, bErr error) string {
 	var s strings.Builder
 	if mErr != nil {
 		s.WriteString(missingMatrix + "\n\n")
@@ -202,18 +177,9 @@ func decisionTable(m Matrix, topos []string, mErr error, mSet string, recs map[s
 		return s.String()
 	}
 	cols := decisionColumns(m, recs)
-	var topoList []string
-	for _, t := range topos {
-		if !slices.Contains(topoList, t) {
-			topoList = append(topoList, t)
-		}
-	}
-	if len(topoList) == 0 {
-		topoList = []string{SingleTopology}
-	}
-	sort.SliceStable(topoList, func(i, j int) bool { return topoList[i] == SingleTopology && topoList[j] != SingleTopology })
+	topoList := topologies(m)
 	head := []string{"implementation", "backend", "fencing tokens"}
-	showTopo := len(topoList) > 1 || topoList[0] != SingleTopology
+	showTopo := len(topoList) > 1
 	if showTopo {
 		head = append(head, "topology")
 	}
@@ -252,7 +218,7 @@ func decisionTable(m Matrix, topos []string, mErr error, mSet string, recs map[s
 			has := false
 			for _, c := range cols {
 				cell := verdictCell(func(fenced bool) (string, bool) {
-					return familyVerdict(m, topos, recs, spec.Name, topo, c, fenced)
+					return familyVerdict(m, recs, spec.Name, topo, c, fenced)
 				})
 				has = has || cell != "·"
 				row = append(row, cell)
@@ -261,11 +227,9 @@ func decisionTable(m Matrix, topos []string, mErr error, mSet string, recs map[s
 				continue
 			}
 			rec := "·"
-			for i, c := range m {
-				if c.Impl == spec.Name && c.Scenario == "holder-crash" && !c.Fencing && topoAt(topos, i) == topo {
-					if med, ok := medianRecovery(c); ok {
-						rec = fmt.Sprintf("%d ms", med)
-					}
+			if c, ok := m.findOn(spec.Name, topo, "holder-crash", false); ok {
+				if med, ok := medianRecovery(c); ok {
+					rec = fmt.Sprintf("%d ms", med)
 				}
 			}
 			table.Row(append(row, rec, un, co)...)

@@ -26,16 +26,12 @@ func TestDecisionPageIsLastAndGenerated(t *testing.T) {
 	}
 	dir, res := filepath.Join("..", "docs", "lessons"), filepath.Join("..", "results")
 	m, mErr := LoadMatrix(res)
-	topos, err := LoadTopologies(res)
-	if err != nil {
-		t.Fatal(err)
-	}
 	recs, err := loadRecords(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, bErr := LoadBench(res)
-	want := decisionTable(m, topos, mErr, MatrixSettings(m, res), recs, b, bErr)
+	want := decisionTable(m, mErr, MatrixSettings(m, res), recs, b, bErr)
 	page, err := os.ReadFile(filepath.Join(dir, DecisionPage))
 	if err != nil {
 		t.Fatal(err)
@@ -59,11 +55,10 @@ func TestDecisionTableGrowsFromTheData(t *testing.T) {
 		{Impl: "redis-setnx-px", Scenario: "server-restart", Verdict: checker.Unsafe},
 		{Impl: "redis-setnx-px", Scenario: "redis-failover", Verdict: checker.Unsafe},
 		{Impl: "redis-setnx-px", Scenario: "disk-full", Verdict: checker.Stuck},
-		{Impl: "redis-setnx-px", Scenario: "holder-crash", Verdict: checker.Unsafe},
+		{Impl: "redis-setnx-px", Topology: "sentinel", Scenario: "holder-crash", Verdict: checker.Unsafe},
 	}
-	topos := []string{"single", "single", "single", "single", "single", "single", "single", "sentinel"}
 	recs := map[string]Record{"c": {ID: "c", Impl: "redis-setnx-px", Scenario: "coupon", Verdict: checker.Unsafe}}
-	got := decisionTable(m, topos, nil, "", recs, nil, os.ErrNotExist)
+	got := decisionTable(m, nil, "", recs, nil, os.ErrNotExist)
 	for _, want := range []string{
 		"| disk-full |",         // an unclaimed scenario's own column
 		"| topology |",          // a topology other than single shows
@@ -83,5 +78,24 @@ func TestDecisionTableGrowsFromTheData(t *testing.T) {
 				t.Errorf("family %q names %s: %v", f.Name, s, err)
 			}
 		}
+	}
+}
+
+// TestSummaryTableShowsOtherTopologies: a cell of a topology other than
+// the single server adds a row naming it, and the single server's row is
+// unchanged by it.
+func TestSummaryTableShowsOtherTopologies(t *testing.T) {
+	m := Matrix{
+		{Impl: "zookeeper", Scenario: "pause-past-ttl", Verdict: checker.Unsafe},
+		{Impl: "zookeeper", Topology: "zk-ensemble", Scenario: "pause-past-ttl", Verdict: checker.Safe},
+	}
+	got := SummaryTable(m, nil, nil, "")
+	for _, want := range []string{"[`zookeeper`](09-zookeeper-session-expiry.md) |", "[`zookeeper`](09-zookeeper-session-expiry.md) on `zk-ensemble` |"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the table lacks %q:\n%s", want, got)
+		}
+	}
+	if ev := MatrixEvidence(m); len(ev) != 1 || ev[0].Verdict != checker.Unsafe {
+		t.Errorf("prose naming no topology is held to the single server's cell alone; evidence %+v", ev)
 	}
 }

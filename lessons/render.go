@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // Matrix is results/correctness.json.
@@ -35,9 +36,17 @@ func LoadMatrix(dir string) (Matrix, error) {
 	return m, nil
 }
 
+// find returns a cell of the single-server topology, the one the pages
+// teach with; a page that shows another names it (decisionTable,
+// SummaryTable).
 func (m Matrix) find(impl, scenario string, fencing bool) (scenarios.CellResult, bool) {
+	return m.findOn(impl, topology.SingleName, scenario, fencing)
+}
+
+// findOn returns a cell of the named topology.
+func (m Matrix) findOn(impl, topo, scenario string, fencing bool) (scenarios.CellResult, bool) {
 	for _, r := range m {
-		if r.Impl == impl && r.Scenario == scenario && r.Fencing == fencing {
+		if r.Impl == impl && topology.Or(r.Topology) == topo && r.Scenario == scenario && r.Fencing == fencing {
 			return r, true
 		}
 	}
@@ -513,11 +522,14 @@ func verdictCell(get func(fenced bool) (string, bool)) string {
 // matrix it falls back to the lessons' own runs and says so.
 func SummaryTable(m Matrix, mErr error, recs map[string]Record, prefix string) string {
 	var b strings.Builder
-	get := func(impl, sc string) func(bool) (string, bool) {
+	get := func(impl, topo, sc string) func(bool) (string, bool) {
 		return func(fenced bool) (string, bool) {
 			if mErr == nil {
-				r, ok := m.find(impl, sc, fenced)
+				r, ok := m.findOn(impl, topo, sc, fenced)
 				return string(r.Verdict), ok
+			}
+			if topo != topology.SingleName {
+				return "", false // the lessons' own runs are all single-server
 			}
 			for _, rec := range recs {
 				if rec.Impl == impl && rec.Scenario == sc && rec.Fencing == fenced {
@@ -534,23 +546,30 @@ func SummaryTable(m Matrix, mErr error, recs map[string]Record, prefix string) s
 	}
 	table := report.NewTable(append([]string{"implementation"}, KeyScenarios...)...)
 	for _, s := range impls.All() {
-		name := fmt.Sprintf("`%s`", s.Name)
-		if l := PageFor(s.Name); l != "" {
-			name = fmt.Sprintf("[`%s`](%s%s)", s.Name, prefix, l)
-		}
-		var cells []string
-		has := false
-		for _, sc := range KeyScenarios {
-			c := verdictCell(get(s.Name, sc))
-			if c != "·" {
-				has = true
+		// A topology other than the single server is a row of its own,
+		// named beside the lock.
+		for _, topo := range topologies(m) {
+			name := fmt.Sprintf("`%s`", s.Name)
+			if l := PageFor(s.Name); l != "" {
+				name = fmt.Sprintf("[`%s`](%s%s)", s.Name, prefix, l)
 			}
-			cells = append(cells, c)
+			if topo != topology.SingleName {
+				name += fmt.Sprintf(" on `%s`", topo)
+			}
+			var cells []string
+			has := false
+			for _, sc := range KeyScenarios {
+				c := verdictCell(get(s.Name, topo, sc))
+				if c != "·" {
+					has = true
+				}
+				cells = append(cells, c)
+			}
+			if !has {
+				continue
+			}
+			table.Row(append([]string{name}, cells...)...)
 		}
-		if !has {
-			continue
-		}
-		table.Row(append([]string{name}, cells...)...)
 	}
 	b.WriteString(table.String())
 	return b.String()
