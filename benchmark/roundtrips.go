@@ -27,6 +27,7 @@ var declaredRoundTrips = map[string]RoundTrips{
 	"redis-get-del-release":  {3, "acquire script, GET, DEL"},
 	"redis-getset":           {2, "SETNX, DEL (GETSET only when taking over an expired lock)"},
 	"redis-setnx-expire":     {3, "SETNX, PEXPIRE, release script"},
+	"redis-lua-setnx-expire": {2, "acquire script (SETNX + PEXPIRE), release script"},
 	"redis-reentrant":        {2, "acquire script, release script (pub/sub only when waiting)"},
 	"redis-reentrant-fenced": {2, "acquire script, release script (pub/sub only when waiting)"},
 	"redis-fair":             {2, "acquire script (takes a free lock at once), release script (grants the oldest live waiter, if any)"},

@@ -155,8 +155,8 @@ func sortedRecordIDs(recs map[string]Record) []string {
 // DecisionRule is stated once on the decision page.
 const DecisionRule = "Each fault column is a family of the pages' scenarios and shows the worst verdict of its scenarios " +
 	"in the checker's order (unsafe, unknown, stuck, inconclusive, unavailable, safe; n/a only when every one is), naming the scenario that gave it when the family has several; " +
-	"`fenced:` is the same with `-fencing`. A verdict marked *lesson run* comes from a page's run, where the matrix has no column " +
-	"(the coupon sale repeats `pause-past-ttl`). · means no cell."
+	"`fenced:` is the same with `-fencing`. A verdict marked *lesson run* comes from a page's run, where the matrix has no cell " +
+	"(the coupon sale, which repeats `pause-past-ttl` and so is no matrix column, and a lock added since the matrix last ran). · means no cell."
 
 // decisionTable is the choosing page's table: for every lock and topology,
 // whether it issues fencing tokens, the verdict of every fault family, its

@@ -57,10 +57,12 @@ var Pages = []Page{
 	},
 	{
 		File: "02-setnx-then-expire.md", Title: "SETNX then EXPIRE: a crash in between leaves a lock that never expires",
-		Impls: []string{"redis-setnx-expire", "redis-setnx-px"},
+		Impls: []string{"redis-setnx-expire", "redis-setnx-px", "redis-lua-setnx-expire"},
 		Runs: []Run{
 			{ID: "setnx-expire-crash", Impl: "redis-setnx-expire", Scenario: "crash-after-setnx", Seed: 1},
 			{ID: "setnx-px-crash", Impl: "redis-setnx-px", Scenario: "crash-after-setnx", Seed: 1},
+			// 004_84007c392b46b35c.txt's other fix: the two commands in one script.
+			{ID: "lua-setnx-expire-crash", Impl: "redis-lua-setnx-expire", Scenario: "crash-after-setnx", Seed: 1},
 		},
 		Cells: []Cell{{"redis-setnx-expire", "crash-after-setnx"}, {"redis-setnx-px", "crash-after-setnx"}, {"redis-setnx-expire", "holder-crash"}, {"redis-setnx-px", "holder-crash"}},
 		Bench: []string{"redis-setnx-expire", "redis-setnx-px"},

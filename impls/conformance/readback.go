@@ -52,6 +52,7 @@ var documented = map[string]shape{
 	"redis-del-release":      {redis: setnxShape},
 	"redis-get-del-release":  {redis: setnxShape},
 	"redis-setnx-expire":     {redis: []redisShape{{"{K}", "string", true, false}}},
+	"redis-lua-setnx-expire": {redis: []redisShape{{"{K}", "string", true, false}}},
 	"redis-getset":           {redis: []redisShape{{"{K}", "string", false, false}}}, // "the key has no Redis TTL"
 	"redis-reentrant":        {redis: []redisShape{{"redisson:{K}", "hash", true, false}}},
 	"redis-reentrant-fenced": {redis: []redisShape{{"redisson:{K}", "hash", true, false}, {"redisson:{K}:fence", "string", false, true}}},

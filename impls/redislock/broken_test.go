@@ -291,6 +291,7 @@ func TestStaleReleaseOfAnExpiredLease(t *testing.T) {
 	}{
 		{"redis-setnx-px", false},
 		{"redis-setnx-expire", false},
+		{"redis-lua-setnx-expire", false},
 		// Without a pause between its GET and its DEL the check holds.
 		{"redis-get-del-release", false},
 		{"redis-del-release", true},
