@@ -72,7 +72,7 @@ func (l *LuaSetNXExpire) try(ctx context.Context, key string) (impls.Lease, erro
 	if err != nil {
 		return nil, impls.Fail(luaSetNXExpireName, "acquire", impls.ErrBackend, err)
 	}
-	n, err := luaSetNXExpireScript.Run(ctx, l.rdb, []string{lockKey(key)}, token, l.ttl.Milliseconds()).Int64()
+	n, err := luaSetNXExpireAcquire().Run(ctx, l.rdb, []string{lockKey(key)}, token, l.ttl.Milliseconds()).Int64()
 	if err != nil {
 		return nil, impls.Classify(ctx, luaSetNXExpireName, "acquire", err, true)
 	}
