@@ -69,10 +69,12 @@ var Pages = []Page{
 	},
 	{
 		File: "03-getset-timestamp.md", Title: "The GETSET timestamp lock: expiry judged by the clients' clocks",
-		Impls: []string{"redis-getset", "redis-setnx-px"},
+		Impls: []string{"redis-getset", "redis-setnx-px", "redis-getset-own-expiry"},
 		Runs: []Run{
 			{ID: "getset-clock-skew", Impl: "redis-getset", Scenario: "client-clock-skew", Seed: 1},
 			{ID: "getset-late-release", Impl: "redis-getset", Scenario: "late-release", Seed: 1},
+			// 003_a6064ed1f179a5a2.txt's variant, under the fault it answers.
+			{ID: "getset-own-expiry-late-release", Impl: "redis-getset-own-expiry", Scenario: "late-release", Seed: 1},
 			{ID: "setnx-px-clock-skew", Impl: "redis-setnx-px", Scenario: "client-clock-skew", Seed: 1},
 		},
 		Cells:    []Cell{{"redis-getset", "client-clock-skew"}, {"redis-getset", "late-release"}, {"redis-setnx-px", "client-clock-skew"}},
