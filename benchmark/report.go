@@ -69,11 +69,14 @@ type FanOutLimit struct {
 
 // Result is one implementation's figures.
 type Result struct {
-	Name    string `json:"name"`
-	Peer    bool   `json:"peer"`
-	Broken  string `json:"broken,omitempty"`
-	Backend string `json:"backend"`
-	Caps    string `json:"capabilities"`
+	Name string `json:"name"`
+	// Topology names the servers' topology when it is not the single one
+	// (Report.Append).
+	Topology string `json:"topology,omitempty"`
+	Peer     bool   `json:"peer"`
+	Broken   string `json:"broken,omitempty"`
+	Backend  string `json:"backend"`
+	Caps     string `json:"capabilities"`
 	// RedisNodes is how many Redis lock nodes the lock uses (absent for
 	// other backends): a lock on several sends to all of them at once.
 	RedisNodes int `json:"redis_nodes,omitempty"`
@@ -161,4 +164,33 @@ type RecoveryR struct {
 	Seconds *float64 `json:"seconds,omitempty"`
 	Verdict string   `json:"verdict,omitempty"`
 	Note    string   `json:"note"`
+}
+
+// Append adds the locks, limits, servers and targets of o, a run on the
+// named topology topo, to r (a run on the single one): each of its names
+// and backends says the topology ("zookeeper @ zk-ensemble"), so every
+// table keeps one row per lock per topology and a lock is compared with
+// the limit of the servers it ran on.
+func (r *Report) Append(o *Report, topo string) {
+	at := func(s string) string { return s + " @ " + topo }
+	for _, x := range o.Impls {
+		x.Topology, x.Name, x.Backend = topo, at(x.Name), at(x.Backend)
+		r.Impls = append(r.Impls, x)
+	}
+	for _, l := range o.Limits {
+		l.Backend = at(l.Backend)
+		r.Limits = append(r.Limits, l)
+	}
+	for _, s := range o.Servers {
+		s.Backend = at(s.Backend)
+		r.Servers = append(r.Servers, s)
+	}
+	for _, t := range o.Targets {
+		t.Name, t.Impl = at(t.Name), at(t.Impl)
+		if t.Peer != "" {
+			t.Peer = at(t.Peer)
+		}
+		r.Targets = append(r.Targets, t)
+	}
+	r.Elapsed += o.Elapsed
 }

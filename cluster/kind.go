@@ -43,6 +43,28 @@ type ServerKind interface {
 	// Image is the folder under docker/ that builds the kind's container
 	// image (container mode).
 	Image() string
+	// Ensembles says why the kind cannot start as a group of members that
+	// know each other here (nil when it can), so a cell on an ensemble
+	// says so in advance instead of failing at the start.
+	Ensembles() error
+}
+
+// Ensembles says why the declared ensembles of decl cannot start here
+// (nil when they can, or when it declares none).
+func Ensembles(decl topology.Declaration) error {
+	for _, g := range decl.Groups {
+		if !g.Ensemble {
+			continue
+		}
+		k, err := KindOf(g.Kind)
+		if err != nil {
+			return err
+		}
+		if err := k.Ensembles(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Member is one node about to start: its declaration, its host (nil on

@@ -219,6 +219,11 @@ func (postgresKind) Start(ctx context.Context, members []Member) ([]*Node, error
 }
 
 // Endpoint gives clients the DSN of each node (a lock uses the first).
+// Ensembles: the lab runs this kind as independent servers only.
+func (postgresKind) Ensembles() error {
+	return errors.New("the lab starts postgres as independent servers only")
+}
+
 func (postgresKind) Endpoint(nodes []*Node) topology.Endpoint {
 	ep := topology.Endpoint{Kind: topology.Postgres}
 	for _, n := range nodes {

@@ -143,6 +143,11 @@ func (redisKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 	return out, nil
 }
 
+// Ensembles: the lab runs this kind as independent servers only.
+func (redisKind) Ensembles() error {
+	return errors.New("the lab starts redis as independent servers only")
+}
+
 func (redisKind) Endpoint(nodes []*Node) topology.Endpoint {
 	return topology.Endpoint{Kind: topology.Redis, Addrs: addrsOf(nodes)}
 }

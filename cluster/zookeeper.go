@@ -113,6 +113,13 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 		n.Stop()
 		return nil, fmt.Errorf("write %s: %w", cfgPath, err)
 	}
+	// ZooKeeperServerMain runs one server standalone whatever its config
+	// says (three of them would be three lock services, each granting its
+	// own locks); QuorumPeerMain joins the ensemble its lines declare.
+	main := "org.apache.zookeeper.server.ZooKeeperServerMain"
+	if len(opts.Ensemble) > 0 {
+		main = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+	}
 	launch := func(ctx context.Context, n *Node) (*Process, error) {
 		if err := os.MkdirAll(filepath.Join(n.Dir, "data"), 0o755); err != nil {
 			return nil, err
@@ -127,7 +134,7 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 			"-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 			"-Dzookeeper.jmx.log4j.disable=true",
 			"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-			"-cp", cp, "org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)
+			"-cp", cp, main, cfgPath)
 		return n.spawnLogged(cmd)
 	}
 	n.ready = zooKeeperReady
@@ -192,8 +199,8 @@ func (zooKeeperKind) Start(ctx context.Context, members []Member) ([]*Node, erro
 		}
 		return []*Node{n}, nil
 	}
-	if ContainerMode() {
-		return nil, fmt.Errorf("%s: container mode starts ZooKeeper standalone only; run the ensemble with %s=%s", members[0].Group, ServersEnv, ServersLocal)
+	if err := (zooKeeperKind{}).Ensembles(); err != nil {
+		return nil, fmt.Errorf("%s: %w", members[0].Group, err)
 	}
 	var lines []string
 	for i := range members {
@@ -225,6 +232,14 @@ func (zooKeeperKind) Start(ctx context.Context, members []Member) ([]*Node, erro
 		return nil, err
 	}
 	return nodes, nil
+}
+
+// Ensembles: the lab's ZooKeeper image starts a standalone server only.
+func (zooKeeperKind) Ensembles() error {
+	if ContainerMode() {
+		return fmt.Errorf("container mode starts ZooKeeper standalone only; run the ensemble with %s=%s", ServersEnv, ServersLocal)
+	}
+	return nil
 }
 
 func (zooKeeperKind) Endpoint(nodes []*Node) topology.Endpoint {

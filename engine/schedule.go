@@ -192,7 +192,15 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 			if target, err = sys.serverOf(ctx, held.Holder); err != nil {
 				return nil, 0, fmt.Errorf("fault %d (%s %s): %w", i, st.Kind, shown, err)
 			}
-			shown = fmt.Sprintf("holder-server %s (client-%d's)", target, held.Holder)
+			role, err := env.Topo.Role(ctx, target)
+			if err != nil {
+				role = "role unknown: " + err.Error()
+			}
+			shown = fmt.Sprintf("holder-server %s (client-%d's, the %s)", target, held.Holder, role)
+			if nemesis.ClientOnly(st.Kind) {
+				// A client fault: the holder's link to its server alone.
+				target = nemesis.Link(fmt.Sprintf("client-%d", held.Holder), target)
+			}
 		}
 		inj := sys.injection(st, target)
 		begin := lin.Now()

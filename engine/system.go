@@ -230,6 +230,12 @@ func (x *system) handOff(ctx context.Context, slot int, since int64) error {
 // knows it, or the servers.
 func (x *system) injection(st nemesis.Step, target string) lin.Injection {
 	inj := lin.Injection{Kind: st.Kind, Target: st.Target}
+	client, server, link := nemesis.SplitLink(target)
+	if link {
+		// A client cut off one server: both are named.
+		target = client
+		inj.Servers = []string{server}
+	}
 	if slot, err := nemesis.ClientSlot(target); err == nil {
 		x.mu.Lock()
 		if slot >= 0 && slot < len(x.slots) {

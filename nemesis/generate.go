@@ -3,6 +3,7 @@ package nemesis
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -55,7 +56,9 @@ func Generate(p Plan) Schedule {
 	at := between(Lead, Lead+p.TTL)
 	for {
 		k := p.Kinds[rng.IntN(len(p.Kinds))]
-		targets := k.Targets(p.Topology)
+		// The holder's server is found from a holder stopped at a
+		// failpoint, which a step at a random time has not.
+		targets := slices.DeleteFunc(slices.Clone(k.Targets(p.Topology)), func(t string) bool { return t == HolderServerTarget })
 		target := targets[rng.IntN(len(targets))]
 		if strikesClients(targets) && rng.IntN(2) == 0 {
 			// Half the faults that can strike a client aim at the holder

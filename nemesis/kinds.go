@@ -109,8 +109,20 @@ const (
 
 // HolderServerTarget names the lock server the holder (the step's Holder,
 // stopped at its failpoint) is connected to when the fault strikes, found
-// from the holder's own open connections; the history records which.
+// from the holder's own open connections; the history records which. For a
+// fault that strikes a client (net-partition-client), it is the link from
+// the holder to that one server: the holder is cut off its own server
+// alone, and the server stays in its quorum.
 const HolderServerTarget = "holder-server"
+
+// Link names the link from a client slot to one lock server, the target
+// HolderServerTarget resolves to for a client fault.
+func Link(client, server string) string { return client + "@" + server }
+
+// SplitLink parses a Link target.
+func SplitLink(target string) (client, server string, ok bool) {
+	return strings.Cut(target, "@")
+}
 
 // RoleOf returns the role a target aims at, if it is a role target.
 func RoleOf(target string) (string, bool) {

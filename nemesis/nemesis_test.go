@@ -279,11 +279,15 @@ func TestValidate(t *testing.T) {
 		})
 	}
 	for name, f := range Fixed {
-		impl := "redis-setnx-px"
-		if name == "redlock-partition" {
+		impl, topo := "redis-setnx-px", ""
+		switch name {
+		case "redlock-partition":
 			impl = "redlock" // it cuts some of several nodes
+		case "leader-isolated", "holder-server-cut":
+			impl, topo = "zookeeper", "zk-ensemble" // they aim at an ensemble's roles
 		}
 		s := f(impl, false, time.Second, testBound)
+		s.Topology = topo
 		if err := s.Validate(); err != nil {
 			t.Errorf("fixed %s: %v", name, err)
 		}

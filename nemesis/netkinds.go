@@ -77,6 +77,14 @@ func init() {
 	}})
 }
 
+// ClientOnly reports whether a network kind strikes a client's packets
+// only (never a server's host), so an aim at the holder's server is the
+// link from the holder to it.
+func ClientOnly(kind string) bool {
+	k, ok := kinds[kind].(netKind)
+	return ok && k.clientOnly
+}
+
 // IsNetwork reports whether a kind needs the run's servers and clients on
 // hosts of their own.
 func IsNetwork(kind string) bool { return strings.HasPrefix(kind, "net-") }
@@ -125,11 +133,19 @@ func (k netKind) Targets(topo Topology) []string {
 	out := clientTargets(topo)
 	if !k.clientOnly {
 		out = append(out, serverTargets(topo)...)
+	} else if topo.Ensemble && k.name == NetPartitionClient {
+		// The holder cut off its own server only (a Link, resolved when
+		// it strikes), which an ensemble's other members can replace.
+		out = append(out, HolderServerTarget)
 	}
 	return out
 }
 
 func (k netKind) hosts(sys System, topo []string, target string) (*hosts.Host, []*hosts.Host, error) {
+	if client, server, ok := SplitLink(target); ok {
+		// One link: the client and the one server it is cut off.
+		topo, target = []string{server}, client
+	}
 	var servers []*hosts.Host
 	for _, name := range topo {
 		h, err := sys.ServerHost(name)

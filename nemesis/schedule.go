@@ -110,12 +110,12 @@ func (s Step) Stopped() string {
 // replay is likely, not certain, to fail the same way.
 type Schedule struct {
 	// Name names a fixed schedule (see Fixed); empty for a drawn one.
-	Name     string   `json:"name,omitempty"`
-	Seed     int64    `json:"seed"`
-	Impl     string   `json:"impl"`
+	Name string `json:"name,omitempty"`
+	Seed int64  `json:"seed"`
+	Impl string `json:"impl"`
 	// Topology names the servers' topology (topology.Named); empty is the
 	// single-server one, so every schedule older than the axis replays.
-	Topology string `json:"topology,omitempty"`
+	Topology string   `json:"topology,omitempty"`
 	Fencing  bool     `json:"fencing"`
 	TTL      Duration `json:"ttl"`
 	Clients  int      `json:"clients"`

@@ -44,7 +44,7 @@ func TestScenarioSchedules(t *testing.T) {
 		{"redlock-clock-jump", false, "the holder's cut from two nodes (a proxy reset, as in redlock-restart) spans the fault, and a schedule's faults do not overlap"},
 		{"coupon", false, "a lesson's demo, outside the matrix"},
 		{"leader-isolated", true, ""},
-		{"holder-server-isolated", true, ""},
+		{"holder-server-cut", true, ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {

@@ -20,9 +20,9 @@ func init() {
 		"on an ensemble, whichever server leads while the holder is in its section is cut off every other host past a lease; "+
 			"the rest keep a quorum and elect a new leader",
 		nil), quorumTopologies...))
-	Register(onTopologies(scheduleScenario("holder-server-isolated",
-		"on an ensemble, the server the holder's session is connected to is cut off every other host past a lease; "+
-			"the rest keep a quorum, and the holder's client may reconnect to one of them",
+	Register(onTopologies(scheduleScenario("holder-server-cut",
+		"on an ensemble, the holder is cut off the one server its session is connected to, past a lease; "+
+			"that server stays in the quorum, and the holder's client may reconnect to another member",
 		nil), quorumTopologies...))
 	for _, name := range []string{"contention", "holder-crash", "pause-past-ttl"} {
 		extend(name, quorumTopologies...)

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/topology"
@@ -130,6 +131,11 @@ func (s Scenario) AppliesOn(spec impls.Spec, topo string, fencing bool) error {
 	}
 	if !named.Carries(spec.Backend.Need()) {
 		return fmt.Errorf("the %s topology cannot carry %s (%s)", named.Name, spec.Name, spec.Backend)
+	}
+	if decl, err := spec.Backend.On(named); err == nil {
+		if err := cluster.Ensembles(decl); err != nil {
+			return err
+		}
 	}
 	if s.Applies != nil {
 		if err := s.Applies(spec, fencing); err != nil {

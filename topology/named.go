@@ -140,7 +140,7 @@ func init() {
 	})
 	Register(Named{
 		Name:    "zk-ensemble",
-		Summary: "a ZooKeeper ensemble of three servers, each on a host of its own; clients may connect to any member",
+		Summary: "a ZooKeeper ensemble of three servers (each on a host of its own under network faults); clients may connect to any member",
 		Kinds:   []Kind{ZooKeeper},
 		Declare: func(need Need) (Declaration, error) {
 			return Ensemble(need, ZooKeeper, 3)
@@ -148,9 +148,11 @@ func init() {
 	})
 }
 
-// Ensemble declares n members of one system of kind, each on a host of its
-// own (a quorum's faults are network faults between them), for a lock that
-// talks to one such system.
+// Ensemble declares n members of one system of kind, for a lock that talks
+// to one such system. Like every declaration, it puts each member on a host
+// of its own when the run's faults need hosts (engine.ScheduleTopology):
+// the lab's own in-process clients (the contention run, the benchmark)
+// reach loopback only.
 func Ensemble(need Need, kind Kind, n int) (Declaration, error) {
 	if need.Kind != kind {
 		return Declaration{}, fmt.Errorf("a %s ensemble carries %s locks, not %s ones", kind, kind, need.Kind)
@@ -158,5 +160,5 @@ func Ensemble(need Need, kind Kind, n int) (Declaration, error) {
 	if need.Count() != 1 {
 		return Declaration{}, fmt.Errorf("an ensemble is one system, and the lock asks for %d independent servers", need.Count())
 	}
-	return Declaration{Groups: []Group{{Name: string(kind), Kind: kind, Role: Lock, Count: n, Ensemble: true}}, Hosts: true}, nil
+	return Declaration{Groups: []Group{{Name: string(kind), Kind: kind, Role: Lock, Count: n, Ensemble: true}}}, nil
 }

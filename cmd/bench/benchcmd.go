@@ -99,6 +99,30 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if !set["topology"] && !opts.External.Any() {
+		// The default run measures each lock on every other topology that
+		// carries it too, in the same report.
+		for _, t := range topology.All() {
+			if t.Name == topology.SingleName {
+				continue
+			}
+			o := opts
+			o.Topology, o.Impls = t.Name, nil
+			for _, s := range opts.Impls {
+				if t.Carries(s.Backend.Need()) {
+					o.Impls = append(o.Impls, s)
+				}
+			}
+			if len(o.Impls) == 0 {
+				continue
+			}
+			more, err := benchmark.Run(ctx, o)
+			if err != nil {
+				return fmt.Errorf("on %s: %w", t.Name, err)
+			}
+			rep.Append(more, t.Name)
+		}
+	}
 	files, err := benchmark.Write(rep, *out)
 	if err != nil {
 		return err

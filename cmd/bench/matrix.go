@@ -279,15 +279,15 @@ func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline strin
 	seenI, seenS := map[string]bool{}, map[string]bool{}
 	byKey := map[string][]scenarios.CellResult{}
 	for _, r := range results {
-		if !seenI[r.Impl] {
-			seenI[r.Impl] = true
-			implOrder = append(implOrder, r.Impl)
+		if !seenI[rowOf(r)] {
+			seenI[rowOf(r)] = true
+			implOrder = append(implOrder, rowOf(r))
 		}
 		if !seenS[r.Scenario] {
 			seenS[r.Scenario] = true
 			scenarioOrder = append(scenarioOrder, r.Scenario)
 		}
-		byKey[r.Impl+"|"+r.Scenario] = append(byKey[r.Impl+"|"+r.Scenario], r)
+		byKey[rowOf(r)+"|"+r.Scenario] = append(byKey[rowOf(r)+"|"+r.Scenario], r)
 	}
 	sort.SliceStable(scenarioOrder, func(i, j int) bool { return scenarioRank(scenarioOrder[i]) < scenarioRank(scenarioOrder[j]) })
 	grid := report.NewTable(append([]string{"implementation"}, scenarioOrder...)...)
@@ -321,7 +321,7 @@ func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline strin
 	cells := report.NewTable("cell", "verdict", "expected", "why expected", "runs (verdicts)", "sections checked (unknown), least per run",
 		"grants after the fault, least per run", "recovery", "figures", "counterexample")
 	for _, r := range results {
-		name := r.Impl + " / " + r.Scenario
+		name := rowOf(r) + " / " + r.Scenario
 		if r.Fencing {
 			name += " / fenced"
 		}
@@ -372,4 +372,13 @@ func scenarioRank(name string) int {
 		}
 	}
 	return len(order)
+}
+
+// rowOf is the matrix row a cell is in: its lock, and its topology when it
+// is not the single one ("zookeeper @ zk-ensemble").
+func rowOf(r scenarios.CellResult) string {
+	if t := topology.Or(r.Topology); t != topology.SingleName {
+		return r.Impl + " @ " + t
+	}
+	return r.Impl
 }

@@ -12,6 +12,7 @@ import (
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // cellPageData is one cell's page: its runs, its progress, the fault
@@ -61,6 +62,9 @@ type faultRow struct{ At, Duration, What string }
 // reproduce is the check command that replays one run of a cell.
 func reproduce(c scenarios.CellResult, ttl time.Duration, seed int64) string {
 	cmd := fmt.Sprintf("go run ./cmd/bench check -impl %s -scenario %s", c.Impl, c.Scenario)
+	if t := topology.Or(c.Topology); t != topology.SingleName {
+		cmd = fmt.Sprintf("go run ./cmd/bench check -impl %s -topology %s -scenario %s", c.Impl, t, c.Scenario)
+	}
 	if c.Fencing {
 		cmd += " -fencing"
 	}

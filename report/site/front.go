@@ -73,12 +73,13 @@ func columns(m []scenarios.CellResult) []string {
 	return out
 }
 
-// impls lists the matrix's locks in the order it ran them.
-func implOrder(m []scenarios.CellResult) []string {
+// rowOrder lists the matrix's rows (a lock, on a topology other than the
+// single one) in the order it ran them.
+func rowOrder(m []scenarios.CellResult) []string {
 	var out []string
 	for _, c := range m {
-		if !slices.Contains(out, c.Impl) {
-			out = append(out, c.Impl)
+		if !slices.Contains(out, rowOf(c)) {
+			out = append(out, rowOf(c))
 		}
 	}
 	return out
@@ -86,10 +87,11 @@ func implOrder(m []scenarios.CellResult) []string {
 
 func buildFront(r *Results, l links, p page) frontPage {
 	f := frontPage{page: p, Scenarios: columns(r.Matrix), Cells: len(r.Matrix)}
-	for _, impl := range implOrder(r.Matrix) {
-		row := matrixRow{Impl: impl, LockHref: l.page(p.Path, lockPage(impl)), Columns: make([][]gridEntry, len(f.Scenarios))}
+	for _, key := range rowOrder(r.Matrix) {
+		impl, _, _ := strings.Cut(key, " @ ")
+		row := matrixRow{Impl: key, LockHref: l.page(p.Path, lockPage(impl)), Columns: make([][]gridEntry, len(f.Scenarios))}
 		for _, c := range r.Matrix {
-			if c.Impl != impl {
+			if rowOf(c) != key {
 				continue
 			}
 			i := slices.Index(f.Scenarios, c.Scenario)
@@ -267,6 +269,18 @@ func buildMutants(ms []scenarios.MutantResult, l links, from, only string) []mut
 			}
 		}
 		out = append(out, row)
+	}
+	return out
+}
+
+// implOrder lists the matrix's locks in the order it ran them (a lock's
+// page holds its cells on every topology).
+func implOrder(m []scenarios.CellResult) []string {
+	var out []string
+	for _, c := range m {
+		if !slices.Contains(out, c.Impl) {
+			out = append(out, c.Impl)
+		}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package site
 
 import (
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // The site's files: the front page, a page per lock, a page per cell.
@@ -13,6 +14,9 @@ func lockPage(impl string) string { return "locks/" + impl + ".html" }
 // three things that make a cell.
 func cellPage(c scenarios.CellResult) string {
 	name := c.Impl + "--" + c.Scenario
+	if t := topology.Or(c.Topology); t != topology.SingleName {
+		name = c.Impl + "--" + t + "--" + c.Scenario
+	}
 	if c.Fencing {
 		name += "--fenced"
 	}
@@ -21,7 +25,7 @@ func cellPage(c scenarios.CellResult) string {
 
 // cellName is a cell as the matrix's report names it.
 func cellName(c scenarios.CellResult) string {
-	name := c.Impl + " / " + c.Scenario
+	name := rowOf(c) + " / " + c.Scenario
 	if c.Fencing {
 		name += " / fenced"
 	}
@@ -40,4 +44,13 @@ type page struct {
 type footer struct {
 	Commit  string
 	Command string
+}
+
+// rowOf is the matrix row a cell is in: its lock, and its topology when it
+// is not the single one ("zookeeper @ zk-ensemble").
+func rowOf(c scenarios.CellResult) string {
+	if t := topology.Or(c.Topology); t != topology.SingleName {
+		return c.Impl + " @ " + t
+	}
+	return c.Impl
 }
