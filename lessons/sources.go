@@ -73,7 +73,7 @@ var Sources = []Source{
 		},
 	},
 	{
-		File: "001_053b9bda3658e97b.txt", Short: "001", Title: "Distributed locks: implementing a Redis distributed lock (a repost of 000's first half)",
+		File: "001_053b9bda3658e97b.txt", Short: "001", Title: "Distributed locks: implementing a Redis distributed lock (the article 000 reposts, its correct code only)",
 		Claims: []SourceClaim{
 			{ID: "three-backends", Says: "the same three ways as 000 (database optimistic lock, Redis, ZooKeeper), Redis only",
 				About: claimRe(`(?i)three (ways|kinds)`)},
