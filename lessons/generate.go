@@ -236,6 +236,9 @@ func checkProse(opt Options, recs map[string]Record, m Matrix, mErr error, bench
 		for _, msg := range SourceProblems(string(b)) {
 			errs = append(errs, fmt.Errorf("%s: source: %s", p.File, msg))
 		}
+		for _, msg := range GlossaryLinkProblems(string(b)) {
+			errs = append(errs, fmt.Errorf("%s: glossary: %s", p.File, msg))
+		}
 		for _, msg := range BenchClaimProblems(string(b), bench) {
 			errs = append(errs, fmt.Errorf("%s: speed: %s", p.File, msg))
 		}
