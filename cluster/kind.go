@@ -164,3 +164,18 @@ func stopNodes(nodes []*Node) {
 		n.Stop()
 	}
 }
+
+// startEach starts independent members one after another with start (they
+// need not know each other), stopping those started if one fails.
+func startEach(members []Member, start func(m Member) (*Node, error)) ([]*Node, error) {
+	var out []*Node
+	for _, m := range members {
+		n, err := start(m)
+		if err != nil {
+			stopNodes(out)
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

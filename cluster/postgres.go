@@ -206,16 +206,9 @@ func (postgresKind) Package() string     { return "postgresql" }
 func (postgresKind) Image() string       { return "postgres" }
 
 func (postgresKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
-	var out []*Node
-	for _, m := range members {
-		n, err := StartPostgres(ctx, PostgresOptions{Name: m.Name, Host: m.Host, Port: m.Port})
-		if err != nil {
-			stopNodes(out)
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
+	return startEach(members, func(m Member) (*Node, error) {
+		return StartPostgres(ctx, PostgresOptions{Name: m.Name, Host: m.Host, Port: m.Port})
+	})
 }
 
 // Endpoint gives clients the DSN of each node (a lock uses the first).

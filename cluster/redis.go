@@ -131,16 +131,9 @@ func (redisKind) Image() string       { return "redis" }
 // Start starts each member as an independent server (or a replica of its
 // started master): Redis nodes of a lock group do not know each other.
 func (redisKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
-	var out []*Node
-	for _, m := range members {
-		n, err := StartRedis(ctx, RedisOptions{Name: m.Name, ClockShift: m.ClockShift, Host: m.Host, Port: m.Port, ReplicaOf: m.ReplicaOf})
-		if err != nil {
-			stopNodes(out)
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
+	return startEach(members, func(m Member) (*Node, error) {
+		return StartRedis(ctx, RedisOptions{Name: m.Name, ClockShift: m.ClockShift, Host: m.Host, Port: m.Port, ReplicaOf: m.ReplicaOf})
+	})
 }
 
 // Ensembles: the lab runs this kind as independent servers only.

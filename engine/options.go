@@ -79,6 +79,8 @@ type Outcome struct {
 	Recovery time.Duration
 	Detail   string // one line on what happened
 	Elapsed  time.Duration
+	// Phases is where Elapsed went (see Phase), in order.
+	Phases []Phase
 	// Figures holds scenario-specific numbers (grants per partition phase,
 	// coupons sold, ...), named in kebab-case.
 	Figures map[string]float64

@@ -39,6 +39,7 @@ type Env struct {
 	Reach string
 
 	workDir string // worker histories and logs, removed after the run
+	clock   *phaseClock
 }
 
 // Job is what Run executes: a named body over the servers it declares.
@@ -76,13 +77,24 @@ func Run(ctx context.Context, job Job, opts Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop()
+		}
+	}()
+	env.clock = newPhaseClock(start)
+	env.Phase(PhaseServers)
 	out, err := job.Body(ctx, env)
 	if err != nil {
 		return nil, fmt.Errorf("%s / %s: %w", opts.Impl.Name, job.Name, err)
 	}
+	stop()
+	stopped = true
+	env.Phase(PhaseTeardown)
 	out.Scenario, out.Impl, out.Topology, out.Fencing, out.Seed = job.Name, opts.Impl.Name, opts.Topology, opts.Fencing, opts.Seed
 	out.Elapsed = time.Since(start)
+	out.Phases = env.clock.phases()
 	return out, nil
 }
 
@@ -155,6 +167,8 @@ func CloseClient(c *workload.Client) {
 // decided, and keeps what it needs to show: the verdict replaces whatever
 // the scenario assumed, a counterexample writes its timeline.
 func (e *Env) Judge(o *Outcome) error {
+	e.Phase(PhaseRun)
+	defer e.Phase(PhaseCheck)
 	events := e.Rec.Events()
 	d := checker.Decide(checker.Input{
 		Events: events, TTL: e.TTL, End: lin.Now(),

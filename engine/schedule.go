@@ -132,6 +132,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		sys.slots = append(sys.slots, w)
 		sys.all = append(sys.all, w)
 	}
+	env.Phase(PhaseWorkers)
 	if trigger != "" {
 		if _, err := sys.slots[victim].Await(ctx, "failpoint "+trigger, 30*time.Second+5*ttl); err != nil {
 			return nil, 0, err
@@ -140,6 +141,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 			return nil, 0, err
 		}
 	}
+	env.Phase(PhaseWarmUp)
 	run := &ScheduleRun{Schedule: s, Injected: map[string]int{}}
 	t0 := time.Now()
 	sleepUntil := func(at time.Duration) error {
@@ -158,12 +160,15 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 	// one, and a stuck verdict is the lock's, never a fault that came too
 	// soon or a run that ended too early.
 	bound := checker.Bound(ttl)
-	var notBefore time.Duration
+	var notBefore, lastHeal time.Duration
 	var healed int64 // when the last heal finished (monotonic ns)
 	for i, st := range s.Faults {
 		if err := sleepUntil(max(time.Duration(st.At), notBefore)); err != nil {
 			return nil, 0, err
 		}
+		// Before the first fault (a schedule's lead) and between faults
+		// is the run going on between them.
+		env.Phase(PhaseAfter)
 		k, err := nemesis.Lookup(st.Kind)
 		if err != nil {
 			return nil, 0, err
@@ -228,7 +233,9 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 			inCut = min(ttl, wait/2)
 			wait -= inCut
 		}
-		if _, ok := triggers[i].(nemesis.InQueue); ok {
+		if q, ok := triggers[i].(nemesis.InQueue); ok && q.HoldsThrough {
+			note += fmt.Sprintf(", waiting in line right behind %s, which holds through the fault inside its section", st.Holder)
+		} else if ok {
 			// The holder releases while the waiter struck in line right
 			// behind it is still dead or frozen: half a TTL in, so that the
 			// verdict does not hinge on where in its heartbeat cycle the
@@ -278,7 +285,8 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		if err != nil {
 			return nil, 0, fmt.Errorf("fault %d (%s %s): heal: %w", i, st.Kind, shown, err)
 		}
-		if _, ok := triggers[i].(nemesis.HeldAtFailpoint); ok {
+		q, queued := triggers[i].(nemesis.InQueue)
+		if _, ok := triggers[i].(nemesis.HeldAtFailpoint); ok || queued && q.HoldsThrough {
 			// A holder held up by a fault on a server goes on after the
 			// heal, once another client has read the resource since the
 			// fault began (or half a TTL passed), and leaves after that
@@ -287,7 +295,8 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 				return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
 			}
 		}
-		notBefore = time.Since(t0) + bound
+		lastHeal = time.Since(t0)
+		notBefore = lastHeal + bound
 		healed = lin.Now()
 		inj.Note = note + "; " + healNote
 		if _, role := nemesis.RoleOf(st.Target); role || st.Target == nemesis.HolderServerTarget {
@@ -297,6 +306,13 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		env.Rec.Record(lin.FaultEvent(begin, healed, inj,
 			fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, shown, time.Duration(st.Duration), note, healNote)))
 		run.Injected[st.Kind]++
+		env.Phase(PhaseFault)
+	}
+	if long := time.Duration(s.LongFor); long > 0 && healed != 0 {
+		if err := sleepUntil(lastHeal + long); err != nil {
+			return nil, 0, err
+		}
+		sys.shortWork()
 	}
 	if err := sleepUntil(time.Duration(s.Duration)); err != nil {
 		return nil, 0, err
@@ -321,10 +337,12 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		return nil, 0, ctx.Err()
 	}
 	end := lin.Now()
+	env.Phase(PhaseAfter)
 	sys.stopAll()
 	if err := env.collect(sys.all); err != nil {
 		return nil, 0, err
 	}
+	env.Phase(PhaseStop)
 	run.Events = env.Rec.Events()
 	return run, end, nil
 }

@@ -115,6 +115,7 @@ func RunScript(ctx context.Context, env *Env, p Script) (*Outcome, error) {
 		}
 		r.Workers = append(r.Workers, w)
 	}
+	env.Phase(PhaseWorkers)
 	r.Victim = r.Workers[0]
 	if trigger != "" {
 		// The victim alone takes the first grant (so its fencing token is 1)
@@ -128,10 +129,12 @@ func RunScript(ctx context.Context, env *Env, p Script) (*Outcome, error) {
 			}
 		}
 	}
+	env.Phase(PhaseWarmUp)
 	if p.Inject != nil {
 		if err := p.Inject(ctx, r); err != nil {
 			return nil, err
 		}
+		env.Phase(PhaseFault)
 	}
 	out := &Outcome{Figures: map[string]float64{}, Clients: p.Workers, Processes: true}
 	if p.Observe != nil {
@@ -141,10 +144,12 @@ func RunScript(ctx context.Context, env *Env, p Script) (*Outcome, error) {
 			return nil, ctx.Err()
 		}
 	}
+	env.Phase(PhaseAfter)
 	r.stopWorkers()
 	if err := env.collect(r.Workers); err != nil {
 		return nil, err
 	}
+	env.Phase(PhaseStop)
 	r.Events = env.Rec.Events()
 	if p.Figures != nil {
 		if err := p.Figures(r, out); err != nil {

@@ -46,10 +46,11 @@ func (x *system) ReplaceClient(ctx context.Context, slot int) (int, error) {
 	x.mu.Lock()
 	id := x.next
 	x.next++
+	work := x.work
 	x.mu.Unlock()
 	// A new id: the killed process's sections stay in the history under
 	// its own, with the one it died in left unknown.
-	w, err := startWithRetry(ctx, x.env, id, x.work)
+	w, err := startWithRetry(ctx, x.env, id, work)
 	if err != nil {
 		return 0, err
 	}
@@ -170,6 +171,23 @@ func (x *system) grantAfter(ctx context.Context, after int64, bound time.Duratio
 	all := append([]*Worker(nil), x.all...)
 	x.mu.Unlock()
 	return waitFor(ctx, all, lin.Acquired, after, bound)
+}
+
+// shortWork gives every client the short sections of the scripted
+// scenarios from its next section on (nemesis.Schedule.LongFor), a
+// replacement started later too.
+func (x *system) shortWork() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	long := x.work
+	x.work = func(ws *WorkerSpec) {
+		long(ws)
+		ws.WorkMin, ws.WorkMax = nemesis.ShortWorkMin, nemesis.ShortWorkMax
+	}
+	for _, w := range x.slots {
+		// A killed worker cannot hear it, and needs not.
+		w.SetWork(nemesis.ShortWorkMin, nemesis.ShortWorkMax)
+	}
 }
 
 // stopAll stops every worker still running (each finishes its section).

@@ -72,12 +72,16 @@ var fixedSchedules = map[string]FixedSchedule{
 	// its lease, then resumed to release a lock another client may hold.
 	"late-release": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		// Long sections, so that the stale release lands while another
-		// holder still works; long enough after it for the checker's
-		// minimum progress with them (a lock that holds through the pause
-		// grants nothing during it).
+		// holder still works, until a TTL after the heal: the release lands
+		// at the heal, inside the section of the holder then (at most a
+		// third of a TTL), and a waiter is granted the freed lock within
+		// it. Then short sections, for the checker's minimum progress (a
+		// lock that holds through the pause grants nothing during it):
+		// with long sections to the end, that took six seconds of
+		// observing, 60 % of the run, for about 20 sections.
 		return fixed(impl, fencing, ttl, Step{Kind: ClientPause, Target: "client-0",
 			After: failpointOr(impl, failpoint.BetweenGetAndDel, failpoint.BeforeRelease), Duration: Duration(pastTTL(ttl))},
-			shape{workMin: ttl / 5, workMax: ttl / 3, observe: 6 * time.Second})
+			shape{workMin: ttl / 5, workMax: ttl / 3, longFor: ttl, observe: ttl + time.Second})
 	},
 	// server-restart: the lock's first server is SIGKILLed and restarted
 	// without its data while the holder is inside its section; the holder
@@ -134,6 +138,15 @@ var fixedSchedules = map[string]FixedSchedule{
 	},
 	"queued-waiter-pause": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		return queued(impl, fencing, ttl, ClientPause)
+	},
+	// queued-waiter-crash-in-section: the holder is stopped inside its
+	// section and holds through the fault while the waiter right behind it
+	// is SIGKILLed; the dead waiter's place goes (its session expires)
+	// while the lock is still held, so the waiter behind it is told its
+	// predecessor left and must look at the line again, not take the lock.
+	"queued-waiter-crash-in-section": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: ClientKill, Target: "client-0", Holder: "client-1", Queue: true,
+			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl))}, shape{observe: ttl + time.Second})
 	},
 	// redlock-partition: every client is cut off a minority of a multi-node
 	// lock's servers (a quorum stays reachable: grants must go on), healed,
@@ -220,8 +233,18 @@ func FixedNames() []string {
 type shape struct {
 	clients          int
 	workMin, workMax time.Duration
-	observe          time.Duration
+	// longFor: Schedule.LongFor.
+	longFor time.Duration
+	observe time.Duration
 }
+
+// ShortWorkMin and ShortWorkMax bound the short sections of the scripted
+// scenarios: a few hundred of them in a run, enough to catch an overlap,
+// few enough for a readable timeline.
+const (
+	ShortWorkMin = 5 * time.Millisecond
+	ShortWorkMax = 20 * time.Millisecond
+)
 
 // serverShape is the shape of a fault on a server while a holder waits at
 // its failpoint: two clients, the holder and the one the lost lock is
@@ -241,7 +264,7 @@ func fixed(impl string, fencing bool, ttl time.Duration, st Step, sh ...shape) S
 		s.clients = 4
 	}
 	if s.workMax == 0 {
-		s.workMin, s.workMax = 5*time.Millisecond, 20*time.Millisecond
+		s.workMin, s.workMax = ShortWorkMin, ShortWorkMax
 	}
 	if s.observe == 0 {
 		s.observe = time.Second
@@ -253,6 +276,6 @@ func fixed(impl string, fencing bool, ttl time.Duration, st Step, sh ...shape) S
 		end += ttl / 2
 	}
 	return Schedule{Impl: impl, Fencing: fencing, TTL: Duration(ttl), Clients: s.clients, Seed: 1,
-		WorkMin: Duration(s.workMin), WorkMax: Duration(s.workMax),
+		WorkMin: Duration(s.workMin), WorkMax: Duration(s.workMax), LongFor: Duration(s.longFor),
 		Duration: Duration(end), Faults: []Step{st}}
 }

@@ -127,6 +127,14 @@ type Schedule struct {
 	// they replace, which reach the checker's minimum in a second.
 	WorkMin Duration `json:"work_min,omitempty"`
 	WorkMax Duration `json:"work_max,omitempty"`
+	// LongFor, when set, ends the sections of WorkMin..WorkMax that long
+	// after the last heal: from then on every section is a short one
+	// (ShortWorkMin..ShortWorkMax). A fault that needs long sections
+	// needs them only until its consequence has played out (late-release:
+	// the stale release landing inside another holder's section); the
+	// progress the checker asks for after that comes in a fraction of the
+	// time. Zero: the same sections for the whole run.
+	LongFor Duration `json:"long_for,omitempty"`
 	Faults  []Step   `json:"faults"`
 	// Verdict is what the run that wrote this file was judged; a replay
 	// is compared with it. Empty in a generated schedule.
@@ -146,6 +154,9 @@ func (s Schedule) Validate() error {
 	}
 	if s.Clients < 1 {
 		return errors.New("clients must be at least 1")
+	}
+	if s.LongFor < 0 {
+		return errors.New("long_for must not be negative")
 	}
 	if s.WorkMin < 0 || s.WorkMax < s.WorkMin {
 		return fmt.Errorf("work must satisfy 0 <= work_min <= work_max, not %v and %v", time.Duration(s.WorkMin), time.Duration(s.WorkMax))

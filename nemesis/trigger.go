@@ -3,6 +3,8 @@ package nemesis
 import (
 	"fmt"
 	"time"
+
+	"github.com/locklab/locklab/faults/failpoint"
 )
 
 // Trigger is when, and around which client, a step strikes: one of AtTime,
@@ -40,10 +42,14 @@ type HeldAtFailpoint struct {
 // InQueue stops client Holder at Failpoint, lines client Waiter up right
 // behind it and the other clients behind Waiter, then strikes Waiter (a
 // kill or a pause) while it waits in line; Holder releases half a TTL
-// into the fault.
+// into the fault. A holder stopped inside its section (HoldsThrough)
+// cannot release before it writes: it holds through the fault and goes on
+// after the heal, as a HeldAtFailpoint holder does, so the struck waiter
+// leaves the line while the lock is still held.
 type InQueue struct {
 	Failpoint      string
 	Holder, Waiter int
+	HoldsThrough   bool
 }
 
 func (AtTime) trigger()          {}
@@ -74,7 +80,7 @@ func (s Step) Trigger() (Trigger, error) {
 		if err != nil {
 			return nil, fmt.Errorf("a queue step strikes a waiter: %w", err)
 		}
-		return InQueue{Failpoint: s.After, Holder: stopped, Waiter: waiter}, nil
+		return InQueue{Failpoint: s.After, Holder: stopped, Waiter: waiter, HoldsThrough: s.After == failpoint.InCriticalSection}, nil
 	case s.Holder != "" && s.Holder == s.Target:
 		return nil, fmt.Errorf("the holder %s is stopped while the fault strikes something else; to strike the client stopped, name no holder", s.Holder)
 	case s.Holder != "":

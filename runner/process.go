@@ -120,6 +120,13 @@ func (w *Worker) ContinueThenLeave() error {
 	return err
 }
 
+// SetWork changes the bounds of the worker's section work from its next
+// section on.
+func (w *Worker) SetWork(lo, hi time.Duration) error {
+	_, err := fmt.Fprintf(w.stdin, "work %v %v\n", lo, hi)
+	return err
+}
+
 // Kill crashes the worker with SIGKILL and returns once it is reaped.
 func (w *Worker) Kill() { w.proc.Kill() }
 

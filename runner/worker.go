@@ -115,6 +115,16 @@ func runWorker(raw string) error {
 	}
 
 	var stopping atomic.Bool
+	// stopped ends an acquire still waiting when "stop" comes: the run is
+	// over, and waiting on (a waiter behind three long sections waited a
+	// second here) only added a section after the run's end to every
+	// stop. A section already granted still runs to its end.
+	stopped, stop := context.WithCancel(context.Background())
+	defer stop()
+	// The work bounds can change mid-run ("work MIN MAX", SetWork).
+	var workMin, workMax atomic.Int64
+	workMin.Store(int64(ws.WorkMin))
+	workMax.Store(int64(ws.WorkMax))
 	cont := make(chan struct{}, len(ws.Arm)+1)
 	goCh := make(chan struct{})
 	var goOnce sync.Once
@@ -122,18 +132,30 @@ func runWorker(raw string) error {
 	go func() {
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
-			switch strings.TrimSpace(sc.Text()) {
+			line := strings.TrimSpace(sc.Text())
+			if f := strings.Fields(line); len(f) == 3 && f[0] == "work" {
+				lo, err1 := time.ParseDuration(f[1])
+				hi, err2 := time.ParseDuration(f[2])
+				if err1 == nil && err2 == nil && 0 <= lo && lo <= hi {
+					workMin.Store(int64(lo))
+					workMax.Store(int64(hi))
+				}
+				continue
+			}
+			switch line {
 			case "continue":
 				cont <- struct{}{}
 			case "go":
 				start()
 			case "stop":
 				stopping.Store(true)
+				stop()
 				start()
 			}
 		}
 		// The parent is gone or closed our stdin: finish up.
 		stopping.Store(true)
+		stop()
 		start()
 		close(cont)
 	}()
@@ -187,10 +209,11 @@ func runWorker(raw string) error {
 					return ws.FirstWork
 				}
 			}
-			if ws.WorkMax <= ws.WorkMin {
-				return ws.WorkMin
+			lo, hi := workMin.Load(), workMax.Load()
+			if hi <= lo {
+				return time.Duration(lo)
 			}
-			return ws.WorkMin + time.Duration(rng.Int64N(int64(ws.WorkMax-ws.WorkMin)))
+			return time.Duration(lo + rng.Int64N(hi-lo))
 		},
 	}
 	say("ready")
@@ -198,12 +221,29 @@ func runWorker(raw string) error {
 		<-goCh
 	}
 	for !stopping.Load() {
-		ctx, cancel := context.WithTimeout(context.Background(), ws.AcquireTimeout)
-		err := client.Section(ctx)
+		// One deadline for the acquire and the section after it, as
+		// before; only the acquire also ends with the stop: a granted
+		// section always runs to its end as it would have.
+		deadline := time.Now().Add(ws.AcquireTimeout)
+		ctx, cancel := context.WithDeadline(stopped, deadline)
+		lease, err := locker.Acquire(ctx, ws.Key)
 		waited := ctx.Err() != nil
 		cancel()
-		if err == nil && ws.Think > 0 {
-			time.Sleep(ws.Think)
+		if err != nil && stopped.Err() != nil {
+			// Abandoned because the run ended, not a failure of the lock.
+			break
+		}
+		if err == nil {
+			sctx, cancel := context.WithDeadline(context.Background(), deadline)
+			client.Run(sctx, lease)
+			cancel()
+			if ws.Think > 0 {
+				// Thinking ends with the stop too: no section follows it.
+				select {
+				case <-time.After(ws.Think):
+				case <-stopped.Done():
+				}
+			}
 		}
 		if err != nil {
 			rec.Record(lin.Event{Kind: lin.AcquireFailed, Client: ws.ID, Text: errorKind(err)})

@@ -37,6 +37,7 @@ func runContention(ctx context.Context, env *engine.Env) (*engine.Outcome, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	env.Phase(engine.PhaseWorkload)
 	out := &engine.Outcome{Clients: env.Clients}
 	if res.Stuck != nil {
 		// The gap in grants this left is the checker's to judge.

@@ -39,6 +39,7 @@ func TestScenarioSchedules(t *testing.T) {
 		{"redis-failover", false, "moves the clients by proxy, which container mode reaches too: a schedule's fail-over moves an address between the lab's hosts, and container mode has none"},
 		{"queued-waiter-crash", true, ""},
 		{"queued-waiter-pause", true, ""},
+		{"queued-waiter-crash-in-section", true, ""},
 		{"redlock-restart", false, "a reset on the proxy: on hosts go-redis's dial breaker hides the restarted node"},
 		{"redlock-restart-delayed", false, "the holder's cut from two nodes (a proxy reset, as in redlock-restart) spans the fault, and a schedule's faults do not overlap"},
 		{"redlock-clock-jump", false, "the holder's cut from two nodes (a proxy reset, as in redlock-restart) spans the fault, and a schedule's faults do not overlap"},

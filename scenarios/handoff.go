@@ -123,6 +123,7 @@ func runHandOff(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	env.Phase(engine.PhaseWorkload)
 	out := &engine.Outcome{Clients: env.Clients}
 	switch {
 	case gaveUp != nil:

@@ -115,6 +115,9 @@ type CellResult struct {
 	Counterexample      string             `json:"counterexample,omitempty"`
 	History             string             `json:"history,omitempty"`
 	Seconds             float64            `json:"seconds"`
+	// PhaseSeconds is where Seconds went, summed over the runs
+	// (engine.Phase): servers, workers, warm-up, fault, after, check, ...
+	PhaseSeconds map[string]float64 `json:"phase_seconds,omitempty"`
 	// TTL, Clients and Processes are the settings the cell ran with, so a
 	// figure quoted from it can say them (absent in matrices older than
 	// them; the report's header then holds the TTL).

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +28,12 @@ import (
 // The verdict is the worst over all runs, so a safe cell that shows one
 // counterexample fails, and a run with too little progress (inconclusive)
 // never passes as safe.
+//
+// Cells run LOCKLAB_MATRIX_PARALLEL at once (default 2, as `bench matrix
+// -parallel`): a cell spends almost all its time waiting out leases and
+// faults. A scenario marked Alone runs with no other cell beside it.
+// With more than one at once, no process outliving the cells is checked
+// once they all ended, not after each (another cell's are alive then).
 func TestVerdictMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the verdict matrix takes minutes; run without -short")
@@ -39,54 +46,87 @@ func TestVerdictMatrix(t *testing.T) {
 		}
 		runs = n
 	}
+	parallel := 2
+	if s := os.Getenv("LOCKLAB_MATRIX_PARALLEL"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("LOCKLAB_MATRIX_PARALLEL=%q: want a positive integer", s)
+		}
+		parallel = n
+	}
 	cells, err := scenarios.Cells(impls.All(), scenarios.Names())
 	if err != nil {
 		t.Fatal(err)
 	}
+	noneOutlive := func(t *testing.T, what string) {
+		if pids := cluster.LivePIDs(); len(pids) != 0 {
+			t.Errorf("processes outlived the %s: %v", what, pids)
+		}
+	}
+	// Whatever the verdicts, no worker or server outlives the cells: a
+	// parent's cleanup runs once its parallel subtests have all ended.
+	t.Cleanup(func() { noneOutlive(t, "cells") })
+	slots := make(chan struct{}, parallel)
+	var gate sync.RWMutex // an Alone cell holds it by itself, the others share it
 	for i, c := range cells {
 		t.Run(c.Name(), func(t *testing.T) {
-			// Whatever the verdict, no worker or server outlives the cell.
-			t.Cleanup(func() {
-				if pids := cluster.LivePIDs(); len(pids) != 0 {
-					t.Errorf("processes outlived the run: %v", pids)
+			if parallel > 1 {
+				t.Parallel()
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				if scenarios.RunsAlone(c) {
+					gate.Lock()
+					defer gate.Unlock()
+				} else {
+					gate.RLock()
+					defer gate.RUnlock()
 				}
-			})
-			exp, err := c.Expect()
-			if err != nil {
-				t.Fatal(err)
+			} else {
+				// Whatever the verdict, no worker or server outlives the cell.
+				t.Cleanup(func() { noneOutlive(t, "cell") })
 			}
-			opts := engine.Options{Seed: int64(1000*i + 1), TTL: time.Second, Clients: 8, Sections: 1000, OutDir: t.TempDir()}
-			outs, err := scenarios.RunCell(context.Background(), c, runs, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if checker.CellVerdict(verdicts(outs)) != exp.Verdict {
-				opts.Seed += int64(runs)
-				more, err := scenarios.RunCell(context.Background(), c, 2, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				outs = append(outs, more...)
-			}
-			got := checker.CellVerdict(verdicts(outs))
-			if got != exp.Verdict {
-				var detail []string
-				for _, o := range outs {
-					d := fmt.Sprintf("seed %d: %s", o.Seed, o.Verdict)
-					if o.HTML != "" {
-						d += " (counterexample " + o.HTML + ")"
-					}
-					if o.Detail != "" {
-						d += ": " + o.Detail
-					}
-					detail = append(detail, d)
-				}
-				t.Fatalf("%s over %d runs, expected %s (%s)\n%s", got, len(outs), exp.Verdict, exp.Why, strings.Join(detail, "\n"))
-			}
-			for _, o := range outs {
-				checkFigures(t, c, o)
-			}
+			verdictCell(t, i, c, runs)
 		})
+	}
+}
+
+// verdictCell runs cell c (the i-th of the matrix) runs times, two more
+// when it disagrees with the table, and asserts the table's verdict.
+func verdictCell(t *testing.T, i int, c scenarios.Cell, runs int) {
+	exp, err := c.Expect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := engine.Options{Seed: int64(1000*i + 1), TTL: time.Second, Clients: 8, Sections: 1000, OutDir: t.TempDir()}
+	outs, err := scenarios.RunCell(context.Background(), c, runs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checker.CellVerdict(verdicts(outs)) != exp.Verdict {
+		opts.Seed += int64(runs)
+		more, err := scenarios.RunCell(context.Background(), c, 2, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, more...)
+	}
+	got := checker.CellVerdict(verdicts(outs))
+	if got != exp.Verdict {
+		var detail []string
+		for _, o := range outs {
+			d := fmt.Sprintf("seed %d: %s", o.Seed, o.Verdict)
+			if o.HTML != "" {
+				d += " (counterexample " + o.HTML + ")"
+			}
+			if o.Detail != "" {
+				d += ": " + o.Detail
+			}
+			detail = append(detail, d)
+		}
+		t.Fatalf("%s over %d runs, expected %s (%s)\n%s", got, len(outs), exp.Verdict, exp.Why, strings.Join(detail, "\n"))
+	}
+	for _, o := range outs {
+		checkFigures(t, c, o)
 	}
 }
 

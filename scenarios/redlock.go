@@ -70,7 +70,7 @@ func pivot(r *engine.ScriptRun) *cluster.Node {
 
 func init() {
 	inCS := func(impls.Spec) string { return failpoint.InCriticalSection }
-	Register(workerScenario("redlock-restart",
+	Register(alone(workerScenario("redlock-restart",
 		"a node in the holder's bare majority restarts empty at once",
 		multiRedis, nil, engine.Script{
 			Proxies: true, Setup: isolateVictim, Trigger: inCS,
@@ -84,9 +84,9 @@ func init() {
 				return r.HandOff(ctx, r.Victim.Continue)
 			},
 			Observe: func(*engine.Env) time.Duration { return time.Second },
-		}))
+		})))
 
-	Register(workerScenario("redlock-restart-delayed",
+	Register(alone(workerScenario("redlock-restart-delayed",
 		"a node in the holder's bare majority crashes and restarts empty only after the max TTL (antirez's delayed restart)",
 		multiRedis, nil, engine.Script{
 			Proxies: true, Setup: isolateVictim, Trigger: inCS,
@@ -109,9 +109,9 @@ func init() {
 				return n.Restart(ctx, false)
 			},
 			Observe: func(*engine.Env) time.Duration { return time.Second },
-		}))
+		})))
 
-	Register(workerScenario("redlock-clock-jump",
+	Register(alone(workerScenario("redlock-clock-jump",
 		"the clock of a node in the holder's bare majority jumps forward past the TTL",
 		movableClocks, func(spec impls.Spec, _ string) topology.Declaration { return spec.Backend.Topology().WithClockShift() }, engine.Script{
 			Proxies: true, Setup: isolateVictim, Trigger: inCS,
@@ -126,11 +126,11 @@ func init() {
 				return r.HandOff(ctx, r.Victim.Continue)
 			},
 			Observe: func(*engine.Env) time.Duration { return time.Second },
-		}))
+		})))
 
-	Register(scheduleScenario("redlock-partition",
+	Register(alone(scheduleScenario("redlock-partition",
 		"every client is cut off a minority of the nodes by dropped packets (still available), then off a majority (unavailable, never unsafe)",
-		redlockPartition))
+		redlockPartition)))
 }
 
 // redlockPartition applies to Redlock's independent nodes when the lab can

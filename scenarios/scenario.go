@@ -58,6 +58,31 @@ type Scenario struct {
 	// Demo marks a scenario kept for a lesson's figure but left out of the
 	// verdict matrix, because its verdicts repeat another scenario's.
 	Demo bool
+	// Alone marks a scenario whose fault must land within tens of
+	// milliseconds (a server restarted or failed over while a holder waits
+	// half a TTL for another client's read, a queued waiter struck half a
+	// TTL before the release): the matrix runs its cells with no other
+	// cell beside them. With one beside it on a loaded machine, a restart
+	// of redis-fair's server took 0.6 s instead of 20-30 ms, no client got
+	// in within the half TTL, and a cell expected unsafe came out safe.
+	// Client faults that last 2.5 TTLs and more do not need it.
+	Alone bool
+}
+
+// RunsAlone says whether cell c must run with no other cell beside it: its
+// scenario is Alone, or it runs on a topology of several lock servers,
+// whose start (three JVMs for a ZooKeeper ensemble) and elections take
+// both cores of a small machine for seconds, long enough to delay another
+// cell's fault as much as to be delayed by it.
+func RunsAlone(c Cell) bool {
+	s, err := Lookup(c.Scenario)
+	return err != nil || s.Alone || topology.Or(c.Topology) != topology.SingleName
+}
+
+// alone marks s to run with no other cell beside it (Scenario.Alone).
+func alone(s Scenario) Scenario {
+	s.Alone = true
+	return s
 }
 
 var (

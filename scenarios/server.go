@@ -27,11 +27,11 @@ import (
 // redis-failover-replicated lets replication run and is usually safe.
 
 func init() {
-	Register(scheduleScenario("server-restart",
+	Register(alone(scheduleScenario("server-restart",
 		"the single Redis lock server is SIGKILLed and restarted without its data while a client holds the lock",
-		singleRedis))
+		singleRedis)))
 
-	Register(workerScenario("redis-failover",
+	Register(alone(workerScenario("redis-failover",
 		"the grant never reaches the replica; the master dies; the replica is promoted and clients move to it",
 		singleRedis, withReplica, engine.Script{
 			Workers: 2, Proxies: true,
@@ -71,7 +71,7 @@ func init() {
 				return r.HandOff(ctx, r.Victim.ContinueThenLeave)
 			},
 			Observe: func(*engine.Env) time.Duration { return time.Second },
-		}))
+		})))
 }
 
 // withReplica is the lock's single Redis with a replica to fail over to.

@@ -56,6 +56,15 @@ func shardFlag(fs *flag.FlagSet) *shard.Shard {
 	return s
 }
 
+// parallelFlag is -parallel: how many cells run at once. A cell spends
+// almost all of its time waiting (out a lease, a pause, a fault's
+// duration): the whole matrix used under half of one core of two, so two
+// cells side by side still leave the machine mostly idle, and each run's
+// faults are timed by its own clock and recorded as they happened.
+func parallelFlag(fs *flag.FlagSet) *int {
+	return fs.Int("parallel", 2, "cells run at once (each on servers and workers of its own); 1 runs them one after another")
+}
+
 // topologyFlag is -topology NAME: the servers' topology (`bench list` names
 // them); the default is the single-server one. A bad name is a usage error
 // at parse time, before any work.

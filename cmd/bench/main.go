@@ -284,6 +284,9 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "detail: %s\n", o.Detail)
 	}
 	fmt.Fprintf(stdout, "elapsed: %v\n", o.Elapsed.Round(time.Millisecond))
+	if line := phaseLine([]*engine.Outcome{o}); line != "" {
+		fmt.Fprintf(stdout, "phases (s): %s\n", strings.Trim(strings.TrimSpace(line), "[]"))
+	}
 	for _, k := range sortedKeys(o.Figures) {
 		fmt.Fprintf(stdout, "%s: %g\n", k, o.Figures[k])
 	}

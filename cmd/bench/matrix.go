@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locklab/locklab/checker"
@@ -50,6 +51,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	seed := seedFlag(fs, "base seed; run i of a cell uses seed+i")
 	out := outFlag(fs, "results", "correctness.md, correctness.json and counterexamples/ (with -shard: the partial result)")
 	sh := shardFlag(fs)
+	parallel := parallelFlag(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -72,8 +74,8 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if *runs < 1 || *ttl <= 0 {
-		return fmt.Errorf("%w: -runs must be at least 1 and -ttl positive", errUsage)
+	if *runs < 1 || *ttl <= 0 || *parallel < 1 {
+		return fmt.Errorf("%w: -runs and -parallel must be at least 1 and -ttl positive", errUsage)
 	}
 	if *seed == 0 && !sh.Sharded() {
 		*seed = time.Now().UnixNano()
@@ -109,17 +111,25 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer os.RemoveAll(stage)
 	ceDir := filepath.Join(stage, "counterexamples")
 	start := time.Now()
-	var results []scenarios.CellResult
 	// Every cell must have a reviewed expectation before anything runs.
 	for _, c := range cells {
 		if _, err := c.Expect(); err != nil {
 			return err
 		}
 	}
+	// The cells this shard owns, by their position in the whole list
+	// (their seeds and their place in the merged result depend on it).
+	var owned []int
 	for i, c := range cells {
-		if !sh.Owns(c.Name()) {
-			continue
+		if sh.Owns(c.Name()) {
+			owned = append(owned, i)
 		}
+	}
+	cellResults := make([]*scenarios.CellResult, len(cells))
+	var printMu sync.Mutex // cells side by side print whole lines
+	alone := func(i int) bool { return scenarios.RunsAlone(cells[i]) }
+	err = forEachParallel(ctx, owned, *parallel, alone, func(ctx context.Context, i int) error {
+		c := cells[i]
 		exp, _ := c.Expect()
 		cellStart := time.Now()
 		outs, err := scenarios.RunCell(ctx, c, *runs, engine.Options{
@@ -128,47 +138,28 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return err
 		}
-		r := scenarios.CellResult{Impl: c.Impl.Name, Topology: topology.Or(c.Topology), Scenario: c.Scenario, Fencing: c.Fencing,
-			Expected: exp.Verdict, Why: exp.Why, Runs: len(outs),
-			Figures: map[string]float64{}, Seconds: time.Since(cellStart).Seconds(), TTL: ttl.String()}
-		for j, o := range outs {
-			r.RunVerdicts = append(r.RunVerdicts, o.Verdict)
-			r.Clients, r.Processes = o.Clients, o.Processes
-			if j == 0 || o.Sections < r.MinSections {
-				r.MinSections = o.Sections
-			}
-			if j == 0 || o.GrantsAfterFault < r.MinGrantsAfterFault {
-				r.MinGrantsAfterFault = o.GrantsAfterFault
-			}
-			r.GrantsAfterFault += o.GrantsAfterFault
-			r.Sections += o.Sections
-			r.Unknown += o.Unknown
-			r.Seeds = append(r.Seeds, o.Seed)
-			if o.Recovery > 0 {
-				r.RecoveryMillis = append(r.RecoveryMillis, o.Recovery.Milliseconds())
-			}
-			for k, v := range o.Figures {
-				r.Figures[k] = v // the last run's figures
-			}
-			if o.Detail != "" {
-				r.Detail = o.Detail
-			}
-			if o.HTML != "" && r.Counterexample == "" {
-				r.Counterexample, _ = filepath.Rel(stage, o.HTML)
-				r.History, _ = filepath.Rel(stage, o.History)
-			}
-		}
-		r.Verdict = checker.CellVerdict(r.RunVerdicts)
+		r := cellResult(c, exp, outs, stage, *ttl, time.Since(cellStart))
 		mark := ""
 		if !checker.Agrees(r.Expected, r.Verdict) {
 			mark = fmt.Sprintf("   (expected %s)", r.Expected)
 		}
-		fmt.Fprintf(stderr, "[%d/%d] %-48s %-11s %5.1fs%s\n", i+1, len(cells), c.Name(), r.Verdict, r.Seconds, mark)
+		printMu.Lock()
+		fmt.Fprintf(stderr, "[%d/%d] %-48s %-11s %5.1fs%s%s\n", i+1, len(cells), c.Name(), r.Verdict, r.Seconds, mark, phaseLine(outs))
+		printMu.Unlock()
+		cellResults[i] = &r
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var results []scenarios.CellResult
+	for _, i := range owned {
+		r := *cellResults[i]
 		results = append(results, r)
 		if partial != nil {
 			// The cell's position in the whole run: its seed above is the
 			// unsharded run's, and the merge puts it back in its place.
-			if err := addCell(partial, c.Name(), i, r); err != nil {
+			if err := addCell(partial, cells[i].Name(), i, r); err != nil {
 				return err
 			}
 		}
@@ -372,6 +363,127 @@ func scenarioRank(name string) int {
 		}
 	}
 	return len(order)
+}
+
+// phaseLine sums the runs' phases (engine.Phase) in the order they
+// happened, for the matrix's progress line: where the cell's time went.
+func phaseLine(outs []*engine.Outcome) string {
+	var names []string
+	sum := map[string]float64{}
+	for _, o := range outs {
+		for _, p := range o.Phases {
+			if _, seen := sum[p.Name]; !seen {
+				names = append(names, p.Name)
+			}
+			sum[p.Name] += p.Seconds
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %.1f", n, sum[n]))
+	}
+	return "   [" + strings.Join(parts, ", ") + "]"
+}
+
+// cellResult sums a cell's runs into its row of correctness.json.
+func cellResult(c scenarios.Cell, exp scenarios.Expectation, outs []*engine.Outcome, stage string, ttl, took time.Duration) scenarios.CellResult {
+	r := scenarios.CellResult{Impl: c.Impl.Name, Topology: topology.Or(c.Topology), Scenario: c.Scenario, Fencing: c.Fencing,
+		Expected: exp.Verdict, Why: exp.Why, Runs: len(outs),
+		Figures: map[string]float64{}, Seconds: took.Seconds(), TTL: ttl.String()}
+	for j, o := range outs {
+		r.RunVerdicts = append(r.RunVerdicts, o.Verdict)
+		r.Clients, r.Processes = o.Clients, o.Processes
+		if j == 0 || o.Sections < r.MinSections {
+			r.MinSections = o.Sections
+		}
+		if j == 0 || o.GrantsAfterFault < r.MinGrantsAfterFault {
+			r.MinGrantsAfterFault = o.GrantsAfterFault
+		}
+		r.GrantsAfterFault += o.GrantsAfterFault
+		r.Sections += o.Sections
+		r.Unknown += o.Unknown
+		r.Seeds = append(r.Seeds, o.Seed)
+		if o.Recovery > 0 {
+			r.RecoveryMillis = append(r.RecoveryMillis, o.Recovery.Milliseconds())
+		}
+		for _, p := range o.Phases {
+			if r.PhaseSeconds == nil {
+				r.PhaseSeconds = map[string]float64{}
+			}
+			r.PhaseSeconds[p.Name] += p.Seconds
+		}
+		for k, v := range o.Figures {
+			r.Figures[k] = v // the last run's figures
+		}
+		if o.Detail != "" {
+			r.Detail = o.Detail
+		}
+		if o.HTML != "" && r.Counterexample == "" {
+			r.Counterexample, _ = filepath.Rel(stage, o.HTML)
+			r.History, _ = filepath.Rel(stage, o.History)
+		}
+	}
+	r.Verdict = checker.CellVerdict(r.RunVerdicts)
+	return r
+}
+
+// forEachParallel calls do for every item, at most n at once, in the
+// items' order of start; an item alone says so runs with no other beside
+// it (scenarios.Scenario.Alone). The first error cancels the calls still
+// running (their ctx) and is returned once every call has returned.
+func forEachParallel(ctx context.Context, items []int, n int, alone func(item int) bool, do func(ctx context.Context, item int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		// Every call holds the gate: an alone one by itself, the others
+		// shared. A call waiting alone keeps new ones from sharing it.
+		gate sync.RWMutex
+	)
+	slots := make(chan struct{}, max(n, 1))
+	for _, it := range items {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			if alone != nil && alone(it) {
+				gate.Lock()
+				defer gate.Unlock()
+			} else {
+				gate.RLock()
+				defer gate.RUnlock()
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if err := do(ctx, it); err != nil {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+					cancel()
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		// The caller's ctx ended (Ctrl-C): not every cell ran.
+		return ctx.Err()
+	}
+	return firstErr
 }
 
 // rowOf is the matrix row a cell is in: its lock, and its topology when it

@@ -63,7 +63,7 @@ var all = []Mutant{
 	{RedlockNoValidityCheck, "redlock", "the validity time is not computed: a lease claims a day however long the grant took, and the client works past the TTL", "slow-work-past-ttl"},
 	{ZooKeeperNotLowest, "zookeeper", "a client takes the lock as soon as its node exists, without checking it is the lowest sequence node", "contention"},
 	{ZooKeeperTokenReused, "zookeeper", "every grant's fencing token is 1 instead of its directory's czxid + its sequence number", "pause-past-ttl/fenced"},
-	{ZooKeeperGrantOnWake, "zookeeper", "a waiter takes the lock when its predecessor's deletion is reported, without listing the line again on its session", "queued-waiter-pause"},
+	{ZooKeeperGrantOnWake, "zookeeper", "a waiter takes the lock when its predecessor's deletion is reported, without listing the line again on its session", "queued-waiter-crash-in-section"},
 	{PGAdvisoryIgnoreTryResult, "pg-advisory", "acquire calls pg_try_advisory_lock and grants whatever it returned", "contention"},
 	{PGAdvisoryReleaseKeepsLock, "pg-advisory", "release returns the connection to the pool without pg_advisory_unlock: the session lock survives, and only the releasing client can take it again", "release-hand-off"},
 	{PGOptimisticNoCompare, "pg-optimistic", "the acquire's upsert has no WHERE: it takes the row whoever holds it", "contention"},

@@ -104,6 +104,9 @@ func TestMutantsCaught(t *testing.T) {
 		{mutant.ZooKeeperNotLowest, scenarios.Unsafe},
 		{mutant.PGOptimisticNoCompare, scenarios.Unsafe},
 		{mutant.PGAdvisoryReleaseKeepsLock, scenarios.Stuck},
+		// Its catcher used to let it pass; the queue step that holds
+		// through the fault catches it by the schedule.
+		{mutant.ZooKeeperGrantOnWake, scenarios.Unsafe},
 	}
 	for i, tt := range tests {
 		t.Run(tt.mutant, func(t *testing.T) {

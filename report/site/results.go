@@ -11,6 +11,7 @@ import (
 	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // The files of a results dir the site reads, relative to it.
@@ -51,6 +52,9 @@ func Load(dir string) (*Results, error) {
 	if len(r.Matrix) == 0 {
 		return nil, fmt.Errorf("%s: no cells", filepath.Join(dir, CorrectnessFile))
 	}
+	if err := r.loadTopologies(); err != nil {
+		return nil, err
+	}
 	var b benchmark.Report
 	if found, err := readJSON(dir, BenchFile, &b); err != nil {
 		return nil, err
@@ -70,6 +74,48 @@ func Load(dir string) (*Results, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// TopologiesDir holds a matrix per topology run on its own (`bench matrix
+// -topology NAME -out results/topologies/NAME`), beside the main one.
+const TopologiesDir = "topologies"
+
+// loadTopologies adds the cells of every topologies/NAME/correctness.json
+// to the matrix, their files' paths made relative to the results dir. A
+// cell the main matrix already holds (same lock, topology, scenario and
+// fencing) is not added twice.
+func (r *Results) loadTopologies() error {
+	dirs, err := filepath.Glob(filepath.Join(r.Dir, TopologiesDir, "*", CorrectnessFile))
+	if err != nil {
+		return err
+	}
+	key := func(c scenarios.CellResult) string {
+		return fmt.Sprintf("%s|%s|%s|%t", c.Impl, topology.Or(c.Topology), c.Scenario, c.Fencing)
+	}
+	have := map[string]bool{}
+	for _, c := range r.Matrix {
+		have[key(c)] = true
+	}
+	for _, p := range dirs {
+		rel, _ := filepath.Rel(r.Dir, filepath.Dir(p))
+		var cells []scenarios.CellResult
+		if _, err := readJSON(r.Dir, filepath.ToSlash(filepath.Join(rel, CorrectnessFile)), &cells); err != nil {
+			return err
+		}
+		for _, c := range cells {
+			if have[key(c)] {
+				continue
+			}
+			for _, f := range []*string{&c.Counterexample, &c.History} {
+				if *f != "" {
+					*f = filepath.ToSlash(filepath.Join(rel, *f))
+				}
+			}
+			r.Matrix = append(r.Matrix, c)
+			have[key(c)] = true
+		}
+	}
+	return nil
 }
 
 // readJSON decodes dir/name into v; found is false when there is no file.
