@@ -11,6 +11,7 @@ import (
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // A lesson's hand-written prose explains why; what a lock does under a
@@ -83,10 +84,16 @@ type Evidence struct {
 	Source         string // "results/correctness.json" or the run's id
 }
 
-// MatrixEvidence lists every cell of the matrix as evidence.
+// MatrixEvidence lists every cell of the single-server topology as
+// evidence: a sentence that names no topology speaks of the one the pages
+// run, so a cell of another (a ZooKeeper ensemble) neither confirms nor
+// refutes it.
 func MatrixEvidence(m Matrix) []Evidence {
 	var out []Evidence
 	for _, c := range m {
+		if topology.Or(c.Topology) != topology.SingleName {
+			continue
+		}
 		out = append(out, Evidence{Impl: c.Impl, Scenario: c.Scenario, Fencing: c.Fencing, Verdict: c.Verdict, Source: "results/correctness.json"})
 	}
 	return out

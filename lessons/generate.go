@@ -111,6 +111,14 @@ func Generate(ctx context.Context, opt Options) error {
 	if err != nil {
 		return err
 	}
+	// A record no page declares any more (a run renamed or merged into
+	// another page's) goes, so no check holds a page to it.
+	if pruned := declaredRecords(records); len(pruned) != len(records) {
+		records = pruned
+		if err := saveRecords(opt.Dir, records); err != nil {
+			return err
+		}
+	}
 	sold, err := loadSale(opt.Dir)
 	if err != nil {
 		return err
@@ -121,11 +129,15 @@ func Generate(ctx context.Context, opt Options) error {
 	}
 	m, mErr := LoadMatrix(opt.Results)
 	b, bErr := LoadBench(opt.Results)
+	// A run two pages show is run once: the second page shows the first's
+	// record, so one command never gives two sets of figures.
+	ran := map[string]bool{}
 	for _, p := range chosen {
 		for _, r := range p.Runs {
-			if opt.NoRun {
+			if opt.NoRun || ran[r.ID] {
 				continue
 			}
+			ran[r.ID] = true
 			rec, err := runOne(ctx, opt, r)
 			if err != nil {
 				return fmt.Errorf("%s: %w", p.File, err)
@@ -163,8 +175,8 @@ func Generate(ctx context.Context, opt Options) error {
 			}
 			blocks["takeover"] = takeoverBlock(race)
 		}
-		if p.File == "11-choosing-a-lock.md" {
-			blocks["decision"] = decisionTable(m, mErr, mSet, b, bErr)
+		if p.File == DecisionPage {
+			blocks["decision"] = decisionTable(m, mErr, mSet, records, b, bErr)
 		}
 		if err := rewrite(filepath.Join(opt.Dir, p.File), blocks); err != nil {
 			return err
@@ -178,6 +190,9 @@ func Generate(ctx context.Context, opt Options) error {
 	}); err != nil {
 		return err
 	}
+	if err := rewrite(filepath.Join(opt.Dir, "sources.md"), map[string]string{"sources": sourcesBlock()}); err != nil {
+		return err
+	}
 	if opt.Readme != "-" {
 		// The project README opens with the same table, its links relative
 		// to the repository root.
@@ -189,14 +204,18 @@ func Generate(ctx context.Context, opt Options) error {
 			return err
 		}
 	}
-	return checkProse(opt, records, m, mErr)
+	var bench *Bench
+	if bErr == nil {
+		bench = b
+	}
+	return checkProse(opt, records, m, mErr, bench)
 }
 
 // checkProse holds every page's hand-written sentences to the matrix and
 // the page's runs, and its run sentences to their timelines, once the
 // generated blocks are rewritten: a new matrix that contradicts the prose
 // fails the regeneration, naming the sentences to rewrite.
-func checkProse(opt Options, recs map[string]Record, m Matrix, mErr error) error {
+func checkProse(opt Options, recs map[string]Record, m Matrix, mErr error, bench *Bench) error {
 	var ev []Evidence
 	if mErr == nil {
 		ev = MatrixEvidence(m)
@@ -214,6 +233,26 @@ func checkProse(opt Options, recs map[string]Record, m Matrix, mErr error) error
 		for _, msg := range FigureProblems(string(b), recs, read) {
 			errs = append(errs, fmt.Errorf("%s: %s", p.File, msg))
 		}
+		for _, msg := range SourceProblems(string(b)) {
+			errs = append(errs, fmt.Errorf("%s: source: %s", p.File, msg))
+		}
+		for _, msg := range GlossaryLinkProblems(string(b)) {
+			errs = append(errs, fmt.Errorf("%s: glossary: %s", p.File, msg))
+		}
+		for _, msg := range BenchClaimProblems(string(b), bench) {
+			errs = append(errs, fmt.Errorf("%s: speed: %s", p.File, msg))
+		}
+		for _, msg := range ProseFigureProblems(string(b), p, recs) {
+			errs = append(errs, fmt.Errorf("%s: figure: %s", p.File, msg))
+		}
+		if mErr == nil {
+			for _, msg := range MatrixFigureProblems(string(b), m) {
+				errs = append(errs, fmt.Errorf("%s: figure: %s", p.File, msg))
+			}
+		}
+	}
+	for _, msg := range DuplicateRuns(Pages, recs) {
+		errs = append(errs, fmt.Errorf("figure: %s", msg))
 	}
 	return errors.Join(errs...)
 }
@@ -392,6 +431,19 @@ func loadRecords(dir string) (map[string]Record, error) {
 		out[r.ID] = r
 	}
 	return out, nil
+}
+
+// declaredRecords keeps the records of the runs the pages declare.
+func declaredRecords(recs map[string]Record) map[string]Record {
+	out := map[string]Record{}
+	for _, p := range Pages {
+		for _, r := range p.Runs {
+			if rec, ok := recs[r.ID]; ok {
+				out[r.ID] = rec
+			}
+		}
+	}
+	return out
 }
 
 func saveRecords(dir string, recs map[string]Record) error {

@@ -293,7 +293,7 @@ func problems(text, dir string, implSet, scenarioSet map[string]bool, makefile [
 	}
 	for _, m := range backtickRe.FindAllStringSubmatch(text, -1) {
 		w := m[1]
-		if kebabRe.MatchString(w) && !implSet[w] && !scenarioSet[w] && !otherKebab[w] {
+		if kebabRe.MatchString(w) && !implSet[w] && !scenarioSet[w] && !otherKebab[w] && glossaryEntry(w) == "" {
 			out = append(out, fmt.Sprintf("`%s` is neither an implementation nor a scenario", w))
 		}
 	}

@@ -57,20 +57,24 @@ var Pages = []Page{
 	},
 	{
 		File: "02-setnx-then-expire.md", Title: "SETNX then EXPIRE: a crash in between leaves a lock that never expires",
-		Impls: []string{"redis-setnx-expire", "redis-setnx-px"},
+		Impls: []string{"redis-setnx-expire", "redis-setnx-px", "redis-lua-setnx-expire"},
 		Runs: []Run{
 			{ID: "setnx-expire-crash", Impl: "redis-setnx-expire", Scenario: "crash-after-setnx", Seed: 1},
 			{ID: "setnx-px-crash", Impl: "redis-setnx-px", Scenario: "crash-after-setnx", Seed: 1},
+			// 004_84007c392b46b35c.txt's other fix: the two commands in one script.
+			{ID: "lua-setnx-expire-crash", Impl: "redis-lua-setnx-expire", Scenario: "crash-after-setnx", Seed: 1},
 		},
 		Cells: []Cell{{"redis-setnx-expire", "crash-after-setnx"}, {"redis-setnx-px", "crash-after-setnx"}, {"redis-setnx-expire", "holder-crash"}, {"redis-setnx-px", "holder-crash"}},
 		Bench: []string{"redis-setnx-expire", "redis-setnx-px"},
 	},
 	{
 		File: "03-getset-timestamp.md", Title: "The GETSET timestamp lock: expiry judged by the clients' clocks",
-		Impls: []string{"redis-getset", "redis-setnx-px"},
+		Impls: []string{"redis-getset", "redis-setnx-px", "redis-getset-own-expiry"},
 		Runs: []Run{
 			{ID: "getset-clock-skew", Impl: "redis-getset", Scenario: "client-clock-skew", Seed: 1},
 			{ID: "getset-late-release", Impl: "redis-getset", Scenario: "late-release", Seed: 1},
+			// 003_a6064ed1f179a5a2.txt's variant, under the fault it answers.
+			{ID: "getset-own-expiry-late-release", Impl: "redis-getset-own-expiry", Scenario: "late-release", Seed: 1},
 			{ID: "setnx-px-clock-skew", Impl: "redis-setnx-px", Scenario: "client-clock-skew", Seed: 1},
 		},
 		Cells:    []Cell{{"redis-getset", "client-clock-skew"}, {"redis-getset", "late-release"}, {"redis-setnx-px", "client-clock-skew"}},
@@ -107,7 +111,8 @@ var Pages = []Page{
 		Runs: []Run{
 			{ID: "setnx-px-pause-fenced", Impl: "redis-setnx-px", Scenario: "pause-past-ttl", Fencing: true, Seed: 1},
 			{ID: "reentrant-fenced-pause-fenced", Impl: "redis-reentrant-fenced", Scenario: "pause-past-ttl", Fencing: true, Seed: 1},
-			{ID: "setnx-px-coupon-fenced", Impl: "redis-setnx-px", Scenario: "coupon", Fencing: true, Seed: 1},
+			// The same run as lesson 13's: one command, one set of figures.
+			{ID: "coupon-setnx-px-fenced", Impl: "redis-setnx-px", Scenario: "coupon", Fencing: true, Seed: 1},
 		},
 		Cells: []Cell{{"redis-setnx-px", "pause-past-ttl"}, {"redis-reentrant-fenced", "pause-past-ttl"}, {"zookeeper", "pause-past-ttl"}, {"pg-optimistic", "pause-past-ttl"}, {"redis-setnx-px", "coupon"}},
 		Bench: []string{"redis-setnx-px", "redis-reentrant", "redis-reentrant-fenced"},
@@ -160,10 +165,7 @@ var Pages = []Page{
 		Bench: []string{"pg-unique-insert", "pg-optimistic", "pg-advisory"},
 	},
 	{
-		File: "11-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
-	},
-	{
-		File: "12-partitioned-holder.md", Title: "A holder cut off by the network: leases, sessions and Lost()",
+		File: "11-partitioned-holder.md", Title: "A holder cut off by the network: leases, sessions and Lost()",
 		Impls: []string{"redis-setnx-px", "redis-reentrant", "zookeeper", "pg-advisory", "pg-unique-insert"},
 		Runs: []Run{
 			{ID: "setnx-px-partition", Impl: "redis-setnx-px", Scenario: "holder-partition", Seed: 1},
@@ -178,7 +180,7 @@ var Pages = []Page{
 			{"pg-optimistic", "holder-partition"}, {"pg-unique-insert", "holder-partition"}, {"peer-redislock", "holder-partition"}, {"peer-redsync", "holder-partition"}},
 	},
 	{
-		File: "13-waiting-and-fairness.md", Title: "Waiting for a lock: polling, a watch, a queue; fairness and reentrancy",
+		File: "12-waiting-and-fairness.md", Title: "Waiting for a lock: polling, a watch, a queue; fairness and reentrancy",
 		Impls: []string{"redis-fair", "redis-reentrant", "zookeeper", "redis-setnx-px", "pg-advisory"},
 		Runs: []Run{
 			{ID: "setnx-px-hand-off", Impl: "redis-setnx-px", Scenario: "release-hand-off", Seed: 1},
@@ -196,7 +198,7 @@ var Pages = []Page{
 		Fairness: true,
 	},
 	{
-		File: "14-coupon-oversold.md", Title: "We used a lock and still oversold: the coupon sale without and with a fence",
+		File: "13-coupon-oversold.md", Title: "We used a lock and still oversold: the coupon sale without and with a fence",
 		Impls: []string{"redis-setnx-px"},
 		Runs: []Run{
 			{ID: "coupon-setnx-px", Impl: "redis-setnx-px", Scenario: "coupon", Seed: 1},
@@ -204,6 +206,9 @@ var Pages = []Page{
 		},
 		Cells: []Cell{{"redis-setnx-px", "pause-past-ttl"}},
 		Sale:  true,
+	},
+	{
+		File: "14-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
 	},
 }
 

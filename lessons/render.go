@@ -44,9 +44,17 @@ func LoadMatrix(dir string) (Matrix, error) {
 	return m, nil
 }
 
+// find returns a cell of the single-server topology, the one the pages
+// teach with; a page that shows another names it (decisionTable,
+// SummaryTable).
 func (m Matrix) find(impl, scenario string, fencing bool) (scenarios.CellResult, bool) {
+	return m.findOn(impl, topology.SingleName, scenario, fencing)
+}
+
+// findOn returns a cell of the named topology.
+func (m Matrix) findOn(impl, topo, scenario string, fencing bool) (scenarios.CellResult, bool) {
 	for _, r := range m {
-		if r.Impl == impl && r.Scenario == scenario && r.Fencing == fencing {
+		if r.Impl == impl && topology.Or(r.Topology) == topo && r.Scenario == scenario && r.Fencing == fencing {
 			return r, true
 		}
 	}
@@ -137,12 +145,12 @@ func runBlock(recs map[string]Record, r Run) string {
 	if len(rec.Tried) > 1 {
 		fmt.Fprintf(&b, " Seeds %s were tried in turn; the one shown is the last.", joinInts(rec.Tried))
 	}
-	fmt.Fprintf(&b, " Porcupine checked %d critical sections (%d with an unknown outcome).", rec.Sections, rec.Unknown)
+	fmt.Fprintf(&b, " [Porcupine](glossary.md#porcupine) checked %d [critical sections](glossary.md#sections-checked) (%d with an [unknown outcome](glossary.md#unknown-outcome)).", rec.Sections, rec.Unknown)
 	if rec.Recovery > 0 {
-		fmt.Fprintf(&b, " Recovery after the crash: %d ms.", rec.Recovery)
+		fmt.Fprintf(&b, " [Recovery](glossary.md#recovery) after the crash: %d ms.", rec.Recovery)
 	}
 	if len(rec.Figures) > 0 {
-		fmt.Fprintf(&b, " Figures: %s.", figures(rec.Figures))
+		fmt.Fprintf(&b, " [Figures](glossary.md#figures) of this run: %s.", linkedFigures(rec.Figures))
 	}
 	if rec.Detail != "" {
 		fmt.Fprintf(&b, " Detail: %s.", strings.TrimSuffix(rec.Detail, "."))
@@ -152,7 +160,7 @@ func runBlock(recs map[string]Record, r Run) string {
 		fmt.Fprintf(&b, "\n![Recorded timeline of %s under %s](%s)\n", rec.Impl, rec.Scenario, rec.SVG)
 	}
 	if rec.HTML != "" {
-		fmt.Fprintf(&b, "\nPorcupine's interactive timeline of the whole run: [%s](%s) (download it and open it in a browser; the faults are on the `faults` row).\n", rec.HTML, rec.HTML)
+		fmt.Fprintf(&b, "\nPorcupine's [interactive timeline](glossary.md#timeline) of the whole run: [%s](%s) (download it and open it in a browser; the faults are on the `faults` row).\n", rec.HTML, rec.HTML)
 	}
 	fmt.Fprintf(&b, "\n<sub>Generated %s by `make lessons`.</sub>\n", rec.Generated)
 	return b.String()
@@ -166,7 +174,9 @@ func joinInts(xs []int64) string {
 	return strings.Join(s, ", ")
 }
 
-func figures(f map[string]float64) string {
+// linkedFigures renders figures with each name linked to its glossary
+// entry.
+func linkedFigures(f map[string]float64) string {
 	var keys []string
 	for k := range f {
 		keys = append(keys, k)
@@ -174,7 +184,7 @@ func figures(f map[string]float64) string {
 	sort.Strings(keys)
 	var parts []string
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %g", k, f[k]))
+		parts = append(parts, fmt.Sprintf("%s %g", glossaryLink(k), f[k]))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -186,7 +196,7 @@ func figuresBlock(p Page, m Matrix, mErr error, mSet string, b *Bench, bErr erro
 		if mErr != nil {
 			s.WriteString(missingMatrix + "\n")
 		} else {
-			fmt.Fprintf(&s, "%s\n\n", mSet)
+			fmt.Fprintf(&s, "%s %s\n\n", mSet, MatrixFigureRule)
 			table := report.NewTable("implementation", "scenario", "fencing", "verdict", "expected", "runs", "clients", "sections checked", "recovery", "figures")
 			for _, c := range p.Cells {
 				for _, fenced := range []bool{false, true} {
@@ -198,14 +208,7 @@ func figuresBlock(p Page, m Matrix, mErr error, mSet string, b *Bench, bErr erro
 					if r.Counterexample != "" {
 						v = fmt.Sprintf("[%s](../../results/%s)", v, filepath.ToSlash(r.Counterexample))
 					}
-					rec := "–"
-					if len(r.RecoveryMillis) > 0 {
-						rec = fmt.Sprintf("%d ms", r.RecoveryMillis[0])
-					}
-					fig := figures(r.Figures)
-					if fig == "" {
-						fig = "–"
-					}
+					rec, fig := cellRecovery(r), cellFigures(r)
 					table.Row("`"+r.Impl+"`", "`"+r.Scenario+"`", yesNo(r.Fencing), v, string(r.Expected), strconv.Itoa(r.Runs), cellClients(r), strconv.Itoa(r.Sections), rec, fig)
 				}
 			}
@@ -213,7 +216,7 @@ func figuresBlock(p Page, m Matrix, mErr error, mSet string, b *Bench, bErr erro
 		}
 	}
 	if len(p.Bench) > 0 {
-		s.WriteString("\nFrom `results/bench.json` (what the lock costs):\n\n")
+		s.WriteString("\nFrom `results/bench.json` (what the lock costs; every column is defined in the [glossary](glossary.md#pairs-per-s)):\n\n")
 		if bErr != nil {
 			s.WriteString(missingBench + "\n")
 		} else {
@@ -244,7 +247,8 @@ func figuresBlock(p Page, m Matrix, mErr error, mSet string, b *Bench, bErr erro
 func fairnessTable(b *Bench, names []string) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "Who gets the lock next, from the same contended run (%d clients on one key, %d trials):\n\n", b.Settings.Clients, b.Settings.Trials)
-	table := report.NewTable("implementation", "waiters", "grants back to the releaser", "Jain's index", "wait p50", "wait p99", "longest wait")
+	table := report.NewTable("implementation", "waiters", "grants back to the releaser", "Jain's index", "wait p50", "wait p99", "longest wait",
+		"server cost per acquisition")
 	for _, n := range names {
 		r, ok := findBench(b, n)
 		if !ok || r.Contended == nil {
@@ -252,8 +256,12 @@ func fairnessTable(b *Bench, names []string) string {
 			continue
 		}
 		c := r.Contended
+		cost := "–"
+		if c.CostPerAcquisition != nil {
+			cost = fmtStat(*c.CostPerAcquisition, " "+c.CostUnit)
+		}
 		table.Row("`"+n+"`", waiting(r.Caps), fmtStat(scaled(c.SameClientShare, 100), " %"), fmt.Sprintf("%.4f", c.Jain.Median),
-			fmtStat(c.WaitP50, " ms"), fmtStat(c.WaitP99, " ms"), fmtStat(c.WaitMax, " ms"))
+			fmtStat(c.WaitP50, " ms"), fmtStat(c.WaitP99, " ms"), fmtStat(c.WaitMax, " ms"), cost)
 	}
 	s.WriteString(table.String())
 	return s.String()
@@ -522,11 +530,14 @@ func verdictCell(get func(fenced bool) (string, bool)) string {
 // matrix it falls back to the lessons' own runs and says so.
 func SummaryTable(m Matrix, mErr error, recs map[string]Record, prefix string) string {
 	var b strings.Builder
-	get := func(impl, sc string) func(bool) (string, bool) {
+	get := func(impl, topo, sc string) func(bool) (string, bool) {
 		return func(fenced bool) (string, bool) {
 			if mErr == nil {
-				r, ok := m.find(impl, sc, fenced)
+				r, ok := m.findOn(impl, topo, sc, fenced)
 				return string(r.Verdict), ok
+			}
+			if topo != topology.SingleName {
+				return "", false // the lessons' own runs are all single-server
 			}
 			for _, rec := range recs {
 				if rec.Impl == impl && rec.Scenario == sc && rec.Fencing == fenced {
@@ -543,23 +554,30 @@ func SummaryTable(m Matrix, mErr error, recs map[string]Record, prefix string) s
 	}
 	table := report.NewTable(append([]string{"implementation"}, KeyScenarios...)...)
 	for _, s := range impls.All() {
-		name := fmt.Sprintf("`%s`", s.Name)
-		if l := PageFor(s.Name); l != "" {
-			name = fmt.Sprintf("[`%s`](%s%s)", s.Name, prefix, l)
-		}
-		var cells []string
-		has := false
-		for _, sc := range KeyScenarios {
-			c := verdictCell(get(s.Name, sc))
-			if c != "·" {
-				has = true
+		// A topology other than the single server is a row of its own,
+		// named beside the lock.
+		for _, topo := range topologies(m) {
+			name := fmt.Sprintf("`%s`", s.Name)
+			if l := PageFor(s.Name); l != "" {
+				name = fmt.Sprintf("[`%s`](%s%s)", s.Name, prefix, l)
 			}
-			cells = append(cells, c)
+			if topo != topology.SingleName {
+				name += fmt.Sprintf(" on `%s`", topo)
+			}
+			var cells []string
+			has := false
+			for _, sc := range KeyScenarios {
+				c := verdictCell(get(s.Name, topo, sc))
+				if c != "·" {
+					has = true
+				}
+				cells = append(cells, c)
+			}
+			if !has {
+				continue
+			}
+			table.Row(append([]string{name}, cells...)...)
 		}
-		if !has {
-			continue
-		}
-		table.Row(append([]string{name}, cells...)...)
 	}
 	b.WriteString(table.String())
 	return b.String()
@@ -585,74 +603,6 @@ func indexList(recs map[string]Record) string {
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-// decisionTable is the choosing page's table: for every lock, whether it
-// issues fencing tokens, how it fares when its holder dies, pauses or
-// loses its server, and what it costs.
-func decisionTable(m Matrix, mErr error, mSet string, b *Bench, bErr error) string {
-	var s strings.Builder
-	if mErr != nil {
-		s.WriteString(missingMatrix + "\n\n")
-	} else {
-		s.WriteString("Verdicts and recovery times from `results/correctness.json`. " + mSet + "\n\n")
-	}
-	if bErr != nil {
-		s.WriteString(missingBench + "\n\n")
-	} else {
-		fmt.Fprintf(&s, "Rates from `results/bench.json`, measured %s. %s\n\n", b.Date, benchSettings(b))
-	}
-	if mErr != nil && bErr != nil {
-		return s.String()
-	}
-	first := func(impl string, fenced bool, names ...string) string {
-		if mErr != nil {
-			return "·"
-		}
-		for _, n := range names {
-			if r, ok := m.find(impl, n, fenced); ok {
-				v := string(r.Verdict)
-				if len(r.RecoveryMillis) > 0 {
-					v += fmt.Sprintf(" (%d ms)", r.RecoveryMillis[0])
-				}
-				if len(names) > 1 {
-					v += " <sub>" + n + "</sub>"
-				}
-				return v
-			}
-		}
-		return "·"
-	}
-	table := report.NewTable("implementation", "backend", "fencing tokens", "holder crash", "paused past TTL", "paused, fenced", "slow past TTL",
-		"lock server lost", "uncontended pairs/s", "contended pairs/s")
-	for _, spec := range impls.All() {
-		name := fmt.Sprintf("`%s`", spec.Name)
-		if l := PageFor(spec.Name); l != "" {
-			name = fmt.Sprintf("[`%s`](%s)", spec.Name, l)
-		}
-		if spec.Broken != "" {
-			name += " (broken)"
-		}
-		if spec.Peer {
-			name += " (peer)"
-		}
-		un, co := "·", "·"
-		if bErr == nil {
-			if r, ok := findBench(b, spec.Name); ok {
-				if r.Uncontended != nil {
-					un = num(r.Uncontended.PairsPerSec.Median)
-				}
-				if r.Contended != nil {
-					co = num(r.Contended.PairsPerSec.Median)
-				}
-			}
-		}
-		table.Row(name, backend(spec), yesNo(spec.Caps.Fencing),
-			first(spec.Name, false, "holder-crash"), first(spec.Name, false, "pause-past-ttl"), first(spec.Name, true, "pause-past-ttl"),
-			first(spec.Name, false, "slow-work-past-ttl"), first(spec.Name, false, "redis-failover", "server-restart", "redlock-restart"), un, co)
-	}
-	s.WriteString(table.String())
-	return s.String()
 }
 
 func backend(s impls.Spec) string {

@@ -24,6 +24,10 @@ type SaleRecord struct {
 	Generated string        `json:"generated"`
 	Server    string        `json:"server"`
 	Results   []sale.Result `json:"results"`
+	// Version is the sale by version compare-and-set that
+	// 004_84007c392b46b35c.txt rejects for its retries, with every retry
+	// counted.
+	Version *sale.VersionResult `json:"version,omitempty"`
 }
 
 // saleClients is the number of sellers: that of the page's coupon run,
@@ -57,6 +61,15 @@ func runSale(ctx context.Context, opt Options, p Page, recs map[string]Record) (
 		}
 		rec.Results = append(rec.Results, r)
 	}
+	opt.Logf("lesson sale: by version, %d clients, stock %d, %d trials", saleClients(p, recs), saleStock, saleTrials)
+	v, err := sale.MeasureVersion(ctx, sale.Options{DSN: n.DSN(), Clients: saleClients(p, recs), Stock: saleStock, Trials: saleTrials})
+	if err != nil {
+		return SaleRecord{}, err
+	}
+	if err := ExclusiveVersionSale(v); err != nil {
+		return SaleRecord{}, err
+	}
+	rec.Version = &v
 	return rec, nil
 }
 
@@ -76,6 +89,36 @@ func ExclusiveSale(r sale.Result) error {
 		}
 	}
 	return nil
+}
+
+// ExclusiveVersionSale is ExclusiveSale for the sale by version: a
+// compare-and-set on the row sells exactly the stock.
+func ExclusiveVersionSale(v sale.VersionResult) error {
+	for i, t := range v.Trials {
+		if t.Oversold != 0 || t.Sold != v.Stock || t.Remaining != 0 {
+			return fmt.Errorf("sale by version, trial %d: sold %d of a stock of %d (oversold %d, %d left): the compare-and-set oversold",
+				i+1, t.Sold, v.Stock, t.Oversold, t.Remaining)
+		}
+	}
+	return nil
+}
+
+// versionRow is the sale by version's row of the table and its retries.
+func versionRow(v *sale.VersionResult) (row, retries string) {
+	var rates, perSale []float64
+	sold, left, most := 0, v.Stock, 0
+	for _, t := range v.Trials {
+		rates = append(rates, t.Rate)
+		if t.Sold > 0 {
+			perSale = append(perSale, float64(t.Retries)/float64(t.Sold))
+		}
+		sold, left, most = max(sold, t.Sold), min(left, t.Remaining), max(most, t.MostRetries)
+	}
+	row = fmt.Sprintf("| optimistic version column, read again and retried until its UPDATE matches | `%s` | %s | %d | %d | %d |\n",
+		sale.VersionStatement, fmtStat(benchmark.NewStat(rates), ""), sold, v.Oversold(), left)
+	retries = fmt.Sprintf("The sale by version retried its UPDATE (the version had moved since its read) %s times per sale (median over trials, with [min–max]); the most retries one sale took in any trial: %d.",
+		fmtStat(benchmark.NewStat(perSale), ""), most)
+	return row, retries
 }
 
 func loadSale(dir string) (*SaleRecord, error) { return loadRecord[SaleRecord](dir, "sale.json") }
@@ -101,6 +144,11 @@ func saleBlock(p Page, s *SaleRecord, recs map[string]Record) string {
 		}
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %d | %d | %d |\n", saleName(r.Way), r.Way.Statement(),
 			fmtStat(benchmark.NewStat(r.Rates()), ""), sold, r.Oversold(), left)
+	}
+	if s.Version != nil {
+		row, retries := versionRow(s.Version)
+		b.WriteString(row)
+		b.WriteString("\n[" + retries[:strings.Index(retries, " retried")] + "](glossary.md#coupon-figures)" + retries[strings.Index(retries, " retried"):] + "\n")
 	}
 	var coupon []string
 	for _, r := range p.Runs {

@@ -48,23 +48,25 @@ var (
 
 // documented is every lock's server-side shape, from its Summary and docs.
 var documented = map[string]shape{
-	"redis-setnx-px":         {redis: setnxShape},
-	"redis-del-release":      {redis: setnxShape},
-	"redis-get-del-release":  {redis: setnxShape},
-	"redis-setnx-expire":     {redis: []redisShape{{"{K}", "string", true, false}}},
-	"redis-getset":           {redis: []redisShape{{"{K}", "string", false, false}}}, // "the key has no Redis TTL"
-	"redis-reentrant":        {redis: []redisShape{{"redisson:{K}", "hash", true, false}}},
-	"redis-reentrant-fenced": {redis: []redisShape{{"redisson:{K}", "hash", true, false}, {"redisson:{K}:fence", "string", false, true}}},
-	"redis-fair":             {redis: []redisShape{{"fair:{K}", "hash", true, false}, {"fair:{K}:fence", "string", false, true}}},
-	"redlock":                {redis: []redisShape{{"K", "string", true, false}}},
-	"peer-redislock":         {redis: []redisShape{{"K", "string", true, false}}},
-	"peer-redsync":           {redis: []redisShape{{"K", "string", true, false}}},
-	"peer-redsync-5":         {redis: []redisShape{{"K", "string", true, false}}},
-	"zookeeper":              {zkDir: "/locklab/locks/K", zkChild: protectedChild},
-	"peer-zk-lock":           {zkDir: "/locklab/peer-locks/K", zkChild: protectedChild},
-	"pg-unique-insert":       {pgTable: "locklab_unique_lock"},
-	"pg-optimistic":          {pgTable: "locklab_optimistic_lock", pgVersionIsToken: true},
-	"pg-advisory":            {pgAdvisory: true},
+	"redis-setnx-px":          {redis: setnxShape},
+	"redis-del-release":       {redis: setnxShape},
+	"redis-get-del-release":   {redis: setnxShape},
+	"redis-setnx-expire":      {redis: []redisShape{{"{K}", "string", true, false}}},
+	"redis-lua-setnx-expire":  {redis: []redisShape{{"{K}", "string", true, false}}},
+	"redis-getset":            {redis: []redisShape{{"{K}", "string", false, false}}}, // "the key has no Redis TTL"
+	"redis-getset-own-expiry": {redis: []redisShape{{"{K}", "string", false, false}}},
+	"redis-reentrant":         {redis: []redisShape{{"redisson:{K}", "hash", true, false}}},
+	"redis-reentrant-fenced":  {redis: []redisShape{{"redisson:{K}", "hash", true, false}, {"redisson:{K}:fence", "string", false, true}}},
+	"redis-fair":              {redis: []redisShape{{"fair:{K}", "hash", true, false}, {"fair:{K}:fence", "string", false, true}}},
+	"redlock":                 {redis: []redisShape{{"K", "string", true, false}}},
+	"peer-redislock":          {redis: []redisShape{{"K", "string", true, false}}},
+	"peer-redsync":            {redis: []redisShape{{"K", "string", true, false}}},
+	"peer-redsync-5":          {redis: []redisShape{{"K", "string", true, false}}},
+	"zookeeper":               {zkDir: "/locklab/locks/K", zkChild: protectedChild},
+	"peer-zk-lock":            {zkDir: "/locklab/peer-locks/K", zkChild: protectedChild},
+	"pg-unique-insert":        {pgTable: "locklab_unique_lock"},
+	"pg-optimistic":           {pgTable: "locklab_optimistic_lock", pgVersionIsToken: true},
+	"pg-advisory":             {pgAdvisory: true},
 }
 
 // runServerSide holds a key and reads the servers' side back: every key,

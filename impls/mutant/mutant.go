@@ -16,6 +16,7 @@ const (
 	SetNXPXNoExpiry            = "setnx-px-no-expiry"
 	SetNXPXFenceReused         = "setnx-px-fence-reused"
 	SetNXPXGrantWithoutNX      = "setnx-px-grant-without-nx"
+	LuaSetNXExpireNoExpiry     = "lua-setnx-expire-no-expiry"
 	ReentrantReleaseUnchecked  = "reentrant-release-unchecked"
 	ReentrantNoWatchdog        = "reentrant-no-watchdog"
 	ReentrantGrantWhenHeld     = "reentrant-grant-when-held"
@@ -52,6 +53,7 @@ var all = []Mutant{
 	{SetNXPXNoExpiry, "redis-setnx-px", "the grant is SET NX without PX: the key never expires", "holder-crash"},
 	{SetNXPXFenceReused, "redis-setnx-px", "every grant gets fencing token 1 instead of the next INCR", "pause-past-ttl/fenced"},
 	{SetNXPXGrantWithoutNX, "redis-setnx-px", "the grant is SET without NX: it overwrites a live holder's key", "contention"},
+	{LuaSetNXExpireNoExpiry, "redis-lua-setnx-expire", "the acquire script runs SETNX without its PEXPIRE: the key never expires", "crash-after-setnx"},
 	{ReentrantReleaseUnchecked, "redis-reentrant", "the last release deletes the hash without checking our owner field is in it", "late-release"},
 	{ReentrantNoWatchdog, "redis-reentrant", "no watchdog: the lease is never renewed and runs out under a live holder", "slow-work-past-ttl"},
 	{ReentrantGrantWhenHeld, "redis-reentrant", "the acquire script grants even when another owner holds the hash", "contention"},

@@ -30,6 +30,11 @@ func TestBrokenConformance(t *testing.T) {
 		{"redis-setnx-expire", conformance.Options{}},
 		{"redis-getset", conformance.Options{ForeignRelease: true, KnownDefects: map[string]string{
 			conformance.DefectStaleReleaseFrees: "release is a plain DEL (the lesson)"}}},
+		// 003's variant: the check of its own expiry stops a release after
+		// the holder's lease passed, but not one after it lost the lock
+		// while its own clock said it still held it.
+		{"redis-getset-own-expiry", conformance.Options{KnownDefects: map[string]string{
+			conformance.DefectStaleReleaseFrees: "the own-expiry check reads the holder's clock, not the key: a lock lost before its time is still DELeted"}}},
 		{"redis-del-release", conformance.Options{ForeignRelease: true, KnownDefects: map[string]string{
 			conformance.DefectStaleReleaseFrees: "release is a plain DEL (the lesson)",
 			conformance.DefectTokensGoBack:      conformance.CounterResetLimitation[conformance.DefectTokensGoBack]}}},
@@ -291,10 +296,12 @@ func TestStaleReleaseOfAnExpiredLease(t *testing.T) {
 	}{
 		{"redis-setnx-px", false},
 		{"redis-setnx-expire", false},
+		{"redis-lua-setnx-expire", false},
 		// Without a pause between its GET and its DEL the check holds.
 		{"redis-get-del-release", false},
 		{"redis-del-release", true},
 		{"redis-getset", true},
+		{"redis-getset-own-expiry", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,10 +32,33 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return &GetSet{rdb: redisclient.New(addr, cfg.TTL), ttl: cfg.TTL, cfg: cfg}, nil
+			return &GetSet{name: getsetName, rdb: redisclient.New(addr, cfg.TTL), ttl: cfg.TTL, cfg: cfg}, nil
+		},
+	})
+	impls.Register(impls.Spec{
+		Name: getsetOwnExpiryName,
+		Summary: "redis-getset, but its release first checks its own expiry by its own clock and DELs only " +
+			"if it has not passed (003_a6064ed1f179a5a2.txt's variant)",
+		Broken: "expiry is still judged by each client's own clock and a losing GETSET still overwrites the " +
+			"winner's expiry; the check and the DEL are two steps, and the check reads the expiry the " +
+			"holder wrote, not the one the key holds",
+		Caps:    impls.Capabilities{Expiry: true, Validity: true},
+		Backend: impls.Backend{Kind: topology.Redis},
+		Source:  "impls/redislock/getset.go",
+		New: func(cfg impls.Config) (impls.Locker, error) {
+			addr, err := firstAddr(cfg, getsetOwnExpiryName)
+			if err != nil {
+				return nil, err
+			}
+			return &GetSet{name: getsetOwnExpiryName, checkOwnExpiry: true, rdb: redisclient.New(addr, cfg.TTL), ttl: cfg.TTL, cfg: cfg}, nil
 		},
 	})
 }
+
+// getsetOwnExpiryName is the variant of 003_a6064ed1f179a5a2.txt: after its
+// work the holder checks whether its lock has timed out and deletes it only
+// if not, so as not to delete a lock another client took over.
+const getsetOwnExpiryName = "redis-getset-own-expiry"
 
 // GetSet is the second wrong acquire of the source documents, the
 // "client timestamp" lock from the days before SET ... NX PX. The key holds
@@ -70,9 +93,13 @@ func init() {
 // Everything else is done right: Refresh compares and extends atomically
 // and never revives a passed lease.
 type GetSet struct {
-	rdb *redis.Client
-	ttl time.Duration
-	cfg impls.Config
+	name string
+	// checkOwnExpiry is 003's variant: Release skips the DEL when the
+	// lease has passed by this client's clock.
+	checkOwnExpiry bool
+	rdb            *redis.Client
+	ttl            time.Duration
+	cfg            impls.Config
 }
 
 func (l *GetSet) TryAcquire(ctx context.Context, key string) (impls.Lease, error) {
@@ -93,7 +120,7 @@ func (l *GetSet) try(ctx context.Context, key string) (impls.Lease, time.Duratio
 	value := strconv.FormatInt(stamp, 10)
 	n, err := l.rdb.Do(ctx, "SETNX", lockKey(key), value).Int64()
 	if err != nil {
-		return nil, 0, impls.Classify(ctx, getsetName, "acquire", err, true)
+		return nil, 0, impls.Classify(ctx, l.name, "acquire", err, true)
 	}
 	if n == 1 {
 		return l.lease(key, value, stamp), 0, nil
@@ -103,22 +130,22 @@ func (l *GetSet) try(ctx context.Context, key string) (impls.Lease, time.Duratio
 	if errors.Is(err, redis.Nil) {
 		// Released since our SETNX. As in the sources this attempt fails;
 		// the next one (Acquire polls) will find the lock free.
-		return nil, 0, impls.Fail(getsetName, "acquire", impls.ErrHeld, nil)
+		return nil, 0, impls.Fail(l.name, "acquire", impls.ErrHeld, nil)
 	}
 	if err != nil {
 		// SETNX changed nothing and GET changes nothing.
-		return nil, 0, impls.Classify(ctx, getsetName, "acquire", err, false)
+		return nil, 0, impls.Classify(ctx, l.name, "acquire", err, false)
 	}
 	held, err := strconv.ParseInt(current, 10, 64)
 	if err != nil {
-		return nil, 0, impls.Fail(getsetName, "acquire", impls.ErrBackend,
+		return nil, 0, impls.Fail(l.name, "acquire", impls.ErrBackend,
 			fmt.Errorf("lock key holds %q, not a timestamp: %w", current, err))
 	}
 	// Flaw 1: "has it passed?" is answered by this client's clock, not the
 	// holder's. The clock is read again here, as in the sources.
 	now := l.cfg.Now().UnixMilli()
 	if held >= now {
-		return nil, time.Duration(held-now) * time.Millisecond, impls.Fail(getsetName, "acquire", impls.ErrHeld, nil)
+		return nil, time.Duration(held-now) * time.Millisecond, impls.Fail(l.name, "acquire", impls.ErrHeld, nil)
 	}
 
 	//lint:ignore SA1019 GETSET is the lock this file demonstrates (the sources' recipe), not a choice to update.
@@ -131,13 +158,13 @@ func (l *GetSet) try(ctx context.Context, key string) (impls.Lease, time.Duratio
 		return l.lease(key, value, stamp), 0, nil
 	case err != nil:
 		// The GETSET may have been applied, and granted us the lock.
-		return nil, 0, impls.Classify(ctx, getsetName, "acquire", err, true)
+		return nil, 0, impls.Classify(ctx, l.name, "acquire", err, true)
 	case old == current:
 		return l.lease(key, value, stamp), 0, nil
 	default:
 		// Flaw 2: we lost the race, but our GETSET has already replaced the
 		// winner's expiry with ours.
-		return nil, 0, impls.Fail(getsetName, "acquire", impls.ErrHeld, nil)
+		return nil, 0, impls.Fail(l.name, "acquire", impls.ErrHeld, nil)
 	}
 }
 
@@ -185,36 +212,44 @@ func (s *getsetLease) Refresh(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.released {
-		return impls.Fail(getsetName, "refresh", impls.ErrNotHeld, nil)
+		return impls.Fail(s.l.name, "refresh", impls.ErrNotHeld, nil)
 	}
 	now := s.l.cfg.Now()
 	stamp := now.Add(s.l.ttl).UnixMilli()
 	value := strconv.FormatInt(stamp, 10)
 	n, err := getsetRefreshScript.Run(ctx, s.l.rdb, []string{lockKey(s.key)}, s.value, value, now.UnixMilli()).Int64()
 	if err != nil {
-		return impls.Classify(ctx, getsetName, "refresh", err, true)
+		return impls.Classify(ctx, s.l.name, "refresh", err, true)
 	}
 	if n == 0 {
-		return impls.Fail(getsetName, "refresh", impls.ErrNotHeld, nil)
+		return impls.Fail(s.l.name, "refresh", impls.ErrNotHeld, nil)
 	}
 	s.value, s.stamp = value, stamp
 	return nil
 }
 
-// Release is flaw 3: a plain DEL of whatever the key holds.
+// Release is flaw 3: a plain DEL of whatever the key holds (in 003's
+// variant, only while our own lease has not passed by our clock).
 func (s *getsetLease) Release(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.released {
-		return impls.Fail(getsetName, "release", impls.ErrNotHeld, nil)
+		return impls.Fail(s.l.name, "release", impls.ErrNotHeld, nil)
+	}
+	if s.l.checkOwnExpiry && s.l.cfg.Now().UnixMilli() > s.stamp {
+		// 003's check: our lease has passed by our clock, so the lock may be
+		// someone else's now; leave it. (Between this check and the DEL
+		// below the lease can still pass: two steps, as in lesson 4.)
+		s.released = true
+		return impls.Fail(s.l.name, "release", impls.ErrNotHeld, nil)
 	}
 	n, err := s.l.rdb.Del(ctx, lockKey(s.key)).Result()
 	if err != nil {
-		return impls.Classify(ctx, getsetName, "release", err, true)
+		return impls.Classify(ctx, s.l.name, "release", err, true)
 	}
 	s.released = true
 	if n == 0 {
-		return impls.Fail(getsetName, "release", impls.ErrNotHeld, nil)
+		return impls.Fail(s.l.name, "release", impls.ErrNotHeld, nil)
 	}
 	return nil
 }

@@ -40,6 +40,23 @@ return {0, redis.call('PTTL', KEYS[1])}
 // mutantDelScript releases with a plain DEL, whoever holds the key.
 var mutantDelScript = redis.NewScript(`return redis.call('DEL', KEYS[1])`)
 
+// mutantLuaNoExpiryScript is redis-lua-setnx-expire's script without its
+// PEXPIRE: the lock of lesson 2's deadlock, in one script.
+var mutantLuaNoExpiryScript = redis.NewScript(`
+if redis.call('SETNX', KEYS[1], ARGV[1]) == 1 then
+  return 1
+end
+return 0`)
+
+// luaSetNXExpireAcquire is redis-lua-setnx-expire's acquire script, or its
+// mutant's.
+func luaSetNXExpireAcquire() *redis.Script {
+	if mutant.On(mutant.LuaSetNXExpireNoExpiry) {
+		return mutantLuaNoExpiryScript
+	}
+	return luaSetNXExpireScript
+}
+
 // setnxAcquireScript is redis-setnx-px's acquire script, or a mutant's.
 func setnxAcquireScript() *redis.Script {
 	switch {

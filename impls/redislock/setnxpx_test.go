@@ -22,6 +22,9 @@ func TestConformance(t *testing.T) {
 		opts conformance.Options
 	}{
 		{"redis-setnx-px", conformance.Options{KnownDefects: conformance.CounterResetLimitation}},
+		// 004_84007c392b46b35c.txt's SETNX and EXPIRE in one script: correct,
+		// without fencing tokens.
+		{"redis-lua-setnx-expire", conformance.Options{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

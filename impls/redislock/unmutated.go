@@ -14,5 +14,8 @@ import (
 // setnxAcquireScript is redis-setnx-px's acquire script.
 func setnxAcquireScript() *redis.Script { return acquireScript }
 
+// luaSetNXExpireAcquire is redis-lua-setnx-expire's acquire script.
+func luaSetNXExpireAcquire() *redis.Script { return luaSetNXExpireScript }
+
 // setnxReleaseScript is redis-setnx-px's release script.
 func setnxReleaseScript() *redis.Script { return redisclient.ReleaseScript }

@@ -1,0 +1,73 @@
+package lessons
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locklab/locklab/benchmark"
+)
+
+// TestPagesHoldSpeedClaimsToTheBenchmark: every sentence of the pages that
+// compares locks on speed or cost agrees with results/bench.json, noise
+// included.
+func TestPagesHoldSpeedClaimsToTheBenchmark(t *testing.T) {
+	b, err := LoadBench(filepath.Join("..", "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := filepath.Glob(filepath.Join("..", "docs", "lessons", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pages {
+		page, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, msg := range BenchClaimProblems(string(page), b) {
+			t.Errorf("%s: %s", filepath.Base(p), msg)
+		}
+	}
+}
+
+func stat(median, lo, hi float64) benchmark.Stat {
+	return benchmark.Stat{Median: median, Min: lo, Max: hi, CILo: &lo, CIHi: &hi}
+}
+
+// planted is a small benchmark: a fast correct lock, a slow one, one inside
+// the noise of the fast one, and a broken lock that is fastest of all.
+var plantedBench = &Bench{Impls: []benchmark.Result{
+	{Name: "redis-setnx-px", Backend: "redis", Uncontended: &benchmark.UncontendedR{PairsPerSec: stat(5000, 4500, 6700)}, Contended: &benchmark.ContendedR{PairsPerSec: stat(3000, 2600, 3400)}},
+	{Name: "pg-advisory", Backend: "postgres", Uncontended: &benchmark.UncontendedR{PairsPerSec: stat(6900, 5800, 9500)}, Contended: &benchmark.ContendedR{PairsPerSec: stat(2300, 2000, 3000)}},
+	{Name: "zookeeper", Backend: "zookeeper", Uncontended: &benchmark.UncontendedR{PairsPerSec: stat(840, 660, 1000)}, Contended: &benchmark.ContendedR{PairsPerSec: stat(820, 730, 930)}},
+	{Name: "redis-getset", Backend: "redis", Broken: "yes", Uncontended: &benchmark.UncontendedR{PairsPerSec: stat(90000, 89000, 91000)}, Contended: &benchmark.ContendedR{PairsPerSec: stat(9000, 8900, 9100)}},
+}}
+
+func TestBenchClaimProblems(t *testing.T) {
+	tests := []struct {
+		name, page, want string
+	}{
+		{"beyond the noise, right way", "`zookeeper` is slower per acquire than `redis-setnx-px`.", ""},
+		{"beyond the noise, wrong way", "`zookeeper` is faster than `redis-setnx-px`.", "runs the wrong way"},
+		{"inside the noise, unsaid", "`redis-setnx-px` is faster than `pg-advisory`.", "inside the noise"},
+		{"inside the noise, said", "`redis-setnx-px` and `pg-advisory` are inside the noise of each other.", ""},
+		{"alike, but they are not", "`zookeeper` is as fast as `redis-setnx-px`.", "they are not"},
+		// The decision page before this check.
+		{"the decision page's old superlative", "If the lock only prevents duplicate work, a single Redis `SET NX PX` with an owner-checked release is the cheapest correct choice.", "is the best on"},
+		{"lesson 9's comparison by plain names", "ZooKeeper locks are slower per acquire than a single Redis.", ""},
+		{"a denied superlative that holds", "`redis-setnx-px` is not measurably the cheapest correct lock.", ""},
+		{"one lock named", "`zookeeper` is slower than Memcached.", "names one lock"},
+		{"no lock named: a general remark", "A watchdog makes every crash recovery slower.", ""},
+		{"a metric named", "Uncontended, `pg-advisory` is faster than `zookeeper`.", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := strings.Join(BenchClaimProblems(tc.page, plantedBench), "\n")
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,140 @@
+package lessons
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// The pages use words a learner may not know (porcupine, linearizable,
+// unknown outcome) and print figures under names of the lab's own
+// (fault-ms, other-read-during-fault-ms). docs/lessons/glossary.md defines
+// them, by hand; Glossary says which entry defines which word and figure
+// name, so a test can fail on a page whose first use of a term does not
+// link its entry, and on a figure name or table heading no entry defines.
+
+// Term is one glossary entry.
+type Term struct {
+	Anchor string // the entry's id on glossary.md
+	// Use matches the term where a page uses it; the first use on every
+	// page must be a link to the entry. nil for a term that is only a
+	// table heading (its table's opening sentence links the glossary).
+	Use *regexp.Regexp
+	// Names are the figure names and table headings the entry defines.
+	Names []string
+}
+
+// Glossary lists the entries of glossary.md.
+var Glossary = []Term{
+	{Anchor: "porcupine", Use: regexp.MustCompile(`(?i)\bporcupine\b`)},
+	{Anchor: "linearizable", Use: regexp.MustCompile(`(?i)\blinearizab(le|ility)\b`)},
+	{Anchor: "sections-checked", Use: regexp.MustCompile(`(?i)\bsections checked\b|\bchecked \d+ critical sections\b`), Names: []string{"sections checked", "runs"}},
+	{Anchor: "unknown-outcome", Use: regexp.MustCompile(`(?i)\bunknown outcomes?\b|\boutcome (is|was) unknown\b`)},
+	{Anchor: "recovery", Use: regexp.MustCompile(`(?i)\brecovery(?:[^-a-z]|$)`), Names: []string{"recovery", "holder crash"}},
+	{Anchor: "timeline", Use: regexp.MustCompile(`(?i)\b(interactive|HTML) timeline\b`)},
+	{Anchor: "figures", Names: []string{"figures"}},
+	{Anchor: "fault-ms", Use: regexp.MustCompile(`\bfault-ms\b`), Names: []string{"fault-ms"}},
+	{Anchor: "other-read-during-fault-ms", Use: regexp.MustCompile(`\bother-read-during-fault-ms\b`), Names: []string{"other-read-during-fault-ms"}},
+	{Anchor: "recovery-ms", Use: regexp.MustCompile(`\brecovery-ms\b`), Names: []string{"recovery-ms"}},
+	{Anchor: "next-grant-ms", Use: regexp.MustCompile(`\bnext-grant-ms\b`), Names: []string{"next-grant-ms"}},
+	{Anchor: "grants-cut", Use: regexp.MustCompile(`\bgrants-(minority|majority)-cut\b`), Names: []string{"grants-minority-cut", "grants-majority-cut"}},
+	{Anchor: "coupon-figures", Use: regexp.MustCompile(`\bsales-per-s\b`), Names: []string{"sales-per-s", "stock", "sold", "oversold", "sales/s", "remaining"}},
+	{Anchor: "pairs-per-s", Names: []string{"uncontended acquire+release pairs/s", "contended pairs/s", "uncontended pairs/s"}},
+	{Anchor: "acquire-p99", Names: []string{"uncontended acquire p99"}},
+	{Anchor: "hand-off", Names: []string{"contended hand-off p50"}},
+	{Anchor: "bench-recovery", Names: []string{"recovery after a holder crash"}},
+	{Anchor: "fairness", Names: []string{"grants back to the releaser", "Jain's index", "wait p50", "wait p99", "longest wait", "waiters"}},
+	{Anchor: "server-cost", Names: []string{"server cost per acquisition"}},
+	{Anchor: "takeover", Names: []string{"GETSETs per race (mean, max)", "races where a loser's GETSET landed", "key holds a loser's expiry, not the winner's",
+		"winner's Refresh refused while it holds the lock", "stored minus granted expiry (min, max)", "rounds"}},
+}
+
+// notFigures are the table headings that name what a row is, not a
+// measurement: no entry needs to define them.
+var notFigures = map[string]bool{
+	"implementation": true, "scenario": true, "fencing": true, "verdict": true, "expected": true, "clients": true,
+	"backend": true, "fencing tokens": true, "lock": true, "kind": true, "page": true, "also on": true,
+	"claim": true, "what it says": true, "each sale": true, "statement(s)": true, "coupon sale": true, "settings": true,
+	"clients' clocks": true, "topology": true, "paused past TTL": true, "paused, fenced": true, "slow past TTL": true,
+	"lock server lost": true,
+}
+
+// glossaryLinkRe finds a link to a glossary entry, on a lesson page.
+var glossaryLinkRe = regexp.MustCompile(`\[[^\]]*\]\(glossary\.md#([a-z0-9-]+)\)`)
+
+// GlossaryLinkProblems finds the terms whose first use on a page is not a
+// link to their glossary entry. The generated blocks count: where one
+// uses a term first, the generator links it.
+func GlossaryLinkProblems(page string) []string {
+	text := codeFenceRe.ReplaceAllStringFunc(page, func(m string) string { return strings.Repeat(" ", len(m)) })
+	text = commentRe.ReplaceAllStringFunc(text, func(m string) string { return strings.Repeat(" ", len(m)) })
+	links := glossaryLinkRe.FindAllStringSubmatchIndex(text, -1)
+	var out []string
+	for _, t := range Glossary {
+		if t.Use == nil {
+			continue
+		}
+		loc := t.Use.FindStringIndex(text)
+		if loc == nil {
+			continue
+		}
+		linked := false
+		for _, l := range links {
+			if text[l[2]:l[3]] == t.Anchor && loc[0] < l[1] && l[0] < loc[1] {
+				linked = true
+			}
+		}
+		if !linked {
+			from := max(0, loc[0]-40)
+			out = append(out, fmt.Sprintf("the first use of %q (…%s…) is not a link to glossary.md#%s",
+				text[loc[0]:loc[1]], strings.Join(strings.Fields(text[from:min(len(text), loc[1]+20)]), " "), t.Anchor))
+		}
+	}
+	return out
+}
+
+// glossaryEntry finds the entry that defines a figure name or heading
+// ("" when none does); a heading's settings in brackets, "(TTL 2s)", are
+// not part of its name.
+func glossaryEntry(name string) string {
+	name = strings.TrimSpace(ttlSuffixRe.ReplaceAllString(name, ""))
+	for _, t := range Glossary {
+		for _, n := range t.Names {
+			if n == name {
+				return t.Anchor
+			}
+		}
+	}
+	return ""
+}
+
+var ttlSuffixRe = regexp.MustCompile(` \(TTL [^)]*\)$`)
+
+// glossaryLink renders a figure name linked to its entry (plain when no
+// entry defines it, which a test fails).
+func glossaryLink(name string) string {
+	if a := glossaryEntry(name); a != "" {
+		return fmt.Sprintf("[%s](glossary.md#%s)", name, a)
+	}
+	return name
+}
+
+// tableHeadings lists the headings of every table in the generated blocks
+// of a page.
+func tableHeadings(page string) []string {
+	var out []string
+	for _, blk := range blockRe.FindAllString(page, -1) {
+		lines := strings.Split(blk, "\n")
+		for i := 0; i+1 < len(lines); i++ {
+			if !tableRuleRe.MatchString(lines[i+1]) {
+				continue
+			}
+			for _, h := range strings.Split(strings.Trim(strings.TrimSpace(lines[i]), "|"), "|") {
+				out = append(out, strings.TrimSpace(h))
+			}
+		}
+	}
+	return out
+}
+
+var tableRuleRe = regexp.MustCompile(`^\|(-+\|)+$`)
