@@ -238,6 +238,15 @@ func (etcdKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 	return nodes, nil
 }
 
+// Ensembles: a cluster starts wherever etcd does, in local mode (container
+// mode has no etcd image yet, for one member or three).
+func (etcdKind) Ensembles() error {
+	if ContainerMode() {
+		return fmt.Errorf("etcd runs in local mode only for now (no image under docker/); run the cluster with %s=%s", ServersEnv, ServersLocal)
+	}
+	return nil
+}
+
 func (etcdKind) Endpoint(nodes []*Node) topology.Endpoint {
 	return topology.Endpoint{Kind: topology.Etcd, Addrs: addrsOf(nodes)}
 }

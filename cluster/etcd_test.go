@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -16,14 +17,16 @@ import (
 func TestEtcdStartsRolesAndStops(t *testing.T) {
 	tests := []struct {
 		topology string
+		hosts    bool // each member on a host of its own, as under network faults
 		members  int
 		leaders  int
 	}{
-		{topology.SingleName, 1, 1},
-		{"etcd-cluster", 3, 1},
+		{topology.SingleName, false, 1, 1},
+		{"etcd-cluster", false, 3, 1},
+		{"etcd-cluster", true, 3, 1},
 	}
 	for _, tt := range tests {
-		t.Run(tt.topology, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/hosts=%v", tt.topology, tt.hosts), func(t *testing.T) {
 			ctx := context.Background()
 			named, err := topology.Lookup(tt.topology)
 			if err != nil {
@@ -33,6 +36,7 @@ func TestEtcdStartsRolesAndStops(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			decl.Hosts = tt.hosts
 			topo, err := Start(ctx, decl, External{})
 			if err != nil {
 				t.Fatal(err)
