@@ -13,7 +13,7 @@ import (
 
 // quorumTopologies are the named topologies whose lock servers form one
 // system with roles.
-var quorumTopologies = []string{"zk-ensemble"}
+var quorumTopologies = []string{"zk-ensemble", "etcd-cluster"}
 
 func init() {
 	Register(onTopologies(scheduleScenario("leader-isolated",

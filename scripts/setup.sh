@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the lab needs: the servers it starts itself (Redis, ZooKeeper
+# Installs what the lab needs: the servers it starts itself (Redis, etcd, ZooKeeper
 # and Java for it, PostgreSQL), the tools for its network namespaces
 # (iproute2, iptables), Chromium for the report site's browser test, and, for
 # container mode, a Docker engine, docker-compose and debootstrap. On Debian/Ubuntu it installs what is missing
@@ -22,6 +22,7 @@ if [ "${LOCKLAB_SERVERS:-local}" != containers ]; then
 	command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 	[ -f /usr/share/java/zookeeper.jar ] || [ -n "${LOCKLAB_ZOOKEEPER_CLASSPATH:-}" ] || need+=(zookeeper)
 	command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+	command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 	if ! command -v postgres >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
 		need+=(postgresql)
 	fi
@@ -61,7 +62,7 @@ elif [ $((${#need[@]} + ${#extra[@]})) -gt 0 ]; then
 	$sudo apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" "${extra[@]}" >/dev/null
 	# The packages' own services are not used: the lab starts its own servers.
-	for svc in redis-server zookeeper postgresql; do
+	for svc in redis-server zookeeper postgresql etcd; do
 		$sudo service "$svc" stop >/dev/null 2>&1 || true
 	done
 fi

@@ -24,10 +24,11 @@ const (
 	Redis     Kind = "redis"
 	ZooKeeper Kind = "zookeeper"
 	Postgres  Kind = "postgres"
+	Etcd      Kind = "etcd"
 )
 
 // titles are the kinds' names as prose writes them.
-var titles = map[Kind]string{Redis: "Redis", ZooKeeper: "ZooKeeper", Postgres: "PostgreSQL"}
+var titles = map[Kind]string{Redis: "Redis", ZooKeeper: "ZooKeeper", Postgres: "PostgreSQL", Etcd: "etcd"}
 
 // Title is the kind's name as prose writes it ("PostgreSQL").
 func (k Kind) Title() string {

@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
@@ -26,12 +27,13 @@ import (
 type server struct {
 	redis []*redis.Client // one per lock node
 	zk    *zk.Conn
+	etcd  *clientv3.Client
 	pgDSN string
 }
 
 func newServer(t *testing.T, topo *cluster.Topology) *server {
 	t.Helper()
-	s := &server{pgDSN: topo.Endpoints().First(topology.Postgres)}
+	s := &server{pgDSN: topo.Endpoints().First(topology.Postgres), etcd: etcdClient(t, topo)}
 	for _, addr := range topo.Endpoints().Addrs(topology.Redis) {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 		t.Cleanup(func() { rdb.Close() })
@@ -303,6 +305,9 @@ func (s *server) steal(t *testing.T, key string, f *redisFootprint, zkDir string
 				t.Fatalf("delete %s/%s: %v", zkDir, c, err)
 			}
 		}
+	}
+	if s.etcd != nil {
+		s.stealEtcd(t, key)
 	}
 	if s.pgDSN != "" {
 		for _, tb := range s.pgTables(t, key) {

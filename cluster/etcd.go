@@ -1,0 +1,342 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/topology"
+)
+
+// KindEtcd is etcd under the name cluster's code uses for kinds.
+const KindEtcd = topology.Etcd
+
+// Raft timing of every etcd the lab starts. etcd refuses a lease shorter
+// than 1.5 election timeouts (rounded up to whole seconds), and the lab's
+// TTL is 1s: with etcd's defaults (100ms, 1s) every 1s lease would be
+// granted as 2s, so the lab would measure a lock with twice the TTL it
+// asked for. 50ms/500ms is the ratio etcd recommends (election timeout
+// about ten heartbeats) and gives a 750ms floor, so a 1s lease is 1s.
+// Elections are then quick too, which keeps a leader-isolation cell short.
+const (
+	etcdHeartbeat = 50 * time.Millisecond
+	etcdElection  = 500 * time.Millisecond
+)
+
+// EtcdOptions configures one etcd member.
+type EtcdOptions struct {
+	Name string // defaults to "etcd"
+	// Host runs the server on a host of the lab's own, bound to its address.
+	Host *hosts.Host
+	// Port and PeerPort, when set, are the client and peer ports (fixed by
+	// a group's start, so every member's --initial-cluster names them).
+	Port, PeerPort int
+	// InitialCluster is every member's "name=http://addr:peerport",
+	// comma-separated; empty starts a cluster of this member alone.
+	InitialCluster string
+	// Token names the cluster, so members of two runs never join each
+	// other (a leftover member on a reused port would otherwise be taken
+	// for a peer).
+	Token string
+}
+
+// etcdBinary finds Debian's etcd (package etcd-server).
+func etcdBinary() (string, error) {
+	if p := os.Getenv("LOCKLAB_ETCD"); p != "" {
+		return p, nil
+	}
+	p, err := exec.LookPath("etcd")
+	if err != nil {
+		return "", missing("etcd", "etcd-server")
+	}
+	return p, nil
+}
+
+// StartEtcd starts one etcd member as a local process and returns once it
+// answers /health, which in etcd 3.4 means it knows a leader and a quorum
+// read went through: a member of a cluster is ready only once its cluster
+// is.
+func StartEtcd(ctx context.Context, opts EtcdOptions) (*Node, error) {
+	if ContainerMode() {
+		return nil, fmt.Errorf("%s: etcd runs in local mode only for now (no image under docker/); run it with %s=%s", opts.Name, ServersEnv, ServersLocal)
+	}
+	bin, err := etcdBinary()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Name == "" {
+		opts.Name = "etcd"
+	}
+	bind, port, err := listenOn(opts.Host, opts.Port)
+	if err != nil {
+		return nil, err
+	}
+	peerPort := opts.PeerPort
+	if peerPort == 0 {
+		if peerPort, err = freePortOn(opts.Host); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := newNodeDir(opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Kind: KindEtcd, Name: opts.Name, Addr: net.JoinHostPort(bind, strconv.Itoa(port)), Dir: dir, Host: opts.Host}
+	peerURL := "http://" + net.JoinHostPort(bind, strconv.Itoa(peerPort))
+	initial := opts.InitialCluster
+	if initial == "" {
+		initial = opts.Name + "=" + peerURL
+	}
+	token := opts.Token
+	if token == "" {
+		token = filepath.Base(dir)
+	}
+	launch := func(ctx context.Context, n *Node) (*Process, error) {
+		// With data kept, etcd reads its membership from the data dir and
+		// ignores the --initial-* flags; without it (a restart that lost
+		// its data), the member bootstraps again under the same name.
+		cmd := exec.Command(bin,
+			"--name", opts.Name,
+			"--data-dir", filepath.Join(n.Dir, "data"),
+			"--listen-client-urls", "http://"+n.Addr,
+			"--advertise-client-urls", "http://"+n.Addr,
+			"--listen-peer-urls", peerURL,
+			"--initial-advertise-peer-urls", peerURL,
+			"--initial-cluster", initial,
+			"--initial-cluster-state", "new",
+			"--initial-cluster-token", token,
+			"--heartbeat-interval", strconv.FormatInt(etcdHeartbeat.Milliseconds(), 10),
+			"--election-timeout", strconv.FormatInt(etcdElection.Milliseconds(), 10),
+			"--logger", "zap", "--log-outputs", "stderr", "--log-level", "warn",
+		)
+		return n.spawnLogged(cmd)
+	}
+	n.ready = etcdReady
+	wipe := func(n *Node) error { return os.RemoveAll(filepath.Join(n.Dir, "data")) }
+	if err := n.startProcess(ctx, launch, wipe); err != nil {
+		n.Stop()
+		return nil, err
+	}
+	return n, nil
+}
+
+// etcdReady asks the member's /health, from wherever the member's network
+// is reached.
+func etcdReady(ctx context.Context, n *Node) error {
+	body, err := etcdHTTP(ctx, n.dialer(), n.Addr, "/health")
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(body, `"health":"true"`) {
+		return fmt.Errorf("health: %s", strings.TrimSpace(body))
+	}
+	return nil
+}
+
+// etcdHTTP GETs path from the member at addr (through dial, nil: the
+// default dialer).
+func etcdHTTP(ctx context.Context, dial Dialer, addr, path string) (string, error) {
+	tr := &http.Transport{DisableKeepAlives: true}
+	if dial != nil {
+		tr.DialContext = dial
+	}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// etcdClient opens a client of the members at addrs (through dial, nil:
+// the default dialer), quiet: its own log would only repeat our errors.
+func etcdClient(addrs []string, dial Dialer) (*clientv3.Client, error) {
+	cfg := clientv3.Config{Endpoints: addrs, DialTimeout: 5 * time.Second, Logger: zap.NewNop()}
+	if dial != nil {
+		cfg.DialOptions = []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return dial(ctx, "tcp", addr)
+		})}
+	}
+	return clientv3.New(cfg)
+}
+
+// etcdKind is etcd's home: one member alone, or a cluster whose members
+// start together, each told every member's peer URL.
+type etcdKind struct{}
+
+func init() { RegisterKind(etcdKind{}) }
+
+func (etcdKind) Kind() topology.Kind { return topology.Etcd }
+func (etcdKind) Package() string     { return "etcd-server" }
+func (etcdKind) Image() string       { return "etcd" }
+
+// Start starts one member, or every member of a cluster at once: a member
+// is ready only when a quorum has formed, so starting them one after
+// another would wait forever on the first.
+func (etcdKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
+	if ContainerMode() {
+		return nil, fmt.Errorf("%s: etcd runs in local mode only for now (no image under docker/); run it with %s=%s", members[0].Group, ServersEnv, ServersLocal)
+	}
+	var initial []string
+	for i := range members {
+		m := &members[i]
+		p, err := m.PortFor("peer")
+		if err != nil {
+			return nil, err
+		}
+		initial = append(initial, m.Name+"=http://"+net.JoinHostPort(m.Bind, strconv.Itoa(p)))
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	token := members[0].Group + "-" + hex.EncodeToString(b[:])
+	nodes := make([]*Node, len(members))
+	errs := make([]error, len(members))
+	var wg sync.WaitGroup
+	for i, m := range members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodes[i], errs[i] = StartEtcd(ctx, EtcdOptions{Name: m.Name, Host: m.Host, Port: m.Port,
+				PeerPort: m.Ports["peer"], InitialCluster: strings.Join(initial, ","), Token: token})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		stopNodes(slices.DeleteFunc(nodes, func(n *Node) bool { return n == nil }))
+		return nil, err
+	}
+	return nodes, nil
+}
+
+// Ensembles: a cluster starts wherever etcd does, in local mode (container
+// mode has no etcd image yet, for one member or three).
+func (etcdKind) Ensembles() error {
+	if ContainerMode() {
+		return fmt.Errorf("etcd runs in local mode only for now (no image under docker/); run the cluster with %s=%s", ServersEnv, ServersLocal)
+	}
+	return nil
+}
+
+func (etcdKind) Endpoint(nodes []*Node) topology.Endpoint {
+	return topology.Endpoint{Kind: topology.Etcd, Addrs: addrsOf(nodes)}
+}
+
+// Role asks the member's maintenance Status: it leads when the leader it
+// reports is itself. A member that knows no leader (cut off, or in an
+// election) is a follower: it is not the one a fault on the leader means.
+// A cluster of one is its own leader.
+func (etcdKind) Role(ctx context.Context, n *Node) (string, error) {
+	c, err := etcdClient([]string{n.Addr}, n.dialer())
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st, err := c.Status(sctx, n.Addr)
+	if err != nil {
+		return "", fmt.Errorf("status of %s: %w", n.Name, err)
+	}
+	if st.Leader != 0 && st.Leader == st.Header.MemberId {
+		return "leader", nil
+	}
+	return "follower", nil
+}
+
+// Cheapest is a linearizable write, not a read. Every grant of an etcd
+// lock commits at least one write through raft (the transaction that
+// creates the lock key, besides the lease), so that is the floor no lock
+// on etcd can go under. A serializable Get is answered by the member
+// alone and would measure the gRPC stack, not the cluster; a linearizable
+// Get costs a ReadIndex round to a quorum but no log append or fsync, so it
+// too sits below anything a grant can do.
+func (etcdKind) Cheapest() string { return "put (one linearizable write)" }
+
+func (etcdKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (func(context.Context) error, func(), error) {
+	c, err := etcdClient(ep.Addrs, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(ctx context.Context) error {
+		_, err := c.Put(ctx, "locklab/limit", "x")
+		return err
+	}, func() { c.Close() }, nil
+}
+
+func (etcdKind) CostUnit() string { return "etcd gRPC messages" }
+
+// Served sums grpc_server_msg_received_total over the members: every
+// request message a client sent, unary or on a stream (a lease keep-alive,
+// a watch), as the servers counted them. Raft's own traffic between
+// members is not gRPC and is not counted.
+func (etcdKind) Served(ctx context.Context, ep topology.Endpoint, _ bool) (float64, error) {
+	var total float64
+	for _, addr := range ep.Addrs {
+		body, err := etcdHTTP(ctx, nil, addr, "/metrics")
+		if err != nil {
+			return 0, fmt.Errorf("metrics of %s: %w", addr, err)
+		}
+		v, ok := sumMetric(body, "grpc_server_msg_received_total")
+		if !ok {
+			return 0, fmt.Errorf("metrics of %s have no grpc_server_msg_received_total", addr)
+		}
+		total += v
+	}
+	return total, nil
+}
+
+// sumMetric adds every sample of a Prometheus text-format counter.
+func sumMetric(body, name string) (float64, bool) {
+	var total float64
+	found := false
+	sc := bufio.NewScanner(strings.NewReader(body))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name) {
+			continue
+		}
+		rest := line[len(name):]
+		if rest != "" && rest[0] != '{' && rest[0] != ' ' {
+			continue // another metric whose name starts the same
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			continue
+		}
+		total += v
+		found = true
+	}
+	return total, found
+}

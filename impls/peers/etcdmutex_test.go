@@ -1,0 +1,156 @@
+package peers_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"go.uber.org/zap"
+
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/conformance"
+	"github.com/locklab/locklab/topology"
+)
+
+// etcd's own concurrency.Mutex through the adapter, on one etcd.
+func TestEtcdMutexConformance(t *testing.T) {
+	tests := []struct {
+		name string
+		opts conformance.Options
+	}{
+		{"peer-etcd-mutex", conformance.Options{TTL: time.Second, KnownDefects: map[string]string{
+			// NewMutex(s, pfx) keys the lock by a prefix (pfx + "/") and
+			// reads its holder as the oldest key in that range, so a lock
+			// named "x/a/b" puts its key inside "x"'s range: while it is
+			// held, "x" reads as held too. A user who passes names with
+			// slashes gets locks that block each other.
+			conformance.DefectKeysCollide: `the lock is a key prefix: "x/a/b"'s keys lie inside "x"'s range, so "x" reads as held`,
+		}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec, err := impls.Lookup(tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conformance.Run(t, spec, conformance.Topology(t, spec), tt.opts)
+		})
+	}
+}
+
+// etcdServer starts one etcd for the tests below and returns a plain
+// client of it.
+func etcdServer(t *testing.T) *clientv3.Client {
+	t.Helper()
+	spec, err := impls.Lookup("peer-etcd-mutex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo := conformance.Topology(t, spec)
+	c, err := clientv3.New(clientv3.Config{Endpoints: topo.Endpoints().Addrs(topology.Etcd), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// etcd-io/etcd#22082, tried on the real library: Mutex.Unlock deletes the
+// session's key by name, unconditionally, and every Mutex of one session on
+// one prefix has the same key name. A Delete whose reply was lost (applied,
+// reported as an error: here the key deleted behind the Mutex's back stands
+// for it) leaves the Mutex thinking it still holds; the session locks again
+// through a new Mutex, and the retried Unlock deletes that newer lock, so a
+// second session is granted while the first believes it holds.
+func TestEtcdMutexRetriedUnlockDeletesNewerLockOfSameSession(t *testing.T) {
+	c := etcdServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	newSession := func() *concurrency.Session {
+		s, err := concurrency.NewSession(c, concurrency.WithTTL(5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	s, other := newSession(), newSession()
+	pfx := "issue-22082"
+	first := concurrency.NewMutex(s, pfx)
+	if err := first.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The first Unlock's Delete applied, its reply lost: the key is gone,
+	// and the Mutex still names it (it clears its key only on success).
+	if _, err := c.Delete(ctx, first.Key()); err != nil {
+		t.Fatal(err)
+	}
+	second := concurrency.NewMutex(s, pfx)
+	if err := second.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if second.Key() != first.Key() {
+		t.Fatalf("one session's two locks have keys %q and %q, not one name", first.Key(), second.Key())
+	}
+	// The retry.
+	if err := first.Unlock(ctx); err != nil {
+		t.Fatalf("retried Unlock: %v", err)
+	}
+	third := concurrency.NewMutex(other, pfx)
+	err := third.TryLock(ctx)
+	if err != nil {
+		t.Fatalf("the report does not reproduce: another session got %v while the newer lock stood", err)
+	}
+	t.Logf("#22082 reproduces: the retried Unlock deleted the session's newer lock (%s) and another session was granted", second.Key())
+}
+
+// etcd-io/etcd#19597, tried on the real library: a waiter whose own
+// session ends (its lease revoked, as an expiry does) goes on waiting for
+// the key before its own, and returns only when that key goes.
+func TestEtcdMutexWaiterOutlivesItsSession(t *testing.T) {
+	c := etcdServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	holderS, err := concurrency.NewSession(c, concurrency.WithTTL(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holderS.Close()
+	waiterS, err := concurrency.NewSession(c, concurrency.WithTTL(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer waiterS.Close()
+	pfx := "issue-19597"
+	holder := concurrency.NewMutex(holderS, pfx)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- concurrency.NewMutex(waiterS, pfx).Lock(ctx) }()
+	time.Sleep(300 * time.Millisecond) // in line
+	if _, err := c.Revoke(ctx, waiterS.Lease()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the report does not reproduce: the waiter returned %v when its session ended", err)
+	case <-time.After(3 * time.Second):
+	}
+	<-waiterS.Done() // the session itself knows
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, concurrency.ErrSessionExpired) {
+			t.Fatalf("after the holder left the waiter got %v, want ErrSessionExpired", err)
+		}
+		t.Logf("#19597 reproduces: the waiter of a dead session waited until the holder left, then got %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter did not return even after the holder left")
+	}
+}
