@@ -125,3 +125,27 @@ type CellResult struct {
 	Clients   int    `json:"clients,omitempty"`
 	Processes bool   `json:"processes,omitempty"`
 }
+
+// Brief keeps what make test runs of the matrix: every cell on the single
+// topology, and on every other topology each lock's unfenced cells of
+// contention and of the faults only that kind of topology has (the
+// scenarios that do not run on the single one); `bench matrix` runs all.
+// An ensemble's cells run alone and take a dozen seconds each, and a
+// topology's crash and pause cells repeat what the single one shows.
+func Brief(cells []Cell) []Cell {
+	var out []Cell
+	for _, c := range cells {
+		if topology.Or(c.Topology) == topology.SingleName {
+			out = append(out, c)
+			continue
+		}
+		s, err := Lookup(c.Scenario)
+		if err != nil || c.Fencing {
+			continue
+		}
+		if c.Scenario == "contention" || !s.RunsOn(topology.SingleName) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -58,6 +58,11 @@ func TestVerdictMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if os.Getenv("LOCKLAB_MATRIX_ALL") == "" {
+		// make test: every single-topology cell, and each other topology
+		// briefly (scenarios.Brief); make matrix runs them all.
+		cells = scenarios.Brief(cells)
+	}
 	noneOutlive := func(t *testing.T, what string) {
 		if pids := cluster.LivePIDs(); len(pids) != 0 {
 			t.Errorf("processes outlived the %s: %v", what, pids)
