@@ -29,6 +29,11 @@ type shape struct {
 	pgTable          string
 	pgVersionIsToken bool
 	pgAdvisory       bool // a session advisory lock on hashtextextended(K, 0)
+	// mysqlTable is the MySQL table holding a row for K while held (for
+	// locklab_row_lock, a row the lease's transaction has locked);
+	// mysqlGetLock says a session holds the GET_LOCK name of K.
+	mysqlTable   string
+	mysqlGetLock bool
 }
 
 type redisShape struct {
@@ -65,6 +70,9 @@ var documented = map[string]shape{
 	"pg-unique-insert":       {pgTable: "locklab_unique_lock"},
 	"pg-optimistic":          {pgTable: "locklab_optimistic_lock", pgVersionIsToken: true},
 	"pg-advisory":            {pgAdvisory: true},
+	"mysql-lock-table":       {mysqlTable: "locklab_lock_table"},
+	"mysql-for-update":       {mysqlTable: "locklab_row_lock"},
+	"mysql-get-lock":         {mysqlGetLock: true},
 }
 
 // runServerSide holds a key and reads the servers' side back: every key,
@@ -222,6 +230,10 @@ func runServerSide(t *testing.T, e *env) {
 			if want.pgAdvisory != (advisory == 1) {
 				t.Errorf("%d advisory locks on the key's hash, documented %v", advisory, want.pgAdvisory)
 			}
+		}
+
+		if e.srv.mysql != nil {
+			e.srv.mysql.checkShape(t, want, key)
 		}
 	})
 }
