@@ -228,7 +228,7 @@ func (m *mysqlServer) steal(t *testing.T, key string) {
 }
 
 // checkShape reads back what a MySQL lock keeps while it holds key.
-func (m *mysqlServer) checkShape(t *testing.T, want shape, key string) {
+func (m *mysqlServer) checkShape(t *testing.T, want shape, key string, tok uint64, fenced bool, within time.Duration) {
 	t.Helper()
 	var wantTables []string
 	if want.mysqlTable != "" {
@@ -242,6 +242,22 @@ func (m *mysqlServer) checkShape(t *testing.T, want shape, key string) {
 	}
 	if want.mysqlTable == "locklab_row_lock" && !m.rowLocked(t, key) {
 		t.Errorf("the key's row in locklab_row_lock is not locked, documented held by the lease's transaction")
+	}
+	if want.mysqlVersionIsToken {
+		c, ctx := m.conn(t)
+		var version uint64
+		var leftUS int64
+		err := c.QueryRowContext(ctx, "SELECT version, TIMESTAMPDIFF(MICROSECOND, NOW(6), expires_at) FROM `"+
+			want.mysqlTable+"` WHERE lock_key = ?", key).Scan(&version, &leftUS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fenced || version != tok {
+			t.Errorf("the row's version is %d, the lease's token %d", version, tok)
+		}
+		if left := time.Duration(leftUS) * time.Microsecond; left <= 0 || left > within {
+			t.Errorf("the row expires in %v, documented within the TTL (%v since the acquire was sent)", left, within)
+		}
 	}
 }
 
@@ -280,6 +296,43 @@ func adversarialMySQL(t *testing.T, e *env) {
 				key := freshKey(t)
 				m.exec(t, "INSERT INTO locklab_lock_table (lock_key, owner) VALUES (?, 'foreign-owner')", key)
 				e.judge(t, DefectImmortalKeyGranted, refusal(t, e, key, false))
+			})
+		case "locklab_optimistic_lock":
+			t.Run("RowOfAnotherOwnerWithoutExpiry", func(t *testing.T) {
+				key := freshKey(t)
+				m.exec(t, `INSERT INTO locklab_optimistic_lock (lock_key, owner, version, expires_at)
+					VALUES (?, 'foreign-owner', 7, '9999-12-31')`, key)
+				occupied(t, key)
+			})
+			t.Run("FreeRowFromAnOlderDeployment", func(t *testing.T) {
+				key := freshKey(t)
+				m.exec(t, `INSERT INTO locklab_optimistic_lock (lock_key, owner, version, expires_at)
+					VALUES (?, NULL, 41, '1970-01-01')`, key)
+				lease := mustAcquire(t, e.newLocker(t), key)
+				tok, _ := lease.Token()
+				mustRelease(t, lease)
+				if tok <= 41 {
+					t.Errorf("a free row at version 41 was granted with token %d", tok)
+				}
+			})
+			t.Run("VersionRowDeleted", func(t *testing.T) {
+				key := freshKey(t)
+				l := e.newLocker(t)
+				var last uint64
+				for range 3 {
+					lease := mustAcquire(t, l, key)
+					last, _ = lease.Token()
+					mustRelease(t, lease)
+				}
+				m.exec(t, "DELETE FROM locklab_optimistic_lock WHERE lock_key = ?", key)
+				lease := mustAcquire(t, l, key)
+				next, _ := lease.Token()
+				mustRelease(t, lease)
+				var defect string
+				if next <= last {
+					defect = fmt.Sprintf("the grant after the row was deleted got token %d, after %d", next, last)
+				}
+				e.judge(t, DefectTokensGoBack, defect)
 			})
 		case "locklab_row_lock":
 			t.Run("RowLockedByAnotherTransaction", func(t *testing.T) {

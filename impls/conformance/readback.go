@@ -34,6 +34,8 @@ type shape struct {
 	// mysqlGetLock says a session holds the GET_LOCK name of K.
 	mysqlTable   string
 	mysqlGetLock bool
+	// mysqlVersionIsToken: the row's version column is the lease's token.
+	mysqlVersionIsToken bool
 }
 
 type redisShape struct {
@@ -73,6 +75,7 @@ var documented = map[string]shape{
 	"mysql-lock-table":       {mysqlTable: "locklab_lock_table"},
 	"mysql-for-update":       {mysqlTable: "locklab_row_lock"},
 	"mysql-get-lock":         {mysqlGetLock: true},
+	"mysql-optimistic":       {mysqlTable: "locklab_optimistic_lock", mysqlVersionIsToken: true},
 }
 
 // runServerSide holds a key and reads the servers' side back: every key,
@@ -233,7 +236,7 @@ func runServerSide(t *testing.T, e *env) {
 		}
 
 		if e.srv.mysql != nil {
-			e.srv.mysql.checkShape(t, want, key)
+			e.srv.mysql.checkShape(t, want, key, tok, fenced, e.o.TTL+time.Since(sent))
 		}
 	})
 }

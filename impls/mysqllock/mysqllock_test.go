@@ -84,6 +84,7 @@ func TestConformance(t *testing.T) {
 		{"mysql-lock-table", conformance.Options{}},
 		{"mysql-get-lock", conformance.Options{}},
 		{"mysql-for-update", conformance.Options{}},
+		{"mysql-optimistic", conformance.Options{KnownDefects: conformance.CounterResetLimitation}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -253,7 +254,7 @@ func TestKeysMariaDBWouldConfuse(t *testing.T) {
 		{long('x'), long('x') + "y"},
 	}
 	ctx := context.Background()
-	for _, lock := range []string{"mysql-get-lock", "mysql-lock-table", "mysql-for-update"} {
+	for _, lock := range []string{"mysql-get-lock", "mysql-lock-table", "mysql-for-update", "mysql-optimistic"} {
 		for _, p := range pairs {
 			t.Run(fmt.Sprintf("%s/%q-%q", lock, p.a[:min(len(p.a), 8)], p.b[:min(len(p.b), 8)]), func(t *testing.T) {
 				prefix := freshKey("confuse")
@@ -274,5 +275,67 @@ func TestKeysMariaDBWouldConfuse(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// The version is the fencing token: it grows with every grant, also when a
+// lease expired and was taken over by the server's clock, and a stale grant
+// can neither release nor refresh the lock it lost.
+func TestOptimisticVersionsAndStaleLeases(t *testing.T) {
+	const ttl = 500 * time.Millisecond
+	ctx := context.Background()
+	key := freshKey("optimistic")
+	a := newLocker(t, "mysql-optimistic", "a", ttl)
+	b := newLocker(t, "mysql-optimistic", "b", ttl)
+	c := newLocker(t, "mysql-optimistic", "c", ttl)
+
+	var last uint64
+	grant := func(t *testing.T, l impls.Locker) impls.Lease {
+		t.Helper()
+		lease, err := l.TryAcquire(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, ok := lease.Token()
+		if !ok || tok <= last {
+			t.Fatalf("token %d (ok %v), want greater than %d", tok, ok, last)
+		}
+		last = tok
+		return lease
+	}
+
+	released := grant(t, a)
+	if err := released.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stale := grant(t, a)
+	time.Sleep(ttl + ttl/2)
+	current := grant(t, b) // takes over the expired lease
+
+	tests := []struct {
+		name string
+		op   func(impls.Lease) error
+	}{
+		{"refresh", func(l impls.Lease) error { return l.Refresh(ctx) }},
+		{"release", func(l impls.Lease) error { return l.Release(ctx) }},
+	}
+	for _, tt := range tests {
+		t.Run("stale "+tt.name, func(t *testing.T) {
+			if err := tt.op(stale); !errors.Is(err, impls.ErrNotHeld) {
+				t.Fatalf("stale %s: %v, want ErrNotHeld", tt.name, err)
+			}
+			if _, err := c.TryAcquire(ctx, key); !errors.Is(err, impls.ErrHeld) {
+				t.Fatalf("after the stale %s a third client got %v, want ErrHeld", tt.name, err)
+			}
+			if err := current.Refresh(ctx); err != nil {
+				t.Fatalf("the current holder's refresh after the stale %s: %v", tt.name, err)
+			}
+		})
+	}
+	if err := current.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := grant(t, c).Release(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
