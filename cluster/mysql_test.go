@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -174,5 +175,26 @@ func TestMySQLStartErrors(t *testing.T) {
 				t.Fatalf("got %v, want an error saying %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// On a host of its own, MariaDB binds the host's address and lets in the
+// lab's probes, which come from the hosts' network, not from loopback.
+func TestMySQLOnAHost(t *testing.T) {
+	if err := hosts.Available(); err != nil {
+		t.Skipf("no hosts here: %v", err)
+	}
+	ctx := context.Background()
+	topo, err := Start(ctx, topology.Declaration{Groups: []topology.Group{topology.Single(topology.MySQL)}, Hosts: true}, External{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Close()
+	n := topo.Lock(topology.MySQL)[0]
+	if n.Host == nil || strings.HasPrefix(n.Addr, "127.") {
+		t.Fatalf("node at %s on host %v, want the host's own address", n.Addr, n.Host)
+	}
+	if role, err := topo.Role(ctx, n.Name); err != nil || role != "primary" {
+		t.Fatalf("role %q, %v; want primary", role, err)
 	}
 }
