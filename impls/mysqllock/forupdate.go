@@ -160,7 +160,10 @@ func (l *ForUpdate) Acquire(ctx context.Context, key string) (impls.Lease, error
 	}
 	for {
 		var got []byte
-		killed, err := l.sessions.wait(ctx, ss, []any{&got}, waitRowSQL, rowKey(key))
+		killed, err := l.sessions.wait(ctx, ss, []any{&got}, forUpdateWaitSQL(), rowKey(key))
+		if errors.Is(err, sql.ErrNoRows) && skippedRowGrants() {
+			err = nil
+		}
 		if ctxErr := impls.ContextErr(ctx); ctxErr != nil || killed {
 			if ctxErr == nil {
 				ctxErr = context.Canceled

@@ -133,8 +133,8 @@ func (l *GetLock) Acquire(ctx context.Context, key string) (impls.Lease, error) 
 			timeout = max(time.Until(dl).Seconds(), 0) + 0.05
 		}
 		var got sql.NullInt64
-		killed, err := l.sessions.wait(ctx, ss, []any{&got}, getLockSQL, lockName(key), timeout)
-		granted := err == nil && got.Valid && got.Int64 == 1
+		killed, err := l.sessions.wait(ctx, ss, []any{&got}, getLockSQL, lockName(key), getLockTimeout(timeout))
+		granted := err == nil && getLockGranted(got)
 		if ctxErr := impls.ContextErr(ctx); ctxErr != nil || killed {
 			if ctxErr == nil {
 				ctxErr = context.Canceled

@@ -110,7 +110,7 @@ func (l *Optimistic) try(ctx context.Context, key string) (impls.Lease, error) {
 	for attempt := 0; ; attempt++ {
 		var n, version int64
 		err := l.sessions.exec(ctx, "acquire", func(ctx context.Context, c *sql.Conn) error {
-			res, err := c.ExecContext(ctx, optimisticGrant, owner, l.s.ttl.Microseconds(), rowKey(key))
+			res, err := c.ExecContext(ctx, optimisticGrantSQL(), owner, l.s.ttl.Microseconds(), rowKey(key))
 			if err == nil {
 				n, err = res.RowsAffected()
 			}
