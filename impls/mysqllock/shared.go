@@ -172,12 +172,14 @@ func (p *sessions) open(ctx context.Context) (*session, error) {
 	return ss, nil
 }
 
-// close ends the session: the socket first, so nothing waits on a stalled
-// server, then database/sql's handles.
+// close ends the session cleanly: database/sql's handles let the driver
+// say goodbye (COM_QUIT, a few bytes that never wait on the server) and
+// close its socket, so the server ends the session at once; the cut after
+// is for a driver that left the socket open on an error.
 func (ss *session) close() {
-	ss.cut()
 	ss.conn.Close()
 	ss.db.Close()
+	ss.cut()
 }
 
 // put returns a session that holds nothing; one too many is closed.
