@@ -88,12 +88,18 @@ func mysqlCredential() (*syscall.Credential, error) {
 	return unprivileged()
 }
 
-// mysqlDSN is a go-sql-driver DSN for the lab's server at addr. The server
-// runs with --skip-grant-tables, so the user is a name only: any client on
-// loopback or the hosts' subnet is let in, as PostgreSQL's trust is.
+// MySQLUser is the user the lab's server lets in from anywhere with no
+// password (made by mysqlInitSQL); the lab and the locks connect as it.
+const MySQLUser = "locklab"
+
+// mysqlInitSQL runs at every start of the lab's server (--init-file).
+const mysqlInitSQL = "CREATE USER IF NOT EXISTS '" + MySQLUser + "'@'%';\n" +
+	"GRANT ALL PRIVILEGES ON *.* TO '" + MySQLUser + "'@'%' WITH GRANT OPTION;\n"
+
+// mysqlDSN is a go-sql-driver DSN for the lab's server at addr.
 func mysqlDSN(addr, db string) string {
 	cfg := mysql.NewConfig()
-	cfg.User = "locklab"
+	cfg.User = MySQLUser
 	cfg.Net = "tcp"
 	cfg.Addr = addr
 	cfg.DBName = db
@@ -170,6 +176,11 @@ func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 		}
 		return nil
 	}
+	initFile := filepath.Join(dir, "init.sql")
+	if err := os.WriteFile(initFile, []byte(mysqlInitSQL), 0o644); err != nil {
+		n.Stop()
+		return nil, fmt.Errorf("write %s: %w", initFile, err)
+	}
 	launch := func(ctx context.Context, n *Node) (*Process, error) {
 		if err := install(); err != nil {
 			return nil, err
@@ -179,10 +190,14 @@ func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 			"--bind-address="+bind,
 			"--socket="+filepath.Join(n.Dir, "mysqld.sock"),
 			"--pid-file="+filepath.Join(n.Dir, "mysqld.pid"),
-			// Any client may connect, as any user: the lab's servers are
-			// on loopback or its own hosts, and the locks are the subject,
-			// not the grants.
-			"--skip-grant-tables",
+			// The lab's user, made at every start (a restart without data
+			// needs it again): any client may connect as it, from anywhere,
+			// with no password, as PostgreSQL's trust lets it in. Grants
+			// stay on rather than skipped: with --skip-grant-tables the
+			// server no longer records a session's client address, by which
+			// an operator (and the lab's session faults) finds a client's
+			// sessions.
+			"--init-file="+initFile,
 			"--skip-name-resolve",
 			"--max-connections=300",
 			// The lab measures locking, not the disk: a commit is not

@@ -284,7 +284,10 @@ func (s *forUpdateLease) Refresh(ctx context.Context) error {
 	if s.released || s.isLost() {
 		return impls.Fail(forUpdateName, "refresh", impls.ErrNotHeld, nil)
 	}
-	open, err := s.openLocked(ctx)
+	// Under its own statement timeout, not ctx: the driver ends a
+	// statement whose context ends by closing the connection, which would
+	// roll the lease's transaction back.
+	open, err := s.openLocked(context.Background())
 	if err != nil && isServerError(err) {
 		return impls.Classify(ctx, forUpdateName, "refresh", err, false)
 	}

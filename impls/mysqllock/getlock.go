@@ -272,7 +272,11 @@ func (s *getLockLease) Refresh(ctx context.Context) error {
 	if s.released || s.isLost() {
 		return impls.Fail(getLockName, "refresh", impls.ErrNotHeld, nil)
 	}
-	held, err := s.heldLocked(ctx)
+	// The question runs under its own statement timeout, not ctx: the
+	// driver ends a statement whose context ends by closing the
+	// connection, and a refresh its caller gave up on would then end the
+	// session, and the lock with it.
+	held, err := s.heldLocked(context.Background())
 	if err != nil {
 		if !isServerError(err) {
 			// The session is gone or in doubt; a session lock goes with it.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -337,5 +338,57 @@ func TestOptimisticVersionsAndStaleLeases(t *testing.T) {
 	}
 	if err := grant(t, c).Release(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A session the server ended while it sat idle (KILL, wait_timeout, a
+// restart) is never used again: the next acquire and release take a fresh
+// one and succeed, where a statement sent on the dead one would fail with
+// an unknown outcome.
+func TestIdleSessionsEndedByTheServerAreNotUsed(t *testing.T) {
+	ctx := context.Background()
+	for _, lock := range []string{"mysql-get-lock", "mysql-lock-table", "mysql-for-update", "mysql-optimistic"} {
+		t.Run(lock, func(t *testing.T) {
+			key := freshKey("idle-killed")
+			l := newLocker(t, lock, "idle", time.Second)
+			lease, err := l.TryAcquire(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := lease.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// Every session but the operator's own: the locker's idle ones.
+			db := admin(t)
+			db.SetMaxOpenConns(1)
+			rows, err := db.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND COMMAND <> 'Daemon'")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []int64
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			rows.Close()
+			for _, id := range ids {
+				// A session of an earlier test's closed locker may end
+				// between the list and the kill (unknown thread id).
+				if _, err := db.Exec(fmt.Sprintf("KILL CONNECTION %d", id)); err != nil && !strings.Contains(err.Error(), "1094") {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(100 * time.Millisecond) // the kills reach the sockets
+			lease, err = l.TryAcquire(ctx, key)
+			if err != nil {
+				t.Fatalf("acquire after the server ended %d idle sessions: %v", len(ids), err)
+			}
+			if err := lease.Release(ctx); err != nil {
+				t.Fatalf("release after the server ended the idle sessions: %v", err)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -118,9 +119,18 @@ func (p *sessions) get(ctx context.Context, op string) (*session, error) {
 		p.mu.Unlock()
 		return nil, impls.Fail(p.s.impl, op, impls.ErrBackend, errClosed)
 	}
-	if n := len(p.idle); n > 0 {
+	for n := len(p.idle); n > 0; n = len(p.idle) {
 		ss := p.idle[n-1]
 		p.idle = p.idle[:n-1]
+		if !ss.alive() {
+			// The server ended the idle session (KILL, wait_timeout, a
+			// restart): it held nothing, and a statement sent on it would
+			// fail with an outcome the driver cannot know.
+			p.mu.Unlock()
+			ss.close()
+			p.mu.Lock()
+			continue
+		}
 		p.busy[ss] = struct{}{}
 		p.mu.Unlock()
 		return ss, nil
@@ -170,6 +180,35 @@ func (p *sessions) open(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	return ss, nil
+}
+
+// alive looks at an idle session's socket without waiting: an idle
+// session has nothing to read, so anything there (the end of the
+// connection, or the error a server sends as it kills a session) means the
+// server has ended it. It is go-sql-driver's own check, which the driver
+// makes only for connections database/sql hands out again, never between
+// statements on one pinned connection, as every session here is. The read
+// is a raw non-blocking one: Go's own Read with a deadline already passed
+// returns the timeout without looking at the socket.
+func (ss *session) alive() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	sc, ok := ss.sock.(syscall.Conn)
+	if !ok {
+		return ss.sock != nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	live := false
+	err = raw.Read(func(fd uintptr) bool {
+		var b [1]byte
+		n, err := syscall.Read(int(fd), b[:])
+		live = n < 0 && (err == syscall.EAGAIN || err == syscall.EWOULDBLOCK)
+		return true // one look, never wait
+	})
+	return err == nil && live
 }
 
 // close ends the session cleanly: database/sql's handles let the driver
