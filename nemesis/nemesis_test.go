@@ -151,13 +151,20 @@ func TestApplicable(t *testing.T) {
 		{"local-mutex", nil, map[string]string{ClientKill: "share one process", ServerPause: "no lock server"}},
 		{"none", []string{ClientKill, ClientPause}, map[string]string{ServerKill: "no lock server"}},
 		// A plain topology has no replica: the generator never draws a fail-over.
-		{"redis-setnx-px", slices.DeleteFunc(randomKinds(), func(n string) bool { return n == FailOver || n == NetPartitionNodes }),
-			map[string]string{FailOver: "no replica", NetPartitionNodes: "fewer than 3", ClientSlowSection: "failpoint"}},
-		{"zookeeper", slices.DeleteFunc(randomKinds(), func(n string) bool { return n == ServerClockJump || n == FailOver || n == NetPartitionNodes }),
-			map[string]string{ServerClockJump: "only Redis", FailOver: "single Redis"}},
+		{"redis-setnx-px", slices.DeleteFunc(randomKinds(), func(n string) bool { return n == FailOver || n == NetPartitionNodes || n == ServerEndsSession }),
+			map[string]string{FailOver: "no replica", NetPartitionNodes: "fewer than 3", ClientSlowSection: "failpoint", ServerEndsSession: "cannot end a Redis session"}},
+		{"zookeeper", slices.DeleteFunc(randomKinds(), func(n string) bool {
+			return n == ServerClockJump || n == FailOver || n == NetPartitionNodes || n == ServerEndsSession
+		}),
+			map[string]string{ServerClockJump: "only Redis", FailOver: "single Redis", ServerEndsSession: "cannot end a ZooKeeper session"}},
 		// Five independent nodes: a cut of some of them is a kind of its own.
-		{"redlock", slices.DeleteFunc(randomKinds(), func(n string) bool { return n == FailOver }),
+		{"redlock", slices.DeleteFunc(randomKinds(), func(n string) bool { return n == FailOver || n == ServerEndsSession }),
 			map[string]string{FailOver: "single Redis"}},
+		// A database's sessions can be ended under a live client.
+		{"mysql-get-lock", slices.DeleteFunc(randomKinds(), func(n string) bool {
+			return n == ServerClockJump || n == FailOver || n == NetPartitionNodes
+		}),
+			map[string]string{ServerClockJump: "only Redis", FailOver: "single Redis"}},
 	}
 	for _, backend := range []string{"local", "containers"} {
 		for _, tc := range tests {
@@ -285,6 +292,8 @@ func TestValidate(t *testing.T) {
 			impl = "redlock" // it cuts some of several nodes
 		case "leader-isolated", "holder-server-cut":
 			impl, topo = "zookeeper", "zk-ensemble" // they aim at an ensemble's roles
+		case HolderSessionEnded:
+			impl = "pg-advisory" // it ends a database session
 		}
 		s := f(impl, false, time.Second, testBound)
 		s.Topology = topo

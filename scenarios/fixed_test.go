@@ -46,6 +46,7 @@ func TestScenarioSchedules(t *testing.T) {
 		{"coupon", false, "a lesson's demo, outside the matrix"},
 		{"leader-isolated", true, ""},
 		{"holder-server-cut", true, ""},
+		{"holder-session-ended", true, ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the lab needs: the servers it starts itself (Redis, etcd, ZooKeeper
-# and Java for it, PostgreSQL), the tools for its network namespaces
+# and Java for it, PostgreSQL, MariaDB for MySQL), the tools for its network namespaces
 # (iproute2, iptables), Chromium for the report site's browser test, and, for
 # container mode, a Docker engine, docker-compose and debootstrap. On Debian/Ubuntu it installs what is missing
 # with apt-get; elsewhere it prints what local mode lacks and stops (container
@@ -25,6 +25,10 @@ if [ "${LOCKLAB_SERVERS:-local}" != containers ]; then
 	command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 	if ! command -v postgres >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
 		need+=(postgresql)
+	fi
+	# MySQL's locks run on Debian's MariaDB server (mariadbd, mariadb-install-db).
+	if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ] && [ ! -x /usr/sbin/mysqld ]; then
+		need+=(mariadb-server)
 	fi
 fi
 # Installed where apt-get can, never demanded elsewhere: the tools of the
@@ -62,7 +66,7 @@ elif [ $((${#need[@]} + ${#extra[@]})) -gt 0 ]; then
 	$sudo apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" "${extra[@]}" >/dev/null
 	# The packages' own services are not used: the lab starts its own servers.
-	for svc in redis-server zookeeper postgresql etcd; do
+	for svc in redis-server zookeeper postgresql etcd mariadb; do
 		$sudo service "$svc" stop >/dev/null 2>&1 || true
 	done
 fi

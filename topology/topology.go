@@ -25,10 +25,13 @@ const (
 	ZooKeeper Kind = "zookeeper"
 	Postgres  Kind = "postgres"
 	Etcd      Kind = "etcd"
+	// MySQL is served by Debian's MariaDB server: the source documents'
+	// database locks are MySQL's, and MariaDB speaks its protocol and SQL.
+	MySQL Kind = "mysql"
 )
 
 // titles are the kinds' names as prose writes them.
-var titles = map[Kind]string{Redis: "Redis", ZooKeeper: "ZooKeeper", Postgres: "PostgreSQL", Etcd: "etcd"}
+var titles = map[Kind]string{Redis: "Redis", ZooKeeper: "ZooKeeper", Postgres: "PostgreSQL", Etcd: "etcd", MySQL: "MySQL"}
 
 // Title is the kind's name as prose writes it ("PostgreSQL").
 func (k Kind) Title() string {

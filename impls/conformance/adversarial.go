@@ -73,6 +73,9 @@ func runAdversarial(t *testing.T, e *env) {
 	if e.topo.Endpoints().First(topology.Postgres) != "" {
 		t.Run("AdversarialPostgres", func(t *testing.T) { adversarialPostgres(t, e) })
 	}
+	if e.srv.mysql != nil {
+		t.Run("AdversarialMySQL", func(t *testing.T) { adversarialMySQL(t, e) })
+	}
 	t.Run("AdversarialKeyNames", func(t *testing.T) { adversarialKeyNames(t, e) })
 	t.Run("AdversarialRaces", func(t *testing.T) { adversarialRaces(t, e) })
 }

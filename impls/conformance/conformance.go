@@ -109,6 +109,13 @@ func (e *env) linkedLocker(t *testing.T) (impls.Locker, links) {
 				ep.Addrs = slices.Clone(ep.Addrs)
 				ep.Addrs[i] = relinkDSN(dsn, l.addr())
 			}
+		} else if kind == topology.MySQL {
+			ep.Addrs = slices.Clone(ep.Addrs)
+			for i, dsn := range ep.Addrs {
+				var l *link
+				ep.Addrs[i], l = relinkMySQL(t, dsn)
+				ls = append(ls, l)
+			}
 		} else {
 			ep.Addrs = relink(ep.Addrs)
 		}

@@ -29,6 +29,13 @@ type shape struct {
 	pgTable          string
 	pgVersionIsToken bool
 	pgAdvisory       bool // a session advisory lock on hashtextextended(K, 0)
+	// mysqlTable is the MySQL table holding a row for K while held (for
+	// locklab_row_lock, a row the lease's transaction has locked);
+	// mysqlGetLock says a session holds the GET_LOCK name of K.
+	mysqlTable   string
+	mysqlGetLock bool
+	// mysqlVersionIsToken: the row's version column is the lease's token.
+	mysqlVersionIsToken bool
 }
 
 type redisShape struct {
@@ -67,6 +74,10 @@ var documented = map[string]shape{
 	"pg-unique-insert":        {pgTable: "locklab_unique_lock"},
 	"pg-optimistic":           {pgTable: "locklab_optimistic_lock", pgVersionIsToken: true},
 	"pg-advisory":             {pgAdvisory: true},
+	"mysql-lock-table":        {mysqlTable: "locklab_lock_table"},
+	"mysql-for-update":        {mysqlTable: "locklab_row_lock"},
+	"mysql-get-lock":          {mysqlGetLock: true},
+	"mysql-optimistic":        {mysqlTable: "locklab_optimistic_lock", mysqlVersionIsToken: true},
 }
 
 // runServerSide holds a key and reads the servers' side back: every key,
@@ -224,6 +235,10 @@ func runServerSide(t *testing.T, e *env) {
 			if want.pgAdvisory != (advisory == 1) {
 				t.Errorf("%d advisory locks on the key's hash, documented %v", advisory, want.pgAdvisory)
 			}
+		}
+
+		if e.srv.mysql != nil {
+			e.srv.mysql.checkShape(t, want, key, tok, fenced, e.o.TTL+time.Since(sent))
 		}
 	})
 }

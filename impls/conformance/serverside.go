@@ -29,11 +29,12 @@ type server struct {
 	zk    *zk.Conn
 	etcd  *clientv3.Client
 	pgDSN string
+	mysql *mysqlServer // nil without a MySQL lock server
 }
 
 func newServer(t *testing.T, topo *cluster.Topology) *server {
 	t.Helper()
-	s := &server{pgDSN: topo.Endpoints().First(topology.Postgres), etcd: etcdClient(t, topo)}
+	s := &server{pgDSN: topo.Endpoints().First(topology.Postgres), etcd: etcdClient(t, topo), mysql: newMySQLServer(topo)}
 	for _, addr := range topo.Endpoints().Addrs(topology.Redis) {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 		t.Cleanup(func() { rdb.Close() })
@@ -319,6 +320,9 @@ func (s *server) steal(t *testing.T, key string, f *redisFootprint, zkDir string
 		s.pg(t, `SELECT pg_terminate_backend(pid, 5000) FROM pg_locks
 			WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
 			AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, key)
+	}
+	if s.mysql != nil {
+		s.mysql.steal(t, key)
 	}
 }
 

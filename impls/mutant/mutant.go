@@ -32,6 +32,9 @@ const (
 	PGOptimisticNoCompare      = "pg-optimistic-no-compare"
 	PGOptimisticReleaseAny     = "pg-optimistic-release-unchecked"
 	PGOptimisticVersionReused  = "pg-optimistic-version-reused"
+	MySQLGetLockIgnoreResult   = "mysql-get-lock-ignore-result"
+	MySQLForUpdateSkipLocked   = "mysql-for-update-skip-locked-grants"
+	MySQLOptimisticNoCompare   = "mysql-optimistic-no-compare"
 )
 
 // Mutant is one known break of one lock.
@@ -63,6 +66,9 @@ var all = []Mutant{
 	{RedlockNoValidityCheck, "redlock", "the validity time is not computed: a lease claims a day however long the grant took, and the client works past the TTL", "slow-work-past-ttl"},
 	{ZooKeeperNotLowest, "zookeeper", "a client takes the lock as soon as its node exists, without checking it is the lowest sequence node", "contention"},
 	{ZooKeeperTokenReused, "zookeeper", "every grant's fencing token is 1 instead of its directory's czxid + its sequence number", "pause-past-ttl/fenced"},
+	{MySQLGetLockIgnoreResult, "mysql-get-lock", "acquire asks GET_LOCK with a zero timeout and grants whatever it answered, 0 (held by another session) too", "contention"},
+	{MySQLForUpdateSkipLocked, "mysql-for-update", "acquire locks the row with SKIP LOCKED and takes no row back (locked by another transaction) for a grant", "contention"},
+	{MySQLOptimisticNoCompare, "mysql-optimistic", "the grant's UPDATE has no condition on owner and expiry: it takes the row whoever holds it", "contention"},
 	{ZooKeeperGrantOnWake, "zookeeper", "a waiter takes the lock when its predecessor's deletion is reported, without listing the line again on its session", "queued-waiter-crash-in-section"},
 	{PGAdvisoryIgnoreTryResult, "pg-advisory", "acquire calls pg_try_advisory_lock and grants whatever it returned", "contention"},
 	{PGAdvisoryReleaseKeepsLock, "pg-advisory", "release returns the connection to the pool without pg_advisory_unlock: the session lock survives, and only the releasing client can take it again", "release-hand-off"},

@@ -1,0 +1,400 @@
+package cluster
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/topology"
+)
+
+// MySQLDatabase is the database the lab's MySQL locks keep their tables
+// in; the readiness probe creates it, so a server restarted without its
+// data serves the locks again as soon as it answers.
+const MySQLDatabase = "locklab"
+
+// MySQLOptions configures one MySQL (MariaDB) server.
+type MySQLOptions struct {
+	Name string // defaults to "mysql"
+	// Host runs the server on a host of the lab's own, bound to its address.
+	Host *hosts.Host
+	// Port, when set, is the port to listen on (fixed by a group's start).
+	Port int
+}
+
+// mysqlPackage is the Debian package that installs the server: MariaDB,
+// which Debian ships in MySQL's place and which speaks its protocol.
+const mysqlPackage = "mariadb-server"
+
+// mysqlBinaries finds the server and the script that makes an empty data
+// directory, under MariaDB's names or MySQL's older ones. The server lives
+// in /usr/sbin, which a non-root PATH may lack.
+func mysqlBinaries() (server, installDB string, err error) {
+	find := func(names ...string) string {
+		for _, n := range names {
+			if p, err := exec.LookPath(n); err == nil {
+				return p
+			}
+			for _, dir := range mysqlDirs {
+				if p := filepath.Join(dir, n); isExecutable(p) {
+					return p
+				}
+			}
+		}
+		return ""
+	}
+	server = find("mariadbd", "mysqld")
+	installDB = find("mariadb-install-db", "mysql_install_db")
+	if server == "" || installDB == "" {
+		return "", "", missing("mariadbd and mariadb-install-db", mysqlPackage)
+	}
+	return server, installDB, nil
+}
+
+// mysqlDirs are where Debian puts the binaries, looked in after PATH.
+var mysqlDirs = []string{"/usr/sbin", "/usr/bin"}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// mysqlCredential is who runs the server when the lab runs as root:
+// mariadbd refuses root unless told to run as it, and a lock server running
+// as root is not what people run. Debian's package makes a mysql user;
+// without it, the user PostgreSQL would run as.
+func mysqlCredential() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	if u, err := user.Lookup("mysql"); err == nil {
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
+	}
+	return unprivileged()
+}
+
+// MySQLUser is the user the lab's server lets in from anywhere with no
+// password (made by mysqlInitSQL); the lab and the locks connect as it.
+const MySQLUser = "locklab"
+
+// mysqlInitSQL runs at every start of the lab's server (--init-file).
+const mysqlInitSQL = "CREATE USER IF NOT EXISTS '" + MySQLUser + "'@'%';\n" +
+	"GRANT ALL PRIVILEGES ON *.* TO '" + MySQLUser + "'@'%' WITH GRANT OPTION;\n"
+
+// mysqlDSN is a go-sql-driver DSN for the lab's server at addr.
+func mysqlDSN(addr, db string) string {
+	cfg := mysql.NewConfig()
+	cfg.User = MySQLUser
+	cfg.Net = "tcp"
+	cfg.Addr = addr
+	cfg.DBName = db
+	return cfg.FormatDSN()
+}
+
+// MySQLDSN returns the DSN of the lab's database on a MySQL node.
+func (n *Node) MySQLDSN() string { return mysqlDSN(n.Addr, MySQLDatabase) }
+
+// StartMySQL makes an empty data directory with mariadb-install-db in a
+// temp dir and starts mariadbd on a free loopback port (or its host's
+// address), its socket, pid file and data all in that dir, returning once
+// a client's query answers.
+func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
+	if ContainerMode() {
+		// No image yet: saying so beats starting a local server in a run
+		// that asked for containers.
+		return nil, fmt.Errorf("MySQL runs in local mode only for now: %s=%s has no MySQL image; run it with %s=%s", ServersEnv, ServersContainers, ServersEnv, ServersLocal)
+	}
+	server, installDB, err := mysqlBinaries()
+	if err != nil {
+		return nil, err
+	}
+	cred, err := mysqlCredential()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Name == "" {
+		opts.Name = "mysql"
+	}
+	bind, port, err := listenOn(opts.Host, opts.Port)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := newNodeDir(opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Kind: topology.MySQL, Name: opts.Name, Addr: net.JoinHostPort(bind, strconv.Itoa(port)), Dir: dir, Host: opts.Host}
+	data := filepath.Join(dir, "data")
+	asServerUser := func(cmd *exec.Cmd) {
+		if cred != nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		}
+	}
+	chown := func() error {
+		if cred == nil {
+			return nil
+		}
+		return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, int(cred.Uid), int(cred.Gid))
+		})
+	}
+	// Both the bootstrap and the server read no option file (--no-defaults
+	// must come first): the machine's /etc/mysql settings are not the lab's.
+	// The redo log is made small, as every node's dir is a temp dir.
+	common := []string{"--no-defaults", "--datadir=" + data, "--innodb-log-file-size=16M"}
+	install := func() error {
+		if _, err := os.Stat(filepath.Join(data, "mysql")); err == nil {
+			return nil // a restart that keeps its data
+		}
+		if err := chown(); err != nil {
+			return err
+		}
+		args := append(append([]string{}, common...), "--skip-test-db", "--skip-name-resolve",
+			"--auth-root-authentication-method=normal")
+		cmd := exec.Command(installDB, args...)
+		asServerUser(cmd)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %w\n%s", filepath.Base(installDB), err, out)
+		}
+		return nil
+	}
+	initFile := filepath.Join(dir, "init.sql")
+	if err := os.WriteFile(initFile, []byte(mysqlInitSQL), 0o644); err != nil {
+		n.Stop()
+		return nil, fmt.Errorf("write %s: %w", initFile, err)
+	}
+	launch := func(ctx context.Context, n *Node) (*Process, error) {
+		if err := install(); err != nil {
+			return nil, err
+		}
+		args := append(append([]string{}, common...),
+			"--port="+strconv.Itoa(port),
+			"--bind-address="+bind,
+			"--socket="+filepath.Join(n.Dir, "mysqld.sock"),
+			"--pid-file="+filepath.Join(n.Dir, "mysqld.pid"),
+			// The lab's user, made at every start (a restart without data
+			// needs it again): any client may connect as it, from anywhere,
+			// with no password, as PostgreSQL's trust lets it in. Grants
+			// stay on rather than skipped: with --skip-grant-tables the
+			// server no longer records a session's client address, by which
+			// an operator (and the lab's session faults) finds a client's
+			// sessions.
+			"--init-file="+initFile,
+			"--skip-name-resolve",
+			"--max-connections=300",
+			// The lab measures locking, not the disk: a commit is not
+			// flushed (as PostgreSQL runs with fsync=off).
+			"--innodb-flush-log-at-trx-commit=0",
+			"--innodb-doublewrite=0",
+			"--innodb-buffer-pool-size=64M",
+			"--skip-log-bin")
+		cmd := exec.Command(server, args...)
+		asServerUser(cmd)
+		return n.spawnLogged(cmd)
+	}
+	n.ready = mysqlReady
+	wipe := func(n *Node) error { return os.RemoveAll(data) }
+	if err := chown(); err != nil {
+		n.Stop()
+		return nil, fmt.Errorf("chown %s: %w", dir, err)
+	}
+	if err := n.startProcess(ctx, launch, wipe); err != nil {
+		n.Stop()
+		return nil, err
+	}
+	return n, nil
+}
+
+// mysqlOpen opens one connection to the server at addr, through the
+// node's network when it is on a host.
+func mysqlOpen(ctx context.Context, n *Node, db string) (*sql.Conn, func(), error) {
+	cfg, err := mysql.ParseDSN(mysqlDSN(n.Addr, db))
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Timeout = 2 * time.Second
+	if dial := n.dialer(); dial != nil {
+		cfg.DialFunc = dial
+	}
+	return mysqlConn(ctx, cfg)
+}
+
+// mysqlConn opens a one-connection pool and takes its connection: the
+// lab's probes want one session, not database/sql's pool.
+func mysqlConn(ctx context.Context, cfg *mysql.Config) (*sql.Conn, func(), error) {
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	db := sql.OpenDB(connector)
+	db.SetMaxOpenConns(1)
+	c, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return c, func() { c.Close(); db.Close() }, nil
+}
+
+// mysqlReady is the readiness probe: the server answers a query, and the
+// locks' database exists (made here, so that a restart without data makes
+// it again before any client is let back).
+func mysqlReady(ctx context.Context, n *Node) error {
+	c, done, err := mysqlOpen(ctx, n, "")
+	if err != nil {
+		return err
+	}
+	defer done()
+	_, err = c.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+MySQLDatabase)
+	return err
+}
+
+// mysqlKind is MySQL's home.
+type mysqlKind struct{}
+
+func init() { RegisterKind(mysqlKind{}) }
+
+func (mysqlKind) Kind() topology.Kind { return topology.MySQL }
+func (mysqlKind) Package() string     { return mysqlPackage }
+
+// Image is empty: MySQL has no container image yet (StartMySQL says so).
+func (mysqlKind) Image() string { return "" }
+
+func (mysqlKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
+	var out []*Node
+	for _, m := range members {
+		n, err := StartMySQL(ctx, MySQLOptions{Name: m.Name, Host: m.Host, Port: m.Port})
+		if err != nil {
+			stopNodes(out)
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// Endpoint gives clients each node's DSN (a lock uses the first).
+// Ensembles: the lab runs MySQL as one server (a replica is still to come).
+func (mysqlKind) Ensembles() error { return errors.New("the lab starts MySQL as one server only") }
+
+func (mysqlKind) Endpoint(nodes []*Node) topology.Endpoint {
+	ep := topology.Endpoint{Kind: topology.MySQL}
+	for _, n := range nodes {
+		ep.Addrs = append(ep.Addrs, n.MySQLDSN())
+	}
+	return ep
+}
+
+// Role asks the server whether it replicates from another: a replica
+// shows a row in SHOW REPLICA STATUS, a primary none.
+func (mysqlKind) Role(ctx context.Context, n *Node) (string, error) {
+	c, done, err := mysqlOpen(ctx, n, "")
+	if err != nil {
+		return "", fmt.Errorf("connect to %s: %w", n.Name, err)
+	}
+	defer done()
+	rows, err := c.QueryContext(ctx, "SHOW REPLICA STATUS")
+	if err != nil {
+		return "", fmt.Errorf("SHOW REPLICA STATUS on %s: %w", n.Name, err)
+	}
+	defer rows.Close()
+	if rows.Next() {
+		return "replica", nil
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("SHOW REPLICA STATUS on %s: %w", n.Name, err)
+	}
+	return "primary", nil
+}
+
+func (mysqlKind) Cheapest() string { return "SELECT 1" }
+
+func (mysqlKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (func(context.Context) error, func(), error) {
+	if len(ep.Addrs) == 0 {
+		return nil, nil, errors.New("no MySQL DSN to measure")
+	}
+	cfg, err := mysql.ParseDSN(ep.Addrs[0])
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse the MySQL DSN: %w", err)
+	}
+	c, done, err := mysqlConn(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to MySQL: %w", err)
+	}
+	return func(ctx context.Context) error {
+		var one int
+		return c.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+	}, done, nil
+}
+
+func (mysqlKind) CostUnit() string { return "MySQL statements" }
+
+// Served reads how many statements the lock clients have sent the server:
+// its Questions counter, less the statements of the lab's own readings.
+// A reading's session counts its own statements while it lasts (taken off
+// here at once), and once it has ended they are everybody's; so the kind
+// keeps a ledger of what its readings sent to each server and takes that
+// off too. With settle, it first waits (a little) for the lock clients'
+// connections to end, as PostgreSQL's count does.
+func (mysqlKind) Served(ctx context.Context, ep topology.Endpoint, settle bool) (float64, error) {
+	if len(ep.Addrs) == 0 {
+		return 0, errors.New("no MySQL DSN to count")
+	}
+	cfg, err := mysql.ParseDSN(ep.Addrs[0])
+	if err != nil {
+		return 0, fmt.Errorf("parse the MySQL DSN: %w", err)
+	}
+	c, done, err := mysqlConn(ctx, cfg)
+	if err != nil {
+		return 0, fmt.Errorf("connect to MySQL: %w", err)
+	}
+	defer done()
+	for deadline := time.Now().Add(3 * time.Second); settle && time.Now().Before(deadline); {
+		var others int
+		err := c.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.PROCESSLIST
+			WHERE ID <> CONNECTION_ID() AND COMMAND NOT IN ('Daemon', 'Binlog Dump')`).Scan(&others)
+		if err != nil || others == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var global, own float64
+	err = c.QueryRowContext(ctx, `SELECT
+		(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'QUESTIONS'),
+		(SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'QUESTIONS')`).Scan(&global, &own)
+	if err != nil {
+		return 0, fmt.Errorf("read MySQL's Questions: %w", err)
+	}
+	readingsMu.Lock()
+	defer readingsMu.Unlock()
+	earlier := readings[cfg.Addr]
+	// MariaDB counts every command but COM_PING and COM_STATISTICS as a
+	// question, so the COM_QUIT that ends this reading's session counts too.
+	readings[cfg.Addr] = earlier + own + 1
+	return global - own - earlier, nil
+}
+
+// readings are the statements the lab's own Served readings sent, by
+// server address.
+var (
+	readingsMu sync.Mutex
+	readings   = map[string]float64{}
+)

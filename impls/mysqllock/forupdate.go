@@ -1,0 +1,335 @@
+package mysqllock
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
+)
+
+const forUpdateName = "mysql-for-update"
+
+func init() {
+	impls.Register(impls.Spec{
+		Name: forUpdateName,
+		Summary: "a row lock held by an open transaction: one row per key, locked with SELECT ... FOR UPDATE on a " +
+			"dedicated session and released by COMMIT; waiters wait in InnoDB's lock queue (KILL QUERY when the caller " +
+			"gives up); no TTL: the server rolls back, and so frees the row, when the holder's session ends",
+		Caps:    impls.Capabilities{LostNotify: true, NoPolling: true},
+		Backend: impls.Backend{Kind: topology.MySQL},
+		Source:  "impls/mysqllock/forupdate.go",
+		New: func(cfg impls.Config) (impls.Locker, error) {
+			return NewForUpdate(context.Background(), cfg)
+		},
+	})
+}
+
+// rowLockTable has one row per key ever locked; rows are never deleted, as
+// a lock on a row needs the row. The key is binary so that the index
+// compares bytes (see lockTable).
+const rowLockTable = `CREATE TABLE IF NOT EXISTS locklab_row_lock (
+	lock_key VARBINARY(255) NOT NULL PRIMARY KEY
+) ENGINE=InnoDB`
+
+const (
+	// ensureRowSQL makes the key's row exist, outside the lock's
+	// transaction (autocommitted). An INSERT that meets a duplicate takes
+	// a shared lock on it, so against a held row it would wait for the
+	// holder: with no lock wait allowed it fails at once instead
+	// (ER_LOCK_WAIT_TIMEOUT), which says the row exists and is locked.
+	ensureRowSQL = "SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT IGNORE INTO locklab_row_lock (lock_key) VALUES (?)"
+	// tryRowSQL skips the row if another transaction holds it: no row back
+	// means held.
+	tryRowSQL  = "SELECT lock_key FROM locklab_row_lock WHERE lock_key = ? FOR UPDATE SKIP LOCKED"
+	waitRowSQL = "SELECT lock_key FROM locklab_row_lock WHERE lock_key = ? FOR UPDATE"
+	// inTrxSQL says whether the session's transaction is still open: the
+	// row lock lasts exactly as long.
+	inTrxSQL = "SELECT @@in_transaction"
+)
+
+// ForUpdate is the lock the source documents reach for with "for update": a
+// row locked by an open transaction. The lock is the transaction's, so it
+// belongs to one server session the way GET_LOCK does, and ends with it:
+// COMMIT or ROLLBACK release it, and so does the server when the session
+// ends (a crashed client, a cut connection, wait_timeout, KILL), rolling
+// the transaction back. Every lease owns its session from grant to
+// release.
+type ForUpdate struct {
+	s        *settings
+	sessions *sessions
+}
+
+// NewForUpdate connects and creates the row table if needed.
+func NewForUpdate(ctx context.Context, cfg impls.Config) (*ForUpdate, error) {
+	s, err := newSettings(forUpdateName, cfg)
+	if err != nil {
+		return nil, err
+	}
+	l := &ForUpdate{s: s, sessions: newSessions(s)}
+	if err := ensureSchema(ctx, l.sessions, rowLockTable); err != nil {
+		l.sessions.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// step runs one statement of an acquire on ss under the statement timeout.
+func (l *ForUpdate) step(ctx context.Context, ss *session, query string, args ...any) error {
+	octx, cancel := l.s.withOp(ctx)
+	defer cancel()
+	_, err := ss.conn.ExecContext(octx, query, args...)
+	return err
+}
+
+// begin makes the key's row exist and opens the lock's transaction.
+// locked says the row exists and another transaction holds it.
+func (l *ForUpdate) begin(ctx context.Context, ss *session, key string) (locked bool, err error) {
+	err = l.step(ctx, ss, ensureRowSQL, rowKey(key))
+	if mysqlCode(err, errLockWaitTimeout) {
+		locked, err = true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return locked, l.step(ctx, ss, "START TRANSACTION")
+}
+
+// fail ends an acquire that went wrong on ss. A server error leaves the
+// session sound: its transaction is rolled back (freeing anything it
+// locked) and it is kept. Anything else ends the session, which rolls the
+// transaction back once the server sees it gone; until then a lock may
+// have been granted, so the outcome is unknown.
+func (l *ForUpdate) fail(ctx context.Context, ss *session, err error) error {
+	if isServerError(err) && l.step(context.Background(), ss, "ROLLBACK") == nil {
+		l.sessions.put(ss)
+		return impls.Classify(ctx, forUpdateName, "acquire", err, false)
+	}
+	l.sessions.discard(ss)
+	return impls.Classify(ctx, forUpdateName, "acquire", err, true)
+}
+
+func (l *ForUpdate) TryAcquire(ctx context.Context, key string) (impls.Lease, error) {
+	ss, err := l.sessions.get(ctx, "acquire")
+	if err != nil {
+		return nil, err
+	}
+	locked, err := l.begin(ctx, ss, key)
+	if err != nil {
+		return nil, l.fail(ctx, ss, err)
+	}
+	if locked {
+		if err := l.step(ctx, ss, "ROLLBACK"); err != nil {
+			return nil, l.fail(ctx, ss, err)
+		}
+		l.sessions.put(ss)
+		return nil, impls.Fail(forUpdateName, "acquire", impls.ErrHeld, nil)
+	}
+	octx, cancel := l.s.withOp(ctx)
+	var got []byte
+	err = ss.conn.QueryRowContext(octx, tryRowSQL, rowKey(key)).Scan(&got)
+	cancel()
+	if errors.Is(err, sql.ErrNoRows) {
+		if err := l.step(ctx, ss, "ROLLBACK"); err != nil {
+			return nil, l.fail(ctx, ss, err)
+		}
+		l.sessions.put(ss)
+		return nil, impls.Fail(forUpdateName, "acquire", impls.ErrHeld, nil)
+	}
+	if err != nil {
+		return nil, l.fail(ctx, ss, err)
+	}
+	return l.newLease(ss, key), nil
+}
+
+// Acquire waits in InnoDB's lock queue, which grants the row to a waiter
+// as soon as the holder's transaction ends. A wait longer than
+// innodb_lock_wait_timeout (50s) fails and is made again; a ctx that ends
+// first is obeyed with KILL QUERY.
+func (l *ForUpdate) Acquire(ctx context.Context, key string) (impls.Lease, error) {
+	ss, err := l.sessions.get(ctx, "acquire")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := l.begin(ctx, ss, key); err != nil {
+		return nil, l.fail(ctx, ss, err)
+	}
+	for {
+		var got []byte
+		killed, err := l.sessions.wait(ctx, ss, []any{&got}, forUpdateWaitSQL(), rowKey(key))
+		if errors.Is(err, sql.ErrNoRows) && skippedRowGrants() {
+			err = nil
+		}
+		if ctxErr := impls.ContextErr(ctx); ctxErr != nil || killed {
+			if ctxErr == nil {
+				ctxErr = context.Canceled
+			}
+			return nil, l.abandon(ss, ctxErr, err)
+		}
+		switch {
+		case err == nil:
+			return l.newLease(ss, key), nil
+		case mysqlCode(err, errLockWaitTimeout):
+			// Only the statement was rolled back: the transaction is open,
+			// and holds nothing yet. Wait again.
+			continue
+		}
+		return nil, l.fail(ctx, ss, err)
+	}
+}
+
+// abandon settles an acquire whose caller gave up: whether the row was
+// granted just before or not, ROLLBACK frees it, and the session, which
+// may still carry the KILL QUERY, is ended. Only when the server could not
+// be reached is it unknown whether the dying session still holds the row.
+func (l *ForUpdate) abandon(ss *session, ctxErr, cause error) error {
+	defer l.sessions.discard(ss)
+	if cause != nil && !isServerError(cause) {
+		return impls.Fail(forUpdateName, "acquire", impls.ErrUnknown, fmt.Errorf("%w: %w", ctxErr, cause))
+	}
+	if err := l.step(context.Background(), ss, "ROLLBACK"); err != nil {
+		return impls.Fail(forUpdateName, "acquire", impls.ErrUnknown, fmt.Errorf("%w: rollback of an abandoned wait: %w", ctxErr, err))
+	}
+	return impls.Fail(forUpdateName, "acquire", ctxErr, cause)
+}
+
+// Close ends every session without committing: the server rolls their
+// transactions back and frees the rows, as after a crash.
+func (l *ForUpdate) Close() error { return l.sessions.Close() }
+
+type forUpdateLease struct {
+	l   *ForUpdate
+	key string
+	ss  *session
+
+	mu       sync.Mutex
+	released bool
+	lost     chan struct{}
+	lostOnce sync.Once
+	stop     chan struct{}
+}
+
+func (l *ForUpdate) newLease(ss *session, key string) *forUpdateLease {
+	s := &forUpdateLease{l: l, key: key, ss: ss, lost: make(chan struct{}), stop: make(chan struct{})}
+	go s.watch()
+	return s
+}
+
+func (s *forUpdateLease) Key() string           { return s.key }
+func (s *forUpdateLease) Token() (uint64, bool) { return 0, false }
+func (s *forUpdateLease) Lost() <-chan struct{} { return s.lost }
+func (s *forUpdateLease) String() string        { return s.key + "@for-update" }
+
+// watch asks every TTL/3 whether the transaction is still open: a failed
+// question means the session is gone or in doubt, and with it the row lock.
+func (s *forUpdateLease) watch() {
+	t := time.NewTicker(max(s.l.s.ttl/3, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		if s.released {
+			s.mu.Unlock()
+			return
+		}
+		open, err := s.openLocked(context.Background())
+		if err != nil || !open {
+			s.loseLocked()
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *forUpdateLease) openLocked(ctx context.Context) (bool, error) {
+	octx, cancel := s.l.s.withOp(ctx)
+	defer cancel()
+	var open int64
+	err := s.ss.conn.QueryRowContext(octx, inTrxSQL).Scan(&open)
+	return open == 1, err
+}
+
+// loseLocked ends the session (so the server surely rolls back) and tells
+// the holder. s.mu must be held.
+func (s *forUpdateLease) loseLocked() {
+	s.lostOnce.Do(func() {
+		s.l.sessions.discard(s.ss)
+		close(s.lost)
+	})
+}
+
+func (s *forUpdateLease) isLost() bool {
+	select {
+	case <-s.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// Refresh has no TTL to extend; it asks whether the transaction holding
+// the row is still open.
+func (s *forUpdateLease) Refresh(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released || s.isLost() {
+		return impls.Fail(forUpdateName, "refresh", impls.ErrNotHeld, nil)
+	}
+	// Under its own statement timeout, not ctx: the driver ends a
+	// statement whose context ends by closing the connection, which would
+	// roll the lease's transaction back.
+	open, err := s.openLocked(context.Background())
+	if err != nil && isServerError(err) {
+		return impls.Classify(ctx, forUpdateName, "refresh", err, false)
+	}
+	if err != nil || !open {
+		s.loseLocked()
+		return impls.Fail(forUpdateName, "refresh", impls.ErrNotHeld, err)
+	}
+	return nil
+}
+
+// Release commits the lease's transaction, which frees the row. It first
+// makes sure the transaction is still the one that locked the row: a
+// COMMIT with none open succeeds and would hide a lock lost before.
+func (s *forUpdateLease) Release(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, nil)
+	}
+	s.released = true
+	close(s.stop)
+	if s.isLost() {
+		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, nil)
+	}
+	if s.l.sessions.isClosed() {
+		s.l.sessions.discard(s.ss)
+		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, errors.New("the lease's session is closed"))
+	}
+	open, err := s.openLocked(ctx)
+	if err == nil && !open {
+		s.l.sessions.discard(s.ss)
+		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, errors.New("the lease's transaction had ended"))
+	}
+	if err == nil {
+		err = s.l.step(ctx, s.ss, "COMMIT")
+	}
+	if err != nil {
+		// Ending the session rolls back what the COMMIT did not end;
+		// whether the row was still ours until then is unknown.
+		s.l.sessions.discard(s.ss)
+		return impls.Classify(ctx, forUpdateName, "release", err, true)
+	}
+	s.l.sessions.put(s.ss)
+	return nil
+}
