@@ -142,7 +142,7 @@ var Pages = []Page{
 	},
 	{
 		File: "09-zookeeper-session-expiry.md", Title: "ZooKeeper: session expiry is a lease too",
-		Impls: []string{"zookeeper"},
+		Impls: []string{"zookeeper", "etcd-lock", "peer-etcd-mutex"},
 		Runs: []Run{
 			{ID: "zookeeper-pause", Impl: "zookeeper", Scenario: "pause-past-ttl", Seed: 1},
 			{ID: "zookeeper-pause-fenced", Impl: "zookeeper", Scenario: "pause-past-ttl", Fencing: true, Seed: 1},
