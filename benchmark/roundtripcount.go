@@ -49,9 +49,10 @@ func (m MeasuredRoundTrips) Agrees() bool { return m.Declared > 0 && m.Declared 
 
 // roundTripCounter names what each backend's count is read from.
 var roundTripCounter = map[string]string{
-	BackendRedis:     "Redis MONITOR: client commands, script-called ones left out",
-	BackendZooKeeper: "ZooKeeper mntr zk_packets_received",
-	BackendPostgres:  "PostgreSQL pg_stat_database xact_commit + xact_rollback",
+	BackendRedis:          "Redis MONITOR: client commands, script-called ones left out",
+	BackendZooKeeper:      "ZooKeeper mntr zk_packets_received",
+	BackendPostgres:       "PostgreSQL pg_stat_database xact_commit + xact_rollback",
+	string(topology.Etcd): "etcd grpc_server_msg_received_total (keep-alives included)",
 }
 
 // countRoundTrips runs countPairs uncontended pairs of one client and

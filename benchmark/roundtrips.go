@@ -45,6 +45,8 @@ var declaredRoundTrips = map[string]RoundTrips{
 	"peer-redsync":            {2, "SET NX PX, release script"},
 	"peer-redsync-5":          {2, "SET NX PX on 5 nodes in parallel, release script on 5 nodes in parallel"},
 	"peer-zk-lock":            {3, "create protected ephemeral sequential, getChildren, delete"},
+	"etcd-lock":               {2, "transaction putting the key when absent and reading the line's head, transaction deleting the key at its create revision (the lease is granted once per client)"},
+	"peer-etcd-mutex":         {3, "Mutex's transaction (put when absent, read the head), the adapter's ownership check (a transaction with a read), Unlock's delete"},
 }
 
 // backendOf names the servers a lock uses: its server kind.

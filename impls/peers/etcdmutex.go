@@ -262,7 +262,7 @@ func (l *etcdMutexLease) Refresh(ctx context.Context) error {
 		return impls.Fail(etcdMutexName, "refresh", impls.ErrNotHeld, concurrency.ErrSessionExpired)
 	default:
 	}
-	resp, err := l.m.c.Txn(ctx).If(l.mu.IsOwner()).Commit()
+	resp, err := l.owner(ctx)
 	if err != nil {
 		return etcdFail(ctx, "refresh", err, false)
 	}
@@ -270,6 +270,17 @@ func (l *etcdMutexLease) Refresh(ctx context.Context) error {
 		return impls.Fail(etcdMutexName, "refresh", impls.ErrNotHeld, fmt.Errorf("key %s is gone", l.mu.Key()))
 	}
 	return nil
+}
+
+// owner asks the cluster whether the key still stands as granted: the
+// library's IsOwner comparison, in a transaction that also reads the key.
+// The read is what makes it linearizable: etcd 3.4 serves a transaction
+// whose branches hold no operation as serializable (its check that every
+// operation is a serializable read holds vacuously), from whichever member
+// answers, and in the lab a follower then said "not the owner" of a key
+// created a moment before through another member (TestEtcdCompareOnlyTxnIsStale).
+func (l *etcdMutexLease) owner(ctx context.Context) (*clientv3.TxnResponse, error) {
+	return l.m.c.Txn(ctx).If(l.mu.IsOwner()).Then(clientv3.OpGet(l.mu.Key(), clientv3.WithKeysOnly())).Commit()
 }
 
 // Release is Unlock: delete the session's key, unconditionally (the
@@ -284,7 +295,7 @@ func (l *etcdMutexLease) Release(ctx context.Context) error {
 	}
 	l.done = true
 	defer l.m.disown(l.key, l.mine)
-	resp, err := l.m.c.Txn(ctx).If(l.mu.IsOwner()).Commit()
+	resp, err := l.owner(ctx)
 	if err != nil {
 		return etcdFail(ctx, "release", err, false)
 	}
