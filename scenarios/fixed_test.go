@@ -46,6 +46,8 @@ func TestScenarioSchedules(t *testing.T) {
 		{"coupon", false, "a lesson's demo, outside the matrix"},
 		{"leader-isolated", true, ""},
 		{"holder-server-cut", true, ""},
+		{"sentinel-master-split", true, ""},
+		{"sentinel-master-kill", true, ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
