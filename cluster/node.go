@@ -22,6 +22,7 @@ const (
 	KindRedis     = topology.Redis
 	KindZooKeeper = topology.ZooKeeper
 	KindPostgres  = topology.Postgres
+	KindSentinel  = topology.Sentinel
 )
 
 // Node is one server the lab started. Its address never changes across

@@ -169,6 +169,9 @@ func (redisKind) Cheapest() string { return "PING" }
 // OpenCheapest opens a client with the locks' settings that matter to a
 // round trip (no retries, one connection per request in flight).
 func (redisKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (func(context.Context) error, func(), error) {
+	if ep.Via == "sentinel" {
+		return sentinelKind{}.OpenCheapest(ctx, ep)
+	}
 	if len(ep.Addrs) == 0 {
 		return nil, nil, errors.New("no Redis address to measure")
 	}
@@ -179,7 +182,10 @@ func (redisKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (func(c
 func (redisKind) CostUnit() string { return "Redis commands" }
 
 // Served sums INFO commandstats over every lock node.
-func (redisKind) Served(ctx context.Context, ep topology.Endpoint, _ bool) (float64, error) {
+func (redisKind) Served(ctx context.Context, ep topology.Endpoint, settle bool) (float64, error) {
+	if ep.Via == "sentinel" {
+		return sentinelKind{}.Served(ctx, ep, settle)
+	}
 	var total float64
 	for _, addr := range ep.Addrs {
 		n, err := redisCommands(ctx, addr)

@@ -160,9 +160,10 @@ func (t *Topology) startGroup(ctx context.Context, g topology.Group, nodes []top
 			return err
 		}
 		members[i] = Member{Node: d, Host: h, Bind: bind, Port: port}
-		if d.Role == topology.Replica {
+		// A replica's master, or the master a sentinel monitors.
+		if d.ReplicaOf != "" {
 			if members[i].ReplicaOf = t.Node(d.ReplicaOf); members[i].ReplicaOf == nil {
-				return fmt.Errorf("replica %s needs its master %s started by the lab (external servers cannot be failed over)", d.Name, d.ReplicaOf)
+				return fmt.Errorf("%s needs its master %s started by the lab (external servers cannot be failed over)", d.Name, d.ReplicaOf)
 			}
 		}
 	}
@@ -183,7 +184,12 @@ func (t *Topology) startGroup(ctx context.Context, g topology.Group, nodes []top
 		t.Replica = started[0]
 	default:
 		t.lock[g.Kind] = append(t.lock[g.Kind], started...)
-		t.endpoints[g.Kind] = kind.Endpoint(t.lock[g.Kind])
+		// Keyed by the endpoint's kind, not the group's: a Sentinel group
+		// is how clients reach the Redis lock servers (its endpoint is
+		// Redis via sentinel), and it replaces the master's plain one,
+		// declared before it.
+		ep := kind.Endpoint(t.lock[g.Kind])
+		t.endpoints[ep.Kind] = ep
 	}
 	return nil
 }

@@ -188,6 +188,15 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 				return nil, 0, fmt.Errorf("fault %d (%s %s): %w", i, st.Kind, shown, err)
 			}
 			shown = role + " " + target
+			if nemesis.WithHolder(st.Kind) {
+				// The server goes with the holder stopped at its failpoint.
+				held, ok := triggers[i].(nemesis.HeldAtFailpoint)
+				if !ok {
+					return nil, 0, fmt.Errorf("fault %d (%s %s): the split needs a holder held at a failpoint", i, st.Kind, shown)
+				}
+				target = nemesis.Link(fmt.Sprintf("client-%d", held.Holder), target)
+				shown = fmt.Sprintf("%s with client-%d", shown, held.Holder)
+			}
 		}
 		if target == nemesis.HolderServerTarget {
 			held, ok := triggers[i].(nemesis.HeldAtFailpoint)

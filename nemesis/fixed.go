@@ -117,6 +117,27 @@ var fixedSchedules = map[string]FixedSchedule{
 		return fixed(impl, fencing, ttl, Step{Kind: NetPartitionClient, Target: HolderServerTarget, Holder: "client-0",
 			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl))}, serverShape)
 	},
+	// sentinel-master-split: on a Sentinel group, whichever server is the
+	// master while the holder is inside its section is cut off, together
+	// with the holder, from the replicas, the sentinels and the other
+	// clients. The cut lasts a second past a lease's worth of pastTTL:
+	// Sentinel calls the master down after 500 ms (cluster/sentinel.go),
+	// then agrees, elects a leader and promotes a replica, which takes
+	// about a second more, and the other clients need time on the new
+	// master for a grant while the holder, on the old side, still writes.
+	"sentinel-master-split": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: NetSplitWithHolder, Target: MasterTarget, Holder: "client-0",
+			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl) + time.Second)}, serverShape)
+	},
+	// sentinel-master-kill: on a Sentinel group, the master is SIGKILLed
+	// while the holder is inside its section and restarted (empty: the
+	// lab's Redis keeps nothing on disk) after as long as the split lasts,
+	// so Sentinel fails over to a replica that may or may not have the
+	// holder's grant.
+	"sentinel-master-kill": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: ServerKill, Target: MasterTarget, Holder: "client-0",
+			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl) + time.Second)}, serverShape)
+	},
 	// redis-failover-replicated: the single Redis master dies while the
 	// holder is inside its section; its replica is promoted and takes over
 	// its address; the holder writes after the others had time to take the

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // The process and clock fault kinds. The network kinds are in netkinds.go,
@@ -93,7 +94,12 @@ func serverTargets(topo Topology) []string {
 		out = append(out, s.Name)
 	}
 	if topo.Ensemble {
-		out = append(out, LeaderTarget, FollowerTarget, HolderServerTarget)
+		if slices.ContainsFunc(topo.Servers, func(s Server) bool { return s.Kind == topology.Sentinel }) {
+			// A Sentinel group's roles are its Redis servers' own.
+			out = append(out, MasterTarget)
+		} else {
+			out = append(out, LeaderTarget, FollowerTarget, HolderServerTarget)
+		}
 	}
 	return out
 }
@@ -127,7 +133,7 @@ func SplitLink(target string) (client, server string, ok bool) {
 // RoleOf returns the role a target aims at, if it is a role target.
 func RoleOf(target string) (string, bool) {
 	switch target {
-	case LeaderTarget, FollowerTarget:
+	case LeaderTarget, FollowerTarget, MasterTarget:
 		return target, true
 	}
 	return "", false

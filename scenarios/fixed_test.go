@@ -47,6 +47,8 @@ func TestScenarioSchedules(t *testing.T) {
 		{"leader-isolated", true, ""},
 		{"holder-server-cut", true, ""},
 		{"holder-session-ended", true, ""},
+		{"sentinel-master-split", true, ""},
+		{"sentinel-master-kill", true, ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {

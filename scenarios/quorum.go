@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 
+	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -23,10 +24,22 @@ func init() {
 	Register(onTopologies(scheduleScenario("holder-server-cut",
 		"on an ensemble, the holder is cut off the one server its session is connected to, past a lease; "+
 			"that server stays in the quorum, and the holder's client may reconnect to another member",
-		nil), quorumTopologies...))
+		oneServerClient), quorumTopologies...))
 	for _, name := range []string{"contention", "holder-crash", "pause-past-ttl"} {
 		extend(name, quorumTopologies...)
 	}
+}
+
+// oneServerClient applies to locks whose client talks to one member of an
+// ensemble at a time (a ZooKeeper session lives on one server). etcd's
+// client holds a gRPC connection to every member at once, so no one server
+// is the holder's and there is nothing for the cut to aim at (the engine
+// refuses to guess: "connected to 3 lock servers, not one").
+func oneServerClient(spec impls.Spec, _ bool) error {
+	if spec.Backend.Kind != topology.ZooKeeper {
+		return fmt.Errorf("a %s client holds a connection to every member, so no one server is the holder's", spec.Backend.Kind.Title())
+	}
+	return nil
 }
 
 // onTopologies returns s set to run on topos only.

@@ -20,6 +20,9 @@ suite=bookworm
 need=()
 if [ "${LOCKLAB_SERVERS:-local}" != containers ]; then
 	command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+	# The Sentinel topology's sentinels (cluster/sentinel.go; redis-server --sentinel
+	# is the fallback when only redis-server is installed).
+	command -v redis-sentinel >/dev/null 2>&1 || need+=(redis-sentinel)
 	[ -f /usr/share/java/zookeeper.jar ] || [ -n "${LOCKLAB_ZOOKEEPER_CLASSPATH:-}" ] || need+=(zookeeper)
 	command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 	command -v etcd >/dev/null 2>&1 || need+=(etcd-server)

@@ -146,6 +146,41 @@ func init() {
 			return Ensemble(need, ZooKeeper, 3)
 		},
 	})
+	Register(Named{
+		Name: RedisSentinelName,
+		Summary: "a Redis master, two replicas of it and three Redis Sentinels watching it (each on a host of its own under network faults); " +
+			"clients ask the sentinels for the master, and the sentinels promote a replica when it is down",
+		Kinds:   []Kind{Redis},
+		Declare: RedisSentinel,
+	})
+}
+
+// RedisSentinelName is the Sentinel topology's name.
+const RedisSentinelName = "redis-sentinel"
+
+// SentinelGroup is the name of the sentinels' group (sentinel-1..3).
+const SentinelGroup = "sentinel"
+
+// RedisSentinel declares a Redis master (redis-1, named as a single
+// Redis is, so a schedule aimed at the first server means the same),
+// two replicas of it (redis-replica-1, -2) and three sentinels that
+// monitor it. The sentinels are a lock group: their endpoint is how
+// clients reach the Redis (via sentinel), so a lock needing one Redis
+// server runs on it unchanged. A lock over several independent Redis
+// servers (Redlock) cannot: the group is one system.
+func RedisSentinel(need Need) (Declaration, error) {
+	if need.Kind != Redis {
+		return Declaration{}, fmt.Errorf("a Sentinel group carries Redis locks, not %s ones", need.Kind)
+	}
+	if need.Count() != 1 {
+		return Declaration{}, fmt.Errorf("a Sentinel group is one system, and the lock asks for %d independent servers", need.Count())
+	}
+	master := RedisNodes(1)
+	return Declaration{Groups: []Group{
+		master,
+		{Name: ReplicaName, Kind: Redis, Role: Replica, Count: 2, ReplicaOf: master.Name + "-1"},
+		{Name: SentinelGroup, Kind: Sentinel, Role: Lock, Count: 3, ReplicaOf: master.Name + "-1", Ensemble: true},
+	}}, nil
 }
 
 // Ensemble declares n members of one system of kind, for a lock that talks

@@ -28,10 +28,14 @@ const (
 	// MySQL is served by Debian's MariaDB server: the source documents'
 	// database locks are MySQL's, and MariaDB speaks its protocol and SQL.
 	MySQL Kind = "mysql"
+	// Sentinel is Redis Sentinel: it serves no lock itself, but watches a
+	// Redis master and its replicas, promotes a replica when the master
+	// is down, and tells clients which server is the master now.
+	Sentinel Kind = "sentinel"
 )
 
 // titles are the kinds' names as prose writes them.
-var titles = map[Kind]string{Redis: "Redis", ZooKeeper: "ZooKeeper", Postgres: "PostgreSQL", Etcd: "etcd", MySQL: "MySQL"}
+var titles = map[Kind]string{Redis: "Redis", ZooKeeper: "ZooKeeper", Postgres: "PostgreSQL", Etcd: "etcd", MySQL: "MySQL", Sentinel: "Redis Sentinel"}
 
 // Title is the kind's name as prose writes it ("PostgreSQL").
 func (k Kind) Title() string {
@@ -63,7 +67,8 @@ type Group struct {
 	// Count, when positive, makes Count numbered nodes; zero makes one
 	// node called Name.
 	Count int
-	// ReplicaOf names the node a replica follows.
+	// ReplicaOf names the node a replica follows, or the master a group of
+	// sentinels monitors (they must know its address before they start).
 	ReplicaOf string
 	// ClockShift starts Redis nodes with a movable wall clock
 	// (faults/clockjump); only Redis runs under the shim, as the JVM and

@@ -35,6 +35,15 @@ var Modules = map[string]string{
 // lab's own Redis locks (no hidden retries, timeouts under the TTL), so that
 // what differs between a peer and ours is the library, not the client.
 func redisClients(cfg impls.Config, name string, nodes int) ([]*redis.Client, error) {
+	if nodes == 1 {
+		// One server: through the endpoint, so a Sentinel group's master
+		// is found the way the lab's own locks find it.
+		rdb, err := redisclient.Open(cfg.Servers[topology.Redis], cfg.TTL, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return []*redis.Client{rdb}, nil
+	}
 	if len(cfg.Addrs(topology.Redis)) < nodes {
 		return nil, fmt.Errorf("%s: needs %d Redis nodes, %d configured", name, nodes, len(cfg.Addrs(topology.Redis)))
 	}

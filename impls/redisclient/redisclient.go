@@ -8,9 +8,13 @@
 package redisclient
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/topology"
 )
 
 // New returns a go-redis client tuned for locking: no automatic retries (a
@@ -19,6 +23,48 @@ import (
 // turns into an error before the lease runs out.
 func New(addr string, ttl time.Duration) *redis.Client {
 	return redis.NewClient(Options(addr, ttl))
+}
+
+// Open returns New's client for the Redis of ep, with tune (if non-nil)
+// applied to New's options first: the server at ep's first address or,
+// when ep is reached via Sentinel, whichever server the sentinels name as
+// the master of ep.Master (go-redis's failover client asks them at each
+// dial and follows a switch-master), so that a lock runs unchanged on a
+// single server and on a Sentinel group. A lock over one server takes
+// its client from here; only a lock over several independent nodes
+// (Redlock) reads the addresses itself.
+func Open(ep topology.Endpoint, ttl time.Duration, tune func(*redis.Options)) (*redis.Client, error) {
+	if len(ep.Addrs) == 0 {
+		return nil, errors.New("no Redis address configured")
+	}
+	o := Options(ep.Addrs[0], ttl)
+	if tune != nil {
+		tune(o)
+	}
+	switch ep.Via {
+	case "":
+		return redis.NewClient(o), nil
+	case "sentinel":
+		if ep.Master == "" {
+			return nil, errors.New("a Sentinel endpoint names no master group")
+		}
+		// The same tuning for the data connections; the sentinels are asked
+		// with the same timeouts, so a cut-off sentinel is skipped soon.
+		return redis.NewFailoverClient(&redis.FailoverOptions{
+			MasterName:            ep.Master,
+			SentinelAddrs:         ep.Addrs,
+			Dialer:                o.Dialer,
+			MaxRetries:            o.MaxRetries,
+			DialerRetries:         o.DialerRetries,
+			DialTimeout:           o.DialTimeout,
+			ReadTimeout:           o.ReadTimeout,
+			WriteTimeout:          o.WriteTimeout,
+			PoolSize:              o.PoolSize,
+			ContextTimeoutEnabled: o.ContextTimeoutEnabled,
+		}), nil
+	default:
+		return nil, fmt.Errorf("redisclient: endpoint via %q is not supported by a single-server lock", ep.Via)
+	}
 }
 
 // Options are New's settings, for a client that must differ in a timeout

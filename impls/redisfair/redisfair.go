@@ -69,10 +69,11 @@ func init() {
 		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redisfair/redisfair.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
-			if len(cfg.Addrs(topology.Redis)) == 0 {
-				return nil, fmt.Errorf("%s: no Redis address configured", name)
+			l, err := Open(cfg.Servers[topology.Redis], cfg.TTL)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			return New(cfg.Addrs(topology.Redis)[0], cfg.TTL), nil
+			return l, nil
 		},
 	})
 }
@@ -320,17 +321,34 @@ type Locker struct {
 
 // New builds a client of the lock on the Redis server at addr.
 func New(addr string, ttl time.Duration) *Locker {
+	l, err := Open(topology.Endpoint{Kind: topology.Redis, Addrs: []string{addr}}, ttl)
+	if err != nil {
+		panic(err) // one plain address always opens
+	}
+	return l
+}
+
+// Open builds a client of the lock on the Redis of ep: one server, or the
+// master a Sentinel group names (redisclient.Open).
+func Open(ep topology.Endpoint, ttl time.Duration) (*Locker, error) {
+	rdb, err := redisclient.Open(ep, ttl, nil)
+	if err != nil {
+		return nil, err
+	}
 	l := &Locker{
-		rdb: redisclient.New(addr, ttl), ttl: ttl,
+		rdb: rdb, ttl: ttl,
 		heartbeat: ttl / 4, deadline: ttl / 2, claim: ttl / 2,
 	}
 	l.trust, l.claimAfter = l.claim/2, l.claim/8
 	l.opTimeout = max(ttl/4, 100*time.Millisecond)
 	// The waits' connections must outlast a heartbeat's BLPOP and still
 	// see a stalled server as an error soon after it.
-	wait := redisclient.Options(addr, ttl)
-	wait.ReadTimeout, wait.WriteTimeout, wait.PoolSize = l.heartbeat+l.opTimeout, l.opTimeout, 2
-	l.wait = redis.NewClient(wait)
+	if l.wait, err = redisclient.Open(ep, ttl, func(o *redis.Options) {
+		o.ReadTimeout, o.WriteTimeout, o.PoolSize = l.heartbeat+l.opTimeout, l.opTimeout, 2
+	}); err != nil {
+		rdb.Close()
+		return nil, err
+	}
 	// Dial the wait connection now, in the background, so that a client's
 	// first wait does not pay for a dial and a handshake while the line
 	// behind it waits too. A failure here is only a connection not warmed.
@@ -339,7 +357,7 @@ func New(addr string, ttl time.Duration) *Locker {
 		defer cancel()
 		l.wait.Ping(ctx)
 	}()
-	return l
+	return l, nil
 }
 
 // Close ends the Acquires in progress and closes both clients. Leases still

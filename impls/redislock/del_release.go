@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/impls/redisclient"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -20,12 +19,12 @@ func init() {
 		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redislock/del_release.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
-			addr, err := firstAddr(cfg, delReleaseName)
+			rdb, err := client(cfg, delReleaseName)
 			if err != nil {
 				return nil, err
 			}
 			return &fencedLock{
-				name: delReleaseName, rdb: redisclient.New(addr, cfg.TTL), ttl: cfg.TTL,
+				name: delReleaseName, rdb: rdb, ttl: cfg.TTL,
 				release: delRelease,
 			}, nil
 		},

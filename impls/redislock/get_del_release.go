@@ -8,7 +8,6 @@ import (
 
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/impls/redisclient"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -26,12 +25,12 @@ func init() {
 		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redislock/get_del_release.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
-			addr, err := firstAddr(cfg, getDelReleaseName)
+			rdb, err := client(cfg, getDelReleaseName)
 			if err != nil {
 				return nil, err
 			}
 			return &fencedLock{
-				name: getDelReleaseName, rdb: redisclient.New(addr, cfg.TTL), ttl: cfg.TTL,
+				name: getDelReleaseName, rdb: rdb, ttl: cfg.TTL,
 				release: getDelRelease(cfg),
 			}, nil
 		},

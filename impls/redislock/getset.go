@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/impls/redisclient"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -28,11 +27,11 @@ func init() {
 		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redislock/getset.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
-			addr, err := firstAddr(cfg, getsetName)
+			rdb, err := client(cfg, getsetName)
 			if err != nil {
 				return nil, err
 			}
-			return &GetSet{name: getsetName, rdb: redisclient.New(addr, cfg.TTL), ttl: cfg.TTL, cfg: cfg}, nil
+			return &GetSet{name: getsetName, rdb: rdb, ttl: cfg.TTL, cfg: cfg}, nil
 		},
 	})
 	impls.Register(impls.Spec{
@@ -46,11 +45,11 @@ func init() {
 		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redislock/getset.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
-			addr, err := firstAddr(cfg, getsetOwnExpiryName)
+			rdb, err := client(cfg, getsetOwnExpiryName)
 			if err != nil {
 				return nil, err
 			}
-			return &GetSet{name: getsetOwnExpiryName, checkOwnExpiry: true, rdb: redisclient.New(addr, cfg.TTL), ttl: cfg.TTL, cfg: cfg}, nil
+			return &GetSet{name: getsetOwnExpiryName, checkOwnExpiry: true, rdb: rdb, ttl: cfg.TTL, cfg: cfg}, nil
 		},
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/impls/redisclient"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -22,11 +21,11 @@ func init() {
 		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redislock/lua_setnx_expire.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
-			addr, err := firstAddr(cfg, luaSetNXExpireName)
+			rdb, err := client(cfg, luaSetNXExpireName)
 			if err != nil {
 				return nil, err
 			}
-			return &LuaSetNXExpire{rdb: redisclient.New(addr, cfg.TTL), ttl: cfg.TTL}, nil
+			return &LuaSetNXExpire{rdb: rdb, ttl: cfg.TTL}, nil
 		},
 	})
 }

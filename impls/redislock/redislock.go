@@ -6,7 +6,10 @@ package redislock
 import (
 	"fmt"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/redisclient"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -17,11 +20,14 @@ func fenceKey(key string) string { return "{" + key + "}:fence" }
 // lockKey puts the lock in the same slot as its fence counter.
 func lockKey(key string) string { return "{" + key + "}" }
 
-func firstAddr(cfg impls.Config, name string) (string, error) {
-	if len(cfg.Addrs(topology.Redis)) == 0 {
-		return "", fmt.Errorf("%s: no Redis address configured", name)
+// client opens the lock's client on its Redis endpoint (one server, or the
+// master a Sentinel group names).
+func client(cfg impls.Config, name string) (*redis.Client, error) {
+	rdb, err := redisclient.Open(cfg.Servers[topology.Redis], cfg.TTL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return cfg.Addrs(topology.Redis)[0], nil
+	return rdb, nil
 }
 
 // never is a Lost channel for leases that cannot learn they were lost.

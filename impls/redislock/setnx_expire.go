@@ -27,11 +27,11 @@ func init() {
 		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redislock/setnx_expire.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
-			addr, err := firstAddr(cfg, setnxExpireName)
+			rdb, err := client(cfg, setnxExpireName)
 			if err != nil {
 				return nil, err
 			}
-			return &SetNXExpire{rdb: redisclient.New(addr, cfg.TTL), ttl: cfg.TTL, cfg: cfg}, nil
+			return &SetNXExpire{rdb: rdb, ttl: cfg.TTL, cfg: cfg}, nil
 		},
 	})
 }

@@ -23,11 +23,11 @@ func init() {
 		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redislock/setnxpx.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
-			addr, err := firstAddr(cfg, setnxPXName)
+			rdb, err := client(cfg, setnxPXName)
 			if err != nil {
 				return nil, err
 			}
-			return NewSetNXPX(redisclient.New(addr, cfg.TTL), cfg.TTL), nil
+			return NewSetNXPX(rdb, cfg.TTL), nil
 		},
 	})
 }

@@ -46,10 +46,11 @@ func register(name string, fenced bool, summary string) {
 		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redisson/redisson.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
-			if len(cfg.Addrs(topology.Redis)) == 0 {
-				return nil, fmt.Errorf("%s: no Redis address configured", name)
+			rdb, err := redisclient.Open(cfg.Servers[topology.Redis], cfg.TTL, nil)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			return New(redisclient.New(cfg.Addrs(topology.Redis)[0], cfg.TTL), Options{
+			return New(rdb, Options{
 				TTL: cfg.TTL, Fenced: fenced, ClientID: cfg.ClientID,
 			})
 		},
