@@ -134,7 +134,9 @@ func TestGenerateFailOver(t *testing.T) {
 // randomKinds is every kind a random schedule can draw: all but those that
 // strike only at a failpoint.
 func randomKinds() []string {
-	return slices.DeleteFunc(Names(), func(n string) bool { return n == ClientSlowSection })
+	// A split of a Sentinel group's master with the holder applies on that
+	// topology only; these tables are the single one's.
+	return slices.DeleteFunc(Names(), func(n string) bool { return n == ClientSlowSection || n == NetSplitWithHolder })
 }
 
 // TestApplicable: on every server backend, each kind applies or says
@@ -294,6 +296,8 @@ func TestValidate(t *testing.T) {
 			impl, topo = "zookeeper", "zk-ensemble" // they aim at an ensemble's roles
 		case HolderSessionEnded:
 			impl = "pg-advisory" // it ends a database session
+		case "sentinel-master-kill", "sentinel-master-split":
+			topo = "redis-sentinel" // they aim at a Sentinel group's master
 		}
 		s := f(impl, false, time.Second, testBound)
 		s.Topology = topo
