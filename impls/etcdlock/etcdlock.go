@@ -271,7 +271,7 @@ func (l *Locker) acquire(ctx context.Context, key string, wait bool) (impls.Leas
 	}
 	rev := resp.Header.Revision
 	owner := resp.Responses[1].GetResponseRange().Kvs
-	if len(owner) > 0 && owner[0].CreateRevision == rev {
+	if heads(owner, rev) {
 		return l.grant(key, own, rev, s), nil
 	}
 	if !wait {

@@ -25,6 +25,7 @@ const (
 	RedlockMinorityGrant       = "redlock-minority-grant"
 	RedlockNoValidityCheck     = "redlock-no-validity-check"
 	ZooKeeperNotLowest         = "zookeeper-not-lowest"
+	EtcdNotHead                = "etcd-lock-not-head"
 	ZooKeeperTokenReused       = "zookeeper-token-reused"
 	ZooKeeperGrantOnWake       = "zookeeper-grant-on-wake"
 	PGAdvisoryIgnoreTryResult  = "pg-advisory-ignore-try-result"
@@ -65,6 +66,7 @@ var all = []Mutant{
 	{RedlockMinorityGrant, "redlock", "a grant needs one node, not a majority", "contention"},
 	{RedlockNoValidityCheck, "redlock", "the validity time is not computed: a lease claims a day however long the grant took, and the client works past the TTL", "slow-work-past-ttl"},
 	{ZooKeeperNotLowest, "zookeeper", "a client takes the lock as soon as its node exists, without checking it is the lowest sequence node", "contention"},
+	{EtcdNotHead, "etcd-lock", "a client takes the lock as soon as its key is made, without checking it has the oldest create revision of the line", "contention"},
 	{ZooKeeperTokenReused, "zookeeper", "every grant's fencing token is 1 instead of its directory's czxid + its sequence number", "pause-past-ttl/fenced"},
 	{MySQLGetLockIgnoreResult, "mysql-get-lock", "acquire asks GET_LOCK with a zero timeout and grants whatever it answered, 0 (held by another session) too", "contention"},
 	{MySQLForUpdateSkipLocked, "mysql-for-update", "acquire locks the row with SKIP LOCKED and takes no row back (locked by another transaction) for a grant", "contention"},

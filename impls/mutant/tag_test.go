@@ -49,7 +49,7 @@ func TestOnlyTheTagCompilesMutantsIn(t *testing.T) {
 	if got := importers(t, nil); len(got) != 0 {
 		t.Errorf("without the %q tag these packages import package mutant: %v; put the mutant code in a file built only with the tag", mutant.Tag, got)
 	}
-	want := []string{"../mysqllock", "../pglock", "../redisfair", "../redislock", "../redisson", "../redlock", "../zklock"}
+	want := []string{"../etcdlock", "../mysqllock", "../pglock", "../redisfair", "../redislock", "../redisson", "../redlock", "../zklock"}
 	if got := importers(t, []string{mutant.Tag}); !slices.Equal(got, want) {
 		t.Errorf("with the %q tag the packages importing package mutant are %v, want %v", mutant.Tag, got, want)
 	}
