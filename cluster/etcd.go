@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,10 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -92,7 +89,7 @@ func StartEtcd(ctx context.Context, opts EtcdOptions) (*Node, error) {
 	}
 	peerPort := opts.PeerPort
 	if peerPort == 0 {
-		if peerPort, err = freePortOn(opts.Host); err != nil {
+		if _, peerPort, err = listen(opts.Host); err != nil {
 			return nil, err
 		}
 	}
@@ -219,23 +216,10 @@ func (etcdKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 		return nil, err
 	}
 	token := members[0].Group + "-" + hex.EncodeToString(b[:])
-	nodes := make([]*Node, len(members))
-	errs := make([]error, len(members))
-	var wg sync.WaitGroup
-	for i, m := range members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			nodes[i], errs[i] = StartEtcd(ctx, EtcdOptions{Name: m.Name, Host: m.Host, Port: m.Port,
-				PeerPort: m.Ports["peer"], InitialCluster: strings.Join(initial, ","), Token: token})
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		stopNodes(slices.DeleteFunc(nodes, func(n *Node) bool { return n == nil }))
-		return nil, err
-	}
-	return nodes, nil
+	return startTogether(members, func(i int, m Member) (*Node, error) {
+		return StartEtcd(ctx, EtcdOptions{Name: m.Name, Host: m.Host, Port: m.Port,
+			PeerPort: m.Ports["peer"], InitialCluster: strings.Join(initial, ","), Token: token})
+	})
 }
 
 // Ensembles: a cluster starts wherever etcd does, in local mode (container

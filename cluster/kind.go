@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,13 +89,13 @@ type Member struct {
 // Addr is the member's client address.
 func (m *Member) Addr() string { return net.JoinHostPort(m.Bind, strconv.Itoa(m.Port)) }
 
-// Port returns the member's extra port called name, reserving a free one
+// PortFor returns the member's extra port called name, reserving a free one
 // on its host the first time it is asked for.
 func (m *Member) PortFor(name string) (int, error) {
 	if p, ok := m.Ports[name]; ok {
 		return p, nil
 	}
-	p, err := freePortOn(m.Host)
+	_, p, err := listen(m.Host)
 	if err != nil {
 		return 0, err
 	}
@@ -102,13 +104,6 @@ func (m *Member) PortFor(name string) (int, error) {
 	}
 	m.Ports[name] = p
 	return p, nil
-}
-
-func freePortOn(h *hosts.Host) (int, error) {
-	if h == nil {
-		return freePort()
-	}
-	return h.FreePort()
 }
 
 var (
@@ -178,4 +173,27 @@ func startEach(members []Member, start func(m Member) (*Node, error)) ([]*Node, 
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// startTogether starts every member of an ensemble at once and waits for
+// all: a member serves only once a quorum formed, so starting them one
+// after another would wait forever on the first. If any fails, those
+// started are stopped.
+func startTogether(members []Member, start func(i int, m Member) (*Node, error)) ([]*Node, error) {
+	nodes := make([]*Node, len(members))
+	errs := make([]error, len(members))
+	var wg sync.WaitGroup
+	for i, m := range members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodes[i], errs[i] = start(i, m)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		stopNodes(slices.DeleteFunc(nodes, func(n *Node) bool { return n == nil }))
+		return nil, err
+	}
+	return nodes, nil
 }

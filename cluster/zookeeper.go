@@ -3,7 +3,6 @@ package cluster
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -11,10 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -253,23 +250,10 @@ func (zooKeeperKind) Start(ctx context.Context, members []Member) ([]*Node, erro
 		}
 		lines = append(lines, fmt.Sprintf("server.%d=%s:%d:%d", i+1, m.Bind, q, e))
 	}
-	nodes := make([]*Node, len(members))
-	errs := make([]error, len(members))
-	var wg sync.WaitGroup
-	for i, m := range members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			nodes[i], errs[i] = StartZooKeeper(ctx, ZooKeeperOptions{Name: m.Name, TickTime: m.TickTime,
-				Host: m.Host, Port: m.Port, ID: i + 1, Ensemble: lines})
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		stopNodes(slices.DeleteFunc(nodes, func(n *Node) bool { return n == nil }))
-		return nil, err
-	}
-	return nodes, nil
+	return startTogether(members, func(i int, m Member) (*Node, error) {
+		return StartZooKeeper(ctx, ZooKeeperOptions{Name: m.Name, TickTime: m.TickTime,
+			Host: m.Host, Port: m.Port, ID: i + 1, Ensemble: lines})
+	})
 }
 
 // Ensembles: the lab's ZooKeeper image starts a standalone server only.

@@ -126,6 +126,16 @@ type CellResult struct {
 	Processes bool   `json:"processes,omitempty"`
 }
 
+// Row is the matrix row a cell is in: its lock, and its topology when it
+// is not the single one ("zookeeper @ zk-ensemble"), for every table and
+// page that shows the grid.
+func (r CellResult) Row() string {
+	if t := topology.Or(r.Topology); t != topology.SingleName {
+		return r.Impl + " @ " + t
+	}
+	return r.Impl
+}
+
 // Brief keeps what make test runs of the matrix: every cell on the single
 // topology, and each other topology briefly: contention, a crashed holder
 // and the faults only that kind of topology has (the scenarios that do not

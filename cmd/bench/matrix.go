@@ -270,15 +270,15 @@ func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline strin
 	seenI, seenS := map[string]bool{}, map[string]bool{}
 	byKey := map[string][]scenarios.CellResult{}
 	for _, r := range results {
-		if !seenI[rowOf(r)] {
-			seenI[rowOf(r)] = true
-			implOrder = append(implOrder, rowOf(r))
+		if !seenI[r.Row()] {
+			seenI[r.Row()] = true
+			implOrder = append(implOrder, r.Row())
 		}
 		if !seenS[r.Scenario] {
 			seenS[r.Scenario] = true
 			scenarioOrder = append(scenarioOrder, r.Scenario)
 		}
-		byKey[rowOf(r)+"|"+r.Scenario] = append(byKey[rowOf(r)+"|"+r.Scenario], r)
+		byKey[r.Row()+"|"+r.Scenario] = append(byKey[r.Row()+"|"+r.Scenario], r)
 	}
 	sort.SliceStable(scenarioOrder, func(i, j int) bool { return scenarioRank(scenarioOrder[i]) < scenarioRank(scenarioOrder[j]) })
 	grid := report.NewTable(append([]string{"implementation"}, scenarioOrder...)...)
@@ -312,7 +312,7 @@ func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline strin
 	cells := report.NewTable("cell", "verdict", "expected", "why expected", "runs (verdicts)", "sections checked (unknown), least per run",
 		"grants after the fault, least per run", "recovery", "figures", "counterexample")
 	for _, r := range results {
-		name := rowOf(r) + " / " + r.Scenario
+		name := r.Row() + " / " + r.Scenario
 		if r.Fencing {
 			name += " / fenced"
 		}
@@ -484,13 +484,4 @@ func forEachParallel(ctx context.Context, items []int, n int, alone func(item in
 		return ctx.Err()
 	}
 	return firstErr
-}
-
-// rowOf is the matrix row a cell is in: its lock, and its topology when it
-// is not the single one ("zookeeper @ zk-ensemble").
-func rowOf(r scenarios.CellResult) string {
-	if t := topology.Or(r.Topology); t != topology.SingleName {
-		return r.Impl + " @ " + t
-	}
-	return r.Impl
 }

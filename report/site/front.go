@@ -78,8 +78,8 @@ func columns(m []scenarios.CellResult) []string {
 func rowOrder(m []scenarios.CellResult) []string {
 	var out []string
 	for _, c := range m {
-		if !slices.Contains(out, rowOf(c)) {
-			out = append(out, rowOf(c))
+		if !slices.Contains(out, c.Row()) {
+			out = append(out, c.Row())
 		}
 	}
 	return out
@@ -91,7 +91,7 @@ func buildFront(r *Results, l links, p page) frontPage {
 		impl, _, _ := strings.Cut(key, " @ ")
 		row := matrixRow{Impl: key, LockHref: l.page(p.Path, lockPage(impl)), Columns: make([][]gridEntry, len(f.Scenarios))}
 		for _, c := range r.Matrix {
-			if rowOf(c) != key {
+			if c.Row() != key {
 				continue
 			}
 			i := slices.Index(f.Scenarios, c.Scenario)

@@ -25,7 +25,7 @@ func cellPage(c scenarios.CellResult) string {
 
 // cellName is a cell as the matrix's report names it.
 func cellName(c scenarios.CellResult) string {
-	name := rowOf(c) + " / " + c.Scenario
+	name := c.Row() + " / " + c.Scenario
 	if c.Fencing {
 		name += " / fenced"
 	}
@@ -44,13 +44,4 @@ type page struct {
 type footer struct {
 	Commit  string
 	Command string
-}
-
-// rowOf is the matrix row a cell is in: its lock, and its topology when it
-// is not the single one ("zookeeper @ zk-ensemble").
-func rowOf(c scenarios.CellResult) string {
-	if t := topology.Or(c.Topology); t != topology.SingleName {
-		return c.Impl + " @ " + t
-	}
-	return c.Impl
 }
