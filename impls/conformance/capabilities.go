@@ -271,9 +271,10 @@ func probeValidity(t *testing.T, e *env) (bool, string) {
 // probeNoPolling counts what a waiter sends while it waits two TTLs for a
 // held lock, after its first attempts have settled. A poller sends tens of
 // requests per TTL; a waiter on a notification sends only keep-alives (a
-// ZooKeeper session pings every third of its timeout) and the occasional
-// check after a timer (Redisson's waiter retries when the holder's TTL would
-// run out).
+// ZooKeeper session pings every third of its timeout; an etcd lease is
+// kept alive every 500ms, each keep-alive followed by the ack of the
+// server's HTTP/2 ping, two writes) and the occasional check after a timer
+// (Redisson's waiter retries when the holder's TTL would run out).
 func probeNoPolling(t *testing.T, e *env) (bool, string) {
 	key := freshKey(t)
 	holder := e.newLocker(t)

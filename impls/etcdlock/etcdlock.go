@@ -18,11 +18,11 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/etcdclient"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -100,11 +100,7 @@ func New(cfg impls.Config) (*Locker, error) {
 	if ttl <= 0 {
 		ttl = 10 * time.Second
 	}
-	c, err := clientv3.New(clientv3.Config{
-		Endpoints:   addrs,
-		DialTimeout: max(ttl, 2*time.Second),
-		Logger:      zap.NewNop(),
-	})
+	c, err := clientv3.New(etcdclient.Config(addrs, max(ttl, 2*time.Second)))
 	if err != nil {
 		return nil, impls.Fail(name, "connect", impls.ErrBackend, err)
 	}

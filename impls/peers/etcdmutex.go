@@ -11,9 +11,9 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
-	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/etcdclient"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -77,7 +77,7 @@ func NewEtcdMutex(cfg impls.Config) (*EtcdMutex, error) {
 	if ttl <= 0 {
 		ttl = 60 * time.Second // the library's default session TTL
 	}
-	c, err := clientv3.New(clientv3.Config{Endpoints: addrs, DialTimeout: max(ttl, 2*time.Second), Logger: zap.NewNop()})
+	c, err := clientv3.New(etcdclient.Config(addrs, max(ttl, 2*time.Second)))
 	if err != nil {
 		return nil, impls.Fail(etcdMutexName, "connect", impls.ErrBackend, err)
 	}
