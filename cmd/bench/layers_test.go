@@ -23,7 +23,7 @@ var layers = [][]string{
 	// the judge, which needs nothing but the history.
 	{"impls", "resource", "faults/netfault", "checker"},
 	// The Redis client the lock families share.
-	{"impls/redisclient"},
+	{"impls/etcdclient", "impls/redisclient"},
 	// Lock families and peers' adapters.
 	{"impls/control", "impls/etcdlock", "impls/mysqllock", "impls/peers", "impls/pglock", "impls/redisfair", "impls/redislock", "impls/redisson", "impls/redlock", "impls/zklock"},
 	{"impls/all", "cluster"},
