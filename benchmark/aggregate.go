@@ -5,19 +5,20 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/quorum"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
 )
 
 // report turns the per-trial figures into the report's medians, spreads,
 // bounds and ratios.
-func (b *bench) report(servers []Server) *Report {
+func (b *bench) report(servers []record.Server) *record.Bench {
 	o := b.opts
-	rep := &Report{
+	rep := &record.Bench{
 		Date:    time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		Command: o.Command,
 		Machine: describeMachine(),
 		Servers: servers,
-		Settings: RunSetting{
+		Settings: record.BenchSetting{
 			DurationMS: ms(o.Duration), Clients: o.Clients, Sweep: o.Sweep, TTLMS: ms(o.TTL),
 			Trials: o.Trials, SweepTrials: b.sweepTrials(), Quick: o.Quick, Workloads: o.Workloads, CostUnits: costUnits(),
 		},
@@ -30,13 +31,13 @@ func (b *bench) report(servers []Server) *Report {
 	limitMany := map[string]float64{}
 	for _, be := range backends {
 		acc := b.limits[be]
-		l := Limit{Backend: be, Request: limitRequest(be), OneClient: NewStat(acc.one), Clients: o.Clients, NClients: NewStat(acc.many)}
+		l := record.Limit{Backend: be, Request: limitRequest(be), OneClient: NewStat(acc.one), Clients: o.Clients, NClients: NewStat(acc.many)}
 		if len(acc.hop) > 0 {
-			l.WakeUp = &WakeUpLimit{Request: wakeUpRequest, HopMS: NewStat(acc.hop)}
+			l.WakeUp = &record.WakeUpLimit{Request: wakeUpRequest, HopMS: NewStat(acc.hop)}
 		}
 		if len(acc.fanAll) > 0 {
 			n := len(b.topo.Endpoints().Addrs(topology.Redis))
-			l.FanOut = &FanOutLimit{Request: limitRequest(BackendRedis), Nodes: n, Majority: quorum.Majority(n),
+			l.FanOut = &record.FanOutLimit{Request: limitRequest(BackendRedis), Nodes: n, Majority: quorum.Majority(n),
 				AllPerSec: NewStat(acc.fanAll), MajorityPerSec: NewStat(acc.fanMajority)}
 		}
 		rep.Limits = append(rep.Limits, l)
@@ -50,7 +51,7 @@ func (b *bench) report(servers []Server) *Report {
 	specs := o.Impls
 	for _, a := range b.accs {
 		s := a.spec
-		r := Result{Name: s.Name, Peer: s.Peer, Broken: s.Broken, Backend: backendOf(s), Caps: s.Caps.String(), RedisNodes: redisNodes(s)}
+		r := record.BenchResult{Name: s.Name, Peer: s.Peer, Broken: s.Broken, Backend: backendOf(s), Caps: s.Caps.String(), RedisNodes: redisNodes(s)}
 		r.RoundTrips = a.roundTrips
 		if sv, ok := o.Survival[s.Name]; ok {
 			r.Survives = &sv
@@ -59,14 +60,14 @@ func (b *bench) report(servers []Server) *Report {
 			r.ClosestPeer = p.Name
 		}
 		if len(a.unc.rate) > 0 {
-			u := &UncontendedR{
+			u := &record.UncontendedR{
 				PairsPerSec: NewStat(a.unc.rate), AcquireP50: NewStat(a.unc.p50),
 				AcquireP99: NewStat(a.unc.p99), AcquireP999: NewStat(a.unc.p999), Errors: a.uncErrors,
 			}
 			// A lock on several nodes does each round trip as a fan-out to
 			// all of them: the bound is the fan-out's rate, the same round
 			// trip the targets' ceiling uses.
-			if lim := fl.roundTrip(r.shape()); r.RoundTrips != nil && r.RoundTrips.PerPair > 0 && lim > 0 {
+			if lim := fl.roundTrip(shapeOf(r)); r.RoundTrips != nil && r.RoundTrips.PerPair > 0 && lim > 0 {
 				u.BoundPairsPerSec = ptr(lim / r.RoundTrips.PerPair)
 				u.FractionOfBound = ptr(u.PairsPerSec.Median / *u.BoundPairsPerSec)
 			}
@@ -74,7 +75,7 @@ func (b *bench) report(servers []Server) *Report {
 		}
 		if len(a.con.rate) > 0 {
 			c := a.con
-			cr := &ContendedR{
+			cr := &record.ContendedR{
 				Clients: o.Clients, PairsPerSec: NewStat(c.rate),
 				WaitP50: NewStat(c.wp50), WaitP99: NewStat(c.wp99), WaitMax: NewStat(c.wmax), Errors: a.conErrors,
 				HandoffP50: NewStat(c.hp50), HandoffP99: NewStat(c.hp99), Handoffs: NewStat(c.hand),
@@ -93,11 +94,11 @@ func (b *bench) report(servers []Server) *Report {
 				rates, errs = a.con.rate, a.conErrors
 			}
 			if len(rates) > 0 {
-				r.Sweep = append(r.Sweep, SweepPoint{Clients: n, PairsPerSec: NewStat(rates), Errors: errs})
+				r.Sweep = append(r.Sweep, record.SweepPoint{Clients: n, PairsPerSec: NewStat(rates), Errors: errs})
 			}
 		}
 		if len(a.ind) > 0 {
-			ir := &IndependentR{Clients: o.Clients, PairsPerSec: NewStat(a.ind), Errors: a.indErrors}
+			ir := &record.IndependentR{Clients: o.Clients, PairsPerSec: NewStat(a.ind), Errors: a.indErrors}
 			if lim, ok := limitMany[r.Backend]; ok && r.RoundTrips != nil && r.RoundTrips.PerPair > 0 && lim > 0 {
 				ir.BoundPairsPerSec = ptr(lim / r.RoundTrips.PerPair)
 				ir.FractionOfBound = ptr(ir.PairsPerSec.Median / *ir.BoundPairsPerSec)
@@ -107,11 +108,11 @@ func (b *bench) report(servers []Server) *Report {
 		if o.has(Recovery) {
 			r.Recovery = a.recovery
 		}
-		r.handoffSamples, r.waitSamples = a.handSamples, a.waitSmp
+		r.HandoffSamples, r.WaitSamples = a.handSamples, a.waitSmp
 		rep.Impls = append(rep.Impls, r)
 	}
 	// Peer ratios, once every peer's figures are in.
-	byName := map[string]*Result{}
+	byName := map[string]*record.BenchResult{}
 	for i := range rep.Impls {
 		byName[rep.Impls[i].Name] = &rep.Impls[i]
 	}
@@ -131,11 +132,11 @@ func (b *bench) report(servers []Server) *Report {
 			r.Independent.PeerRatio = ratio(r.Independent.PairsPerSec, p.Independent.PairsPerSec)
 		}
 	}
-	rep.Targets = rep.targets()
+	rep.Targets = judgeTargets(rep)
 	return rep
 }
 
-func ratio(a, b Stat) *float64 {
+func ratio(a, b record.Stat) *float64 {
 	if b.Median <= 0 {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/cluster"
 	_ "github.com/locklab/locklab/impls/all"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/runner"
 )
 
@@ -69,7 +70,7 @@ func TestShortRunWritesCompleteReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got benchmark.Report
+	var got record.Bench
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatalf("bench.json: %v", err)
 	}
@@ -91,9 +92,9 @@ func TestShortRunWritesCompleteReport(t *testing.T) {
 		if len(r.Uncontended.PairsPerSec.Trials) != 6 || r.Uncontended.PairsPerSec.Median <= 0 || r.Contended.PairsPerSec.Median <= 0 {
 			t.Errorf("%s: want 6 trials of positive pairs/s, got %+v", r.Name, r.Uncontended.PairsPerSec)
 		}
-		for name, st := range map[string]benchmark.Stat{"uncontended": r.Uncontended.PairsPerSec, "contended": r.Contended.PairsPerSec} {
-			if st.CILo == nil || st.CIHi == nil || *st.CILo > st.Median || *st.CIHi < st.Median || st.CIConfidence < benchmark.Confidence {
-				t.Errorf("%s %s pairs/s: no %v interval around the median: %+v", r.Name, name, benchmark.Confidence, st)
+		for name, st := range map[string]record.Stat{"uncontended": r.Uncontended.PairsPerSec, "contended": r.Contended.PairsPerSec} {
+			if st.CILo == nil || st.CIHi == nil || *st.CILo > st.Median || *st.CIHi < st.Median || st.CIConfidence < record.Confidence {
+				t.Errorf("%s %s pairs/s: no %v interval around the median: %+v", r.Name, name, record.Confidence, st)
 			}
 		}
 		if sp := r.Sweep[0].PairsPerSec; len(sp.Trials) != 2 {
@@ -302,11 +303,11 @@ func TestDeclaredRoundTripsMatchServerCounters(t *testing.T) {
 // The comparison reports a change only beyond the noise: the U test on the
 // two runs' trials, at benchstat's alpha.
 func TestCompareReportsFlagsOnlyChangesBeyondNoise(t *testing.T) {
-	run := func(unc, con []float64) *benchmark.Report {
-		return &benchmark.Report{Impls: []benchmark.Result{{
+	run := func(unc, con []float64) *record.Bench {
+		return &record.Bench{Impls: []record.BenchResult{{
 			Name:        "redis-setnx-px",
-			Uncontended: &benchmark.UncontendedR{PairsPerSec: benchmark.NewStat(unc)},
-			Contended:   &benchmark.ContendedR{PairsPerSec: benchmark.NewStat(con)},
+			Uncontended: &record.UncontendedR{PairsPerSec: benchmark.NewStat(unc)},
+			Contended:   &record.ContendedR{PairsPerSec: benchmark.NewStat(con)},
 		}}}
 	}
 	base := []float64{100, 102, 98, 101, 99, 100}
@@ -356,10 +357,10 @@ func TestLoadSurvival(t *testing.T) {
 	tests := []struct {
 		name    string
 		path    string
-		want    map[string]benchmark.Survival
+		want    map[string]record.Survival
 		wantErr bool
 	}{
-		{"good", good, map[string]benchmark.Survival{"a": {Safe: 1, Applied: 2}, "b": {Safe: 0, Applied: 1}}, false},
+		{"good", good, map[string]record.Survival{"a": {Safe: 1, Applied: 2}, "b": {Safe: 0, Applied: 1}}, false},
 		{"missing", filepath.Join(dir, "nope.json"), nil, false},
 		{"not json", write("bad.json", "{"), nil, true},
 		{"no impl", write("noimpl.json", `[{"scenario":"x"}]`), nil, true},

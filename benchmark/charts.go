@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/locklab/locklab/record"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -30,7 +31,7 @@ const (
 // Charts renders every chart the report's workloads allow, by file name.
 // Rates and latencies span orders of magnitude between an in-process mutex
 // and a ZooKeeper recipe, so every value axis is logarithmic.
-func (rep *Report) RenderCharts() (map[string][]byte, error) {
+func RenderCharts(rep *record.Bench) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	add := func(name string, p *plot.Plot, h vg.Length, err error) error {
 		if err != nil {
@@ -47,25 +48,25 @@ func (rep *Report) RenderCharts() (map[string][]byte, error) {
 		return nil
 	}
 	rows := vg.Length(len(rep.Impls))
-	p, err := rep.pairsChart()
+	p, err := pairsChart(rep)
 	if err := add(ChartPairs, p, 1.6*vg.Inch+rows*0.42*vg.Inch, err); err != nil {
 		return nil, err
 	}
-	p, err = rep.sweepChart()
+	p, err = sweepChart(rep)
 	if err := add(ChartSweep, p, 6*vg.Inch, err); err != nil {
 		return nil, err
 	}
-	p, err = rep.distributionChart("Hand-off: release to the next different client's acquire (contended run)",
-		"hand-off, ms (log scale)", func(r *Result) []time.Duration { return r.handoffSamples })
+	p, err = distributionChart(rep, "Hand-off: release to the next different client's acquire (contended run)",
+		"hand-off, ms (log scale)", func(r *record.BenchResult) []time.Duration { return r.HandoffSamples })
 	if err := add(ChartHandoff, p, 1.4*vg.Inch+rows*0.32*vg.Inch, err); err != nil {
 		return nil, err
 	}
-	p, err = rep.distributionChart(fmt.Sprintf("Acquire wait with %d clients on one key", rep.Settings.Clients),
-		"wait, ms (log scale)", func(r *Result) []time.Duration { return r.waitSamples })
+	p, err = distributionChart(rep, fmt.Sprintf("Acquire wait with %d clients on one key", rep.Settings.Clients),
+		"wait, ms (log scale)", func(r *record.BenchResult) []time.Duration { return r.WaitSamples })
 	if err := add(ChartWait, p, 1.4*vg.Inch+rows*0.32*vg.Inch, err); err != nil {
 		return nil, err
 	}
-	p, err = rep.decisionChart()
+	p, err = decisionChart(rep)
 	if err := add(ChartDecision, p, 6*vg.Inch, err); err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func renderSVG(p *plot.Plot, w, h vg.Length) ([]byte, error) {
 
 // names returns the implementations' labels top to bottom: NominalY puts
 // the first name at the bottom, so they are reversed.
-func (rep *Report) yNames(keep func(*Result) bool) (names []string, pos map[string]float64) {
+func yNames(rep *record.Bench, keep func(*record.BenchResult) bool) (names []string, pos map[string]float64) {
 	pos = map[string]float64{}
 	var kept []string
 	for i := range rep.Impls {
@@ -109,31 +110,31 @@ type statPoints struct {
 	plotter.XErrors
 }
 
-func (rep *Report) pairsChart() (*plot.Plot, error) {
+func pairsChart(rep *record.Bench) (*plot.Plot, error) {
 	series := []struct {
 		name string
-		get  func(*Result) *Stat
+		get  func(*record.BenchResult) *record.Stat
 	}{
-		{"uncontended (1 client)", func(r *Result) *Stat {
+		{"uncontended (1 client)", func(r *record.BenchResult) *record.Stat {
 			if r.Uncontended == nil {
 				return nil
 			}
 			return &r.Uncontended.PairsPerSec
 		}},
-		{fmt.Sprintf("contended (%d clients, one key)", rep.Settings.Clients), func(r *Result) *Stat {
+		{fmt.Sprintf("contended (%d clients, one key)", rep.Settings.Clients), func(r *record.BenchResult) *record.Stat {
 			if r.Contended == nil {
 				return nil
 			}
 			return &r.Contended.PairsPerSec
 		}},
-		{fmt.Sprintf("independent keys (%d clients)", rep.Settings.Clients), func(r *Result) *Stat {
+		{fmt.Sprintf("independent keys (%d clients)", rep.Settings.Clients), func(r *record.BenchResult) *record.Stat {
 			if r.Independent == nil {
 				return nil
 			}
 			return &r.Independent.PairsPerSec
 		}},
 	}
-	names, pos := rep.yNames(func(r *Result) bool {
+	names, pos := yNames(rep, func(r *record.BenchResult) bool {
 		for _, s := range series {
 			if s.get(r) != nil {
 				return true
@@ -189,7 +190,7 @@ func (rep *Report) pairsChart() (*plot.Plot, error) {
 	return p, nil
 }
 
-func (rep *Report) sweepChart() (*plot.Plot, error) {
+func sweepChart(rep *record.Bench) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Contended pairs/s against the number of clients on one key (median)"
 	p.X.Label.Text = "clients (log scale)"
@@ -244,8 +245,8 @@ func (c clientTicks) Ticks(min, max float64) []plot.Tick {
 // samples keeps the distribution's shape and the SVG small.
 const maxBoxSamples = 2000
 
-func (rep *Report) distributionChart(title, xlabel string, samples func(*Result) []time.Duration) (*plot.Plot, error) {
-	names, pos := rep.yNames(func(r *Result) bool { return len(samples(r)) > 0 })
+func distributionChart(rep *record.Bench, title, xlabel string, samples func(*record.BenchResult) []time.Duration) (*plot.Plot, error) {
+	names, pos := yNames(rep, func(r *record.BenchResult) bool { return len(samples(r)) > 0 })
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -292,7 +293,7 @@ func (rep *Report) distributionChart(title, xlabel string, samples func(*Result)
 // lock came through safe. Up and to the right is better; peers and the
 // deliberately broken variants are drawn apart so that our correct locks
 // can be read against them.
-func (rep *Report) decisionChart() (*plot.Plot, error) {
+func decisionChart(rep *record.Bench) (*plot.Plot, error) {
 	type point struct {
 		x, y  float64
 		label string

@@ -7,6 +7,7 @@ import (
 	"os"
 	"text/tabwriter"
 
+	"github.com/locklab/locklab/record"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -20,7 +21,7 @@ import (
 // FigureChange is one figure of one lock in two runs.
 type FigureChange struct {
 	Impl, Figure string
-	Old, New     Stat
+	Old, New     record.Stat
 	Cmp          benchmath.Comparison
 }
 
@@ -30,53 +31,53 @@ func (c FigureChange) Significant() bool { return c.Cmp.P <= c.Cmp.Alpha }
 // figure is one comparable figure of a result.
 type figure struct {
 	name string
-	get  func(*Result) *Stat
+	get  func(*record.BenchResult) *record.Stat
 }
 
 var comparedFigures = []figure{
-	{"uncontended pairs/s", func(r *Result) *Stat {
+	{"uncontended pairs/s", func(r *record.BenchResult) *record.Stat {
 		if r.Uncontended == nil {
 			return nil
 		}
 		return &r.Uncontended.PairsPerSec
 	}},
-	{"uncontended acquire p50 ms", func(r *Result) *Stat {
+	{"uncontended acquire p50 ms", func(r *record.BenchResult) *record.Stat {
 		if r.Uncontended == nil {
 			return nil
 		}
 		return &r.Uncontended.AcquireP50
 	}},
-	{"contended pairs/s", func(r *Result) *Stat {
+	{"contended pairs/s", func(r *record.BenchResult) *record.Stat {
 		if r.Contended == nil {
 			return nil
 		}
 		return &r.Contended.PairsPerSec
 	}},
-	{"contended wait p99 ms", func(r *Result) *Stat {
+	{"contended wait p99 ms", func(r *record.BenchResult) *record.Stat {
 		if r.Contended == nil {
 			return nil
 		}
 		return &r.Contended.WaitP99
 	}},
-	{"hand-off p50 ms", func(r *Result) *Stat {
+	{"hand-off p50 ms", func(r *record.BenchResult) *record.Stat {
 		if r.Contended == nil {
 			return nil
 		}
 		return &r.Contended.HandoffP50
 	}},
-	{"back to releaser", func(r *Result) *Stat {
+	{"back to releaser", func(r *record.BenchResult) *record.Stat {
 		if r.Contended == nil {
 			return nil
 		}
 		return &r.Contended.SameClientShare
 	}},
-	{"cost per acquisition", func(r *Result) *Stat {
+	{"cost per acquisition", func(r *record.BenchResult) *record.Stat {
 		if r.Contended == nil {
 			return nil
 		}
 		return r.Contended.CostPerAcquisition
 	}},
-	{"independent-keys pairs/s", func(r *Result) *Stat {
+	{"independent-keys pairs/s", func(r *record.BenchResult) *record.Stat {
 		if r.Independent == nil {
 			return nil
 		}
@@ -85,12 +86,12 @@ var comparedFigures = []figure{
 }
 
 // ReadReport reads a bench.json.
-func ReadReport(path string) (*Report, error) {
+func ReadReport(path string) (*record.Bench, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}
-	var rep Report
+	var rep record.Bench
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		return nil, fmt.Errorf("decode report %s: %w", path, err)
 	}
@@ -101,8 +102,8 @@ func ReadReport(path string) (*Report, error) {
 }
 
 // CompareReports compares every figure of every lock in both runs.
-func CompareReports(old, cur *Report) []FigureChange {
-	oldBy := map[string]*Result{}
+func CompareReports(old, cur *record.Bench) []FigureChange {
+	oldBy := map[string]*record.BenchResult{}
 	for i := range old.Impls {
 		oldBy[old.Impls[i].Name] = &old.Impls[i]
 	}
@@ -128,7 +129,7 @@ func CompareReports(old, cur *Report) []FigureChange {
 
 // WriteComparison prints what changed beyond the noise, then how much did
 // not, and what could not be compared.
-func WriteComparison(w io.Writer, oldPath string, old *Report, newPath string, cur *Report) error {
+func WriteComparison(w io.Writer, oldPath string, old *record.Bench, newPath string, cur *record.Bench) error {
 	changes := CompareReports(old, cur)
 	fmt.Fprintf(w, "old: %s (%s, %d trials of %s)\nnew: %s (%s, %d trials of %s)\n", oldPath, old.Date, old.Settings.Trials,
 		fmtDur(old.Settings.DurationMS), newPath, cur.Date, cur.Settings.Trials, fmtDur(cur.Settings.DurationMS))
@@ -164,7 +165,7 @@ func WriteComparison(w io.Writer, oldPath string, old *Report, newPath string, c
 	}
 	fmt.Fprintln(w, ".")
 	var onlyOld, onlyNew []string
-	has := func(rep *Report, name string) bool {
+	has := func(rep *record.Bench, name string) bool {
 		for _, r := range rep.Impls {
 			if r.Name == name {
 				return true

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/quorum"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -39,10 +40,10 @@ func TestClientCommand(t *testing.T) {
 // A target is met only when its whole interval clears it; a median on
 // the right side with an interval across the line is "within noise".
 func TestTargetVerdict(t *testing.T) {
-	six := func(v ...float64) Stat { return NewStat(v) }
+	six := func(v ...float64) record.Stat { return NewStat(v) }
 	tests := []struct {
 		name    string
-		s       Stat
+		s       record.Stat
 		want    float64
 		atLeast bool
 		verdict string
@@ -240,29 +241,29 @@ func TestHandoffReach(t *testing.T) {
 // the fan-out; a report without them (an older bench.json) keeps the
 // one-node formulas.
 func TestTargetsUseRedisFloors(t *testing.T) {
-	six := func(v float64) Stat { return NewStat([]float64{v, v, v, v, v, v}) }
-	redis := Limit{Backend: BackendRedis, Request: "PING", OneClient: six(10_000), Clients: 8, NClients: six(40_000),
-		WakeUp: &WakeUpLimit{Request: wakeUpRequest, HopMS: six(0.240)},
-		FanOut: &FanOutLimit{Request: "PING", Nodes: 5, Majority: 3, AllPerSec: six(4_000), MajorityPerSec: six(6_000)}}
-	con := func(pairs, share, handoffMS float64) *ContendedR {
-		return &ContendedR{PairsPerSec: six(pairs), SameClientShare: six(share), HandoffP50: six(handoffMS), Jain: six(1)}
+	six := func(v float64) record.Stat { return NewStat([]float64{v, v, v, v, v, v}) }
+	redis := record.Limit{Backend: BackendRedis, Request: "PING", OneClient: six(10_000), Clients: 8, NClients: six(40_000),
+		WakeUp: &record.WakeUpLimit{Request: wakeUpRequest, HopMS: six(0.240)},
+		FanOut: &record.FanOutLimit{Request: "PING", Nodes: 5, Majority: 3, AllPerSec: six(4_000), MajorityPerSec: six(6_000)}}
+	con := func(pairs, share, handoffMS float64) *record.ContendedR {
+		return &record.ContendedR{PairsPerSec: six(pairs), SameClientShare: six(share), HandoffP50: six(handoffMS), Jain: six(1)}
 	}
-	unc := func(pairs float64) *UncontendedR { return &UncontendedR{PairsPerSec: six(pairs)} }
-	rep := &Report{Settings: RunSetting{TTLMS: 2000}, Limits: []Limit{redis}, Impls: []Result{
+	unc := func(pairs float64) *record.UncontendedR { return &record.UncontendedR{PairsPerSec: six(pairs)} }
+	rep := &record.Bench{Settings: record.BenchSetting{TTLMS: 2000}, Limits: []record.Limit{redis}, Impls: []record.BenchResult{
 		{Name: "redis-fair", Backend: BackendRedis, Caps: "fencing, no-polling, expiry", RedisNodes: 1, Contended: con(2_000, 0, 0.25)},
 		{Name: "peer-redislock", Peer: true, Backend: BackendRedis, RedisNodes: 1, Contended: con(2_000, 0.95, 0.3)},
 		{Name: "redlock", Backend: BackendRedis, RedisNodes: 5, Uncontended: unc(1_000), Contended: con(900, 0.9, 1)},
 		{Name: "peer-redsync-5", Peer: true, Backend: BackendRedis, RedisNodes: 5, Uncontended: unc(1_000), Contended: con(900, 0.9, 1)},
 	}}
-	byName := func(t *testing.T, rep *Report, name, impl string) Target {
+	byName := func(t *testing.T, rep *record.Bench, name, impl string) record.Target {
 		t.Helper()
-		for _, tg := range rep.targets() {
+		for _, tg := range judgeTargets(rep) {
 			if tg.Name == name && tg.Impl == impl {
 				return tg
 			}
 		}
 		t.Fatalf("no target %q for %s", name, impl)
-		return Target{}
+		return record.Target{}
 	}
 	t.Run("with the floors", func(t *testing.T) {
 		fair := byName(t, rep, "fair Redis lock, contended", "redis-fair")
@@ -286,7 +287,7 @@ func TestTargetsUseRedisFloors(t *testing.T) {
 		old := *rep
 		r := redis
 		r.WakeUp, r.FanOut = nil, nil
-		old.Limits = []Limit{r}
+		old.Limits = []record.Limit{r}
 		fair := byName(t, &old, "fair Redis lock, contended", "redis-fair")
 		if strings.Contains(fair.Note, "fair/peer") || !strings.Contains(fair.Note, "1 release round trip") {
 			t.Errorf("fair contended note without a hop: %q", fair.Note)
@@ -300,7 +301,7 @@ func TestTargetsUseRedisFloors(t *testing.T) {
 		}
 	})
 	var b strings.Builder
-	rep.limitSection(func(format string, args ...any) { fmt.Fprintf(&b, format, args...) })
+	limitSection(rep, func(format string, args ...any) { fmt.Fprintf(&b, format, args...) })
 	for _, want := range []string{
 		"| wake-up hop (`RPUSH → BLPOP`) | 240 µs | 240 µs | 2.40 | 2.40 |",
 		"| fan-out to 5 nodes, every answer, per second | 4,000 | 4,000 | 2.50 | 2.50 |",

@@ -10,30 +10,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
 	"github.com/redis/go-redis/v9"
 )
 
-// Machine describes where the figures were measured.
-type Machine struct {
-	CPU       string `json:"cpu"`
-	Cores     int    `json:"cores"`
-	MemoryGiB string `json:"memory_gib"`
-	Kernel    string `json:"kernel"`
-	OS        string `json:"os"`
-	Go        string `json:"go"`
-}
-
-// Server describes one backend as the server itself reports it.
-type Server struct {
-	Backend  string            `json:"backend"`
-	Version  string            `json:"version"`
-	Started  string            `json:"started"` // "by the lab" or "external"
-	Settings map[string]string `json:"settings"`
-}
-
-func describeMachine() Machine {
-	m := Machine{Cores: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
+func describeMachine() record.Machine {
+	m := record.Machine{Cores: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
 	m.CPU = procField("/proc/cpuinfo", "model name")
 	if kb := procField("/proc/meminfo", "MemTotal"); kb != "" {
 		var n float64
@@ -71,10 +54,10 @@ func procField(path, key string) string {
 
 // describeServers asks each backend in use for its version and the
 // settings that decide what a lock costs (persistence, fsync).
-func (b *bench) describeServers(ctx context.Context, backends []string) ([]Server, error) {
-	var out []Server
+func (b *bench) describeServers(ctx context.Context, backends []string) ([]record.Server, error) {
+	var out []record.Server
 	for _, be := range backends {
-		s := Server{Backend: be, Settings: map[string]string{}, Started: "by the lab"}
+		s := record.Server{Backend: be, Settings: map[string]string{}, Started: "by the lab"}
 		switch be {
 		case BackendRedis:
 			if len(b.opts.External.Lock.Addrs(topology.Redis)) > 0 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -62,7 +63,7 @@ type Options struct {
 	External         cluster.External
 	// Survival places each lock on the decision chart (LoadSurvival; nil:
 	// no chart).
-	Survival map[string]Survival
+	Survival map[string]record.Survival
 	// Command is the command line as typed, for the report.
 	Command string
 	// Progress receives the progress bar (nil: none).

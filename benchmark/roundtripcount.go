@@ -3,13 +3,13 @@ package benchmark
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
 	"time"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -30,23 +30,6 @@ import (
 // renewal) to move the figure by well under one round trip.
 const countPairs = 300
 
-// MeasuredRoundTrips is a lock's count, beside what it declares.
-type MeasuredRoundTrips struct {
-	// PerPair is requests per pair, on the busiest node for multi-node
-	// locks (they send to every node in parallel: one round trip each).
-	PerPair  float64 `json:"per_pair"`
-	Pairs    int     `json:"pairs"`
-	Counter  string  `json:"counted_as"`
-	Declared int     `json:"declared,omitempty"`
-	Note     string  `json:"declared_note,omitempty"`
-}
-
-// Rounded is the count as a whole number of round trips.
-func (m MeasuredRoundTrips) Rounded() int { return int(m.PerPair + 0.5) }
-
-// Agrees reports whether the declaration matches the count.
-func (m MeasuredRoundTrips) Agrees() bool { return m.Declared > 0 && m.Declared == m.Rounded() }
-
 // roundTripCounter names what each backend's count is read from.
 var roundTripCounter = map[string]string{
 	BackendRedis:          "Redis MONITOR: client commands, script-called ones left out",
@@ -57,7 +40,7 @@ var roundTripCounter = map[string]string{
 
 // countRoundTrips runs countPairs uncontended pairs of one client and
 // returns what the servers counted.
-func (b *bench) countRoundTrips(ctx context.Context, s impls.Spec) (*MeasuredRoundTrips, error) {
+func (b *bench) countRoundTrips(ctx context.Context, s impls.Spec) (*record.MeasuredRoundTrips, error) {
 	be := backendOf(s)
 	if be == BackendInProcess {
 		return nil, nil
@@ -143,7 +126,7 @@ func (b *bench) countRoundTrips(ctx context.Context, s impls.Spec) (*MeasuredRou
 	for _, n := range counts {
 		busiest = max(busiest, n)
 	}
-	m := &MeasuredRoundTrips{PerPair: busiest / countPairs, Pairs: countPairs, Counter: roundTripCounter[be]}
+	m := &record.MeasuredRoundTrips{PerPair: busiest / countPairs, Pairs: countPairs, Counter: roundTripCounter[be]}
 	if rt, ok := declaredRoundTrips[s.Name]; ok {
 		m.Declared, m.Note = rt.N, rt.Note
 	}
@@ -227,16 +210,3 @@ func clientCommand(line string) bool {
 func (m *redisMonitor) stop(ctx context.Context) (int, error) { return m.until(ctx, m.marker+"-end") }
 
 func (m *redisMonitor) close() { m.conn.Close() }
-
-// UnmarshalJSON also reads reports written before round trips were
-// counted, where the field was the declared number, so that -compare can
-// read them.
-func (m *MeasuredRoundTrips) UnmarshalJSON(b []byte) error {
-	var n float64
-	if err := json.Unmarshal(b, &n); err == nil {
-		*m = MeasuredRoundTrips{PerPair: n, Declared: int(n), Counter: "declared (a report from before round trips were counted)"}
-		return nil
-	}
-	type plain MeasuredRoundTrips
-	return json.Unmarshal(b, (*plain)(m))
-}

@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/quorum"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -49,8 +50,8 @@ type implAcc struct {
 	sweepErrors          map[int]int
 	ind                  []float64
 	indErrors            int
-	recovery             *RecoveryR
-	roundTrips           *MeasuredRoundTrips
+	recovery             *record.RecoveryR
+	roundTrips           *record.MeasuredRoundTrips
 }
 
 // HolderCrash is the scenario the recovery figure comes from.
@@ -58,7 +59,7 @@ const HolderCrash = "holder-crash"
 
 // Run measures every selected implementation and returns the report. It
 // writes nothing: see Write.
-func Run(ctx context.Context, opts Options) (*Report, error) {
+func Run(ctx context.Context, opts Options) (*record.Bench, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -367,10 +368,10 @@ func (b *bench) measureContended(ctx context.Context, a *implAcc) error {
 
 // recovery runs the holder-crash scenario, when it exists, and takes its
 // recovery time. Its absence or failure is reported as text, never as a number.
-func (b *bench) recovery(ctx context.Context, s impls.Spec) *RecoveryR {
+func (b *bench) recovery(ctx context.Context, s impls.Spec) *record.RecoveryR {
 	job, err := engine.FixedJob(HolderCrash, s, b.opts.Topology)
 	if err != nil {
-		return &RecoveryR{Note: "n/a (" + oneLine(err.Error()) + ")"}
+		return &record.RecoveryR{Note: "n/a (" + oneLine(err.Error()) + ")"}
 	}
 	out, err := engine.Run(ctx, job, engine.Options{
 		Impl: s, Topology: b.opts.Topology, Clients: 4, Sections: b.opts.RecoverySections, TTL: b.opts.TTL, Seed: 1,
@@ -378,17 +379,17 @@ func (b *bench) recovery(ctx context.Context, s impls.Spec) *RecoveryR {
 	})
 	switch {
 	case err != nil && errors.Is(err, ctx.Err()):
-		return &RecoveryR{Note: "n/a (interrupted)"}
+		return &record.RecoveryR{Note: "n/a (interrupted)"}
 	case err != nil:
 		b.opts.logf("recovery of %s: %v", s.Name, err)
-		return &RecoveryR{Note: "n/a (" + oneLine(err.Error()) + ")"}
+		return &record.RecoveryR{Note: "n/a (" + oneLine(err.Error()) + ")"}
 	case out.Verdict == checker.Stuck:
-		return &RecoveryR{Verdict: string(out.Verdict), Note: "never: no client held the lock within the scenario's bound"}
+		return &record.RecoveryR{Verdict: string(out.Verdict), Note: "never: no client held the lock within the scenario's bound"}
 	case out.Recovery <= 0:
-		return &RecoveryR{Verdict: string(out.Verdict), Note: "n/a (the scenario reported no recovery time: " + oneLine(out.Detail) + ")"}
+		return &record.RecoveryR{Verdict: string(out.Verdict), Note: "n/a (the scenario reported no recovery time: " + oneLine(out.Detail) + ")"}
 	}
 	sec := out.Recovery.Seconds()
-	return &RecoveryR{Seconds: &sec, Verdict: string(out.Verdict), Note: "holder SIGKILLed; TTL " + b.opts.TTL.String()}
+	return &record.RecoveryR{Seconds: &sec, Verdict: string(out.Verdict), Note: "holder SIGKILLed; TTL " + b.opts.TTL.String()}
 }
 
 func oneLine(s string) string {

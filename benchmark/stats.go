@@ -5,67 +5,23 @@ import (
 	"sort"
 	"time"
 
+	"github.com/locklab/locklab/record"
 	"golang.org/x/perf/benchmath"
 )
 
-// Confidence is the level of every interval in the report, as benchstat's.
-const Confidence = 0.95
-
-// WideInterval is the half-width, as a fraction of the median, beyond which
-// a figure is flagged: its trials disagree too much to be quoted alone.
-const WideInterval = 0.10
-
-// Stat is one figure measured over several trials: the median is what the
-// report shows, with benchstat's distribution-free confidence interval of
-// the median (golang.org/x/perf/benchmath, AssumeNothing): benchmark
-// figures on a shared machine are not normal, and one trial says little.
-// Min and max stay as the raw spread.
-type Stat struct {
-	Median float64 `json:"median"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
-	// CILo and CIHi bound the median at CIConfidence (at least Confidence);
-	// absent when there are too few trials for a finite interval (6 are
-	// needed at 95%).
-	CILo         *float64  `json:"ci_lo,omitempty"`
-	CIHi         *float64  `json:"ci_hi,omitempty"`
-	CIConfidence float64   `json:"ci_confidence,omitempty"`
-	Trials       []float64 `json:"trials"`
-}
-
 // NewStat summarises per-trial values.
-func NewStat(trials []float64) Stat {
+func NewStat(trials []float64) record.Stat {
 	if len(trials) == 0 {
-		return Stat{Trials: []float64{}}
+		return record.Stat{Trials: []float64{}}
 	}
 	s := append([]float64(nil), trials...)
 	sort.Float64s(s)
-	st := Stat{Median: quantileSorted(s, 0.5), Min: s[0], Max: s[len(s)-1], Trials: append([]float64(nil), trials...)}
-	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(s, &benchmath.DefaultThresholds), Confidence)
+	st := record.Stat{Median: quantileSorted(s, 0.5), Min: s[0], Max: s[len(s)-1], Trials: append([]float64(nil), trials...)}
+	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(s, &benchmath.DefaultThresholds), record.Confidence)
 	if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) && !math.IsNaN(sum.Lo) && !math.IsNaN(sum.Hi) {
 		st.CILo, st.CIHi, st.CIConfidence = ptr(sum.Lo), ptr(sum.Hi), sum.Confidence
 	}
 	return st
-}
-
-// HalfWidth is the confidence interval's larger distance from the median,
-// as a fraction of it (benchstat's ±x%); ok is false when there is no
-// finite interval or no positive median to relate it to.
-func (s Stat) HalfWidth() (frac float64, ok bool) {
-	if s.CILo == nil || s.CIHi == nil || s.Median <= 0 {
-		return 0, false
-	}
-	return math.Max(*s.CIHi/s.Median-1, 1-*s.CILo/s.Median), true
-}
-
-// Wide reports a figure whose interval is wider than ±WideInterval, or that
-// has no interval at all although it was measured more than once.
-func (s Stat) Wide() bool {
-	f, ok := s.HalfWidth()
-	if !ok {
-		return len(s.Trials) > 1 && s.Median > 0
-	}
-	return f > WideInterval
 }
 
 // quantileSorted interpolates linearly between the two nearest ranks, so

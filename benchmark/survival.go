@@ -8,23 +8,8 @@ import (
 	"os"
 
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/record"
 )
-
-// Survival is how many of the fault scenarios that apply to a lock it came
-// through (checker.Survived: safe), without fencing, in the verdict matrix
-// (results/correctness.json, written by `bench matrix`).
-type Survival struct {
-	Safe    int `json:"safe"`
-	Applied int `json:"applied"`
-}
-
-// matrixCell is the part of a correctness.json row the benchmark reads.
-type matrixCell struct {
-	Impl     string          `json:"impl"`
-	Scenario string          `json:"scenario"`
-	Fencing  bool            `json:"fencing"`
-	Verdict  checker.Verdict `json:"verdict"`
-}
 
 // noFault is the matrix's one scenario without a fault: surviving it says
 // nothing about faults.
@@ -32,7 +17,7 @@ const noFault = "contention"
 
 // LoadSurvival reads the verdict matrix. A missing file is not an error
 // (nil, nil: the decision chart is left out); an unreadable one is.
-func LoadSurvival(path string) (map[string]Survival, error) {
+func LoadSurvival(path string) (map[string]record.Survival, error) {
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -40,11 +25,11 @@ func LoadSurvival(path string) (map[string]Survival, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the verdict matrix: %w", err)
 	}
-	var cells []matrixCell
+	var cells []record.Cell
 	if err := json.Unmarshal(raw, &cells); err != nil {
 		return nil, fmt.Errorf("decode the verdict matrix %s: %w", path, err)
 	}
-	out := map[string]Survival{}
+	out := map[string]record.Survival{}
 	seen := map[[2]string]bool{}
 	for _, c := range cells {
 		if c.Impl == "" || c.Scenario == "" {

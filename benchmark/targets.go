@@ -4,35 +4,14 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/locklab/locklab/record"
 )
 
 // The performance targets of issue 12, judged on the run's own figures:
 // each as a ratio of one lock to its peer, per trial (both were measured in
 // the same trial, minutes apart at most), so a slow minute of the machine
 // cancels out, and summarised like every other figure, with its interval.
-
-// Target is one target's verdict in one run.
-type Target struct {
-	Name     string  `json:"name"`
-	Impl     string  `json:"impl"`
-	Peer     string  `json:"peer,omitempty"`
-	Workload string  `json:"workload"`
-	Want     float64 `json:"want"`
-	// AtMost: the figure must stay at or below Want (else at or above).
-	AtMost bool `json:"at_most,omitempty"`
-	// Ratio is impl over peer per trial; for an absolute target (no peer)
-	// the figure itself.
-	Ratio Stat `json:"measured"`
-	// Met: "met" when the interval clears the target, "met (within noise)"
-	// when only the median does, "short" or "short (within noise)" likewise.
-	Met string `json:"met"`
-	// Reach explains a target that no lock can meet on this machine: the
-	// figure needed against the physical ceiling measured in the same run.
-	Reach string `json:"reach,omitempty"`
-	// Note carries what the target needs beside the ratio (commands per
-	// acquisition, the ceiling's terms).
-	Note string `json:"note,omitempty"`
-}
 
 // ratioTarget is a target "impl >= want x peer" on one workload.
 type ratioTarget struct {
@@ -63,7 +42,7 @@ const (
 )
 
 // pairsOf returns a lock's per-trial pairs/s on a workload.
-func pairsOf(r *Result, workload string) []float64 {
+func pairsOf(r *record.BenchResult, workload string) []float64 {
 	switch {
 	case workload == Uncontended && r.Uncontended != nil:
 		return r.Uncontended.PairsPerSec.Trials
@@ -86,7 +65,7 @@ func trialRatios(a, b []float64) []float64 {
 
 // verdict compares a figure's interval with a bound; atLeast says which
 // side passes.
-func verdict(s Stat, want float64, atLeast bool) string {
+func verdict(s record.Stat, want float64, atLeast bool) string {
 	pass := func(v float64) bool {
 		if atLeast {
 			return v >= want
@@ -107,13 +86,13 @@ func verdict(s Stat, want float64, atLeast bool) string {
 }
 
 // targets judges every target the run can judge.
-func (rep *Report) targets() []Target {
-	byName := map[string]*Result{}
+func judgeTargets(rep *record.Bench) []record.Target {
+	byName := map[string]*record.BenchResult{}
 	for i := range rep.Impls {
 		byName[rep.Impls[i].Name] = &rep.Impls[i]
 	}
 	fl := floorsOf(rep.Limits)
-	var out []Target
+	var out []record.Target
 	add := func(t ratioTarget) {
 		a, p := byName[t.impl], byName[t.peer]
 		if a == nil || p == nil {
@@ -123,11 +102,11 @@ func (rep *Report) targets() []Target {
 		if len(rs) == 0 {
 			return
 		}
-		tg := Target{Name: t.name, Impl: t.impl, Peer: t.peer, Workload: t.workload, Want: t.want, Ratio: NewStat(rs)}
+		tg := record.Target{Name: t.name, Impl: t.impl, Peer: t.peer, Workload: t.workload, Want: t.want, Ratio: NewStat(rs)}
 		tg.Met = verdict(tg.Ratio, t.want, true)
 		peerMedian := NewStat(pairsOf(p, t.workload)).Median
 		need := t.want * peerMedian
-		if c := ceiling(t.workload, a.shape(), fl); c.pairs > 0 {
+		if c := ceiling(t.workload, shapeOf(*a), fl); c.pairs > 0 {
 			tg.Note = c.terms
 			tg.Reach = reach(need, peerMedian, c)
 		}
@@ -192,8 +171,8 @@ func (rep *Report) targets() []Target {
 	return out
 }
 
-func absTarget(name string, s Stat, want float64, atLeast bool, note string) Target {
-	return Target{Name: name, Impl: fairLock, Workload: Contended, Want: want, AtMost: !atLeast, Ratio: s, Met: verdict(s, want, atLeast), Note: note}
+func absTarget(name string, s record.Stat, want float64, atLeast bool, note string) record.Target {
+	return record.Target{Name: name, Impl: fairLock, Workload: Contended, Want: want, AtMost: !atLeast, Ratio: s, Met: verdict(s, want, atLeast), Note: note}
 }
 
 // floors are the run's physical figures a bound or a ceiling is built
@@ -208,7 +187,7 @@ type floors struct {
 	fanNodes, fanQuorum int
 }
 
-func floorsOf(limits []Limit) floors {
+func floorsOf(limits []record.Limit) floors {
 	f := floors{rt: map[string]float64{}}
 	for _, l := range limits {
 		f.rt[l.Backend] = l.OneClient.Max
@@ -237,8 +216,8 @@ type lockShape struct {
 	back float64
 }
 
-func (r *Result) shape() lockShape {
-	s := lockShape{backend: r.Backend, nodes: r.RedisNodes, wakeUp: r.wakesWaiters()}
+func shapeOf(r record.BenchResult) lockShape {
+	s := lockShape{backend: r.Backend, nodes: r.RedisNodes, wakeUp: wakesWaiters(r)}
 	if r.Contended != nil {
 		s.back = r.Contended.SameClientShare.Median
 	}
@@ -247,7 +226,7 @@ func (r *Result) shape() lockShape {
 
 // wakesWaiters reports a lock whose waiters sleep until a notification
 // (Caps.NoPolling) rather than polling.
-func (r *Result) wakesWaiters() bool { return strings.Contains(r.Caps, "no-polling") }
+func wakesWaiters(r record.BenchResult) bool { return strings.Contains(r.Caps, "no-polling") }
 
 // fansOut reports a lock on several Redis nodes whose fan-out the run
 // measured: its round trip is a fan-out, not one node's PING.
@@ -405,7 +384,7 @@ func fairBound(peer string, peerPairs, back float64, f floors) (float64, string)
 }
 
 // redisLimit is the run's Redis limit, nil if it measured none.
-func redisLimit(limits []Limit) *Limit {
+func redisLimit(limits []record.Limit) *record.Limit {
 	for i := range limits {
 		if limits[i].Backend == BackendRedis {
 			return &limits[i]
@@ -431,7 +410,7 @@ func perRoundTrip(ms, perSec []float64) []float64 {
 // round trip (as the measured figure is), is its floor. Out of reach when
 // the hop's whole interval lies above want, as a target is met only when
 // the whole interval clears it.
-func handoffReach(hop Stat, want float64) string {
+func handoffReach(hop record.Stat, want float64) string {
 	if len(hop.Trials) == 0 {
 		return ""
 	}
@@ -453,7 +432,7 @@ func joinNote(a, b string) string {
 }
 
 // fmtWant prints a target's bound.
-func (t Target) fmtWant() string {
+func wantText(t record.Target) string {
 	op := "≥"
 	if t.AtMost {
 		op = "≤"

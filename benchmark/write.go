@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/locklab/locklab/cluster/leftovers"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/report"
 )
 
@@ -16,8 +17,8 @@ import (
 // (report.Publish): every file is rendered into a staging dir first and
 // moved into place only once all are written, so a failure leaves dir as
 // it was. Charts of an earlier report that this one lacks are left alone.
-func Write(rep *Report, dir string) ([]string, error) {
-	charts, err := rep.RenderCharts()
+func Write(rep *record.Bench, dir string) ([]string, error) {
+	charts, err := RenderCharts(rep)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +33,7 @@ func Write(rep *Report, dir string) ([]string, error) {
 		files[name] = b
 	}
 	var md bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
+	if err := WriteMarkdown(rep, &md); err != nil {
 		return nil, err
 	}
 	files["bench.md"] = md.Bytes()

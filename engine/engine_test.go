@@ -19,6 +19,7 @@ import (
 	_ "github.com/locklab/locklab/impls/all"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/runner"
 )
 
@@ -77,7 +78,7 @@ func TestExplore(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := x.Run.Decision
-			t.Logf("%s: %s (%s); %d sections; injected %v", tc.impl, d.Verdict, d.Detail, d.Sections, engine.Tally(x.Run.Injected))
+			t.Logf("%s: %s (%s); %d sections; injected %v", tc.impl, d.Verdict, d.Detail, d.Sections, record.Tally(x.Run.Injected))
 			if d.Verdict != tc.want {
 				t.Fatalf("verdict %s (%s), want %s", d.Verdict, d.Detail, tc.want)
 			}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -261,14 +260,4 @@ func WriteCounterexample(base string, s nemesis.Schedule, r *ScheduleRun) (sched
 		}
 	}
 	return sched, hist, html, nil
-}
-
-// Tally lists injected faults as "kind N" pairs, sorted by kind.
-func Tally(m map[string]int) []string {
-	var out []string
-	for k, n := range m {
-		out = append(out, fmt.Sprintf("%s %d", k, n))
-	}
-	sort.Strings(out)
-	return out
 }

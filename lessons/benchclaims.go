@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/locklab/locklab/benchmark"
+	"github.com/locklab/locklab/record"
 )
 
 // A sentence that says one lock is faster or cheaper than another is a
@@ -43,40 +43,40 @@ var SpeedAliases = map[string]*regexp.Regexp{
 type benchMetric struct {
 	name  string
 	lower bool
-	get   func(benchmark.Result) (benchmark.Stat, bool)
+	get   func(record.BenchResult) (record.Stat, bool)
 }
 
 var (
-	uncontendedMetric = benchMetric{"uncontended pairs/s", false, func(r benchmark.Result) (benchmark.Stat, bool) {
+	uncontendedMetric = benchMetric{"uncontended pairs/s", false, func(r record.BenchResult) (record.Stat, bool) {
 		if r.Uncontended == nil {
-			return benchmark.Stat{}, false
+			return record.Stat{}, false
 		}
 		return r.Uncontended.PairsPerSec, true
 	}}
-	contendedMetric = benchMetric{"contended pairs/s", false, func(r benchmark.Result) (benchmark.Stat, bool) {
+	contendedMetric = benchMetric{"contended pairs/s", false, func(r record.BenchResult) (record.Stat, bool) {
 		if r.Contended == nil {
-			return benchmark.Stat{}, false
+			return record.Stat{}, false
 		}
 		return r.Contended.PairsPerSec, true
 	}}
-	handoffMetric = benchMetric{"contended hand-off p50", true, func(r benchmark.Result) (benchmark.Stat, bool) {
+	handoffMetric = benchMetric{"contended hand-off p50", true, func(r record.BenchResult) (record.Stat, bool) {
 		if r.Contended == nil {
-			return benchmark.Stat{}, false
+			return record.Stat{}, false
 		}
 		return r.Contended.HandoffP50, true
 	}}
-	recoveryMetric = benchMetric{"recovery after a holder crash", true, func(r benchmark.Result) (benchmark.Stat, bool) {
+	recoveryMetric = benchMetric{"recovery after a holder crash", true, func(r record.BenchResult) (record.Stat, bool) {
 		if r.Recovery == nil || r.Recovery.Seconds == nil {
-			return benchmark.Stat{}, false
+			return record.Stat{}, false
 		}
 		s := *r.Recovery.Seconds // one measurement: its interval is the point
-		return benchmark.Stat{Median: s, Min: s, Max: s}, true
+		return record.Stat{Median: s, Min: s, Max: s}, true
 	}}
 )
 
 // interval is a figure's 95% interval, or its trials' range when the
 // benchmark had too few trials for one.
-func interval(s benchmark.Stat) (lo, hi float64) {
+func interval(s record.Stat) (lo, hi float64) {
 	if s.CILo != nil && s.CIHi != nil {
 		return *s.CILo, *s.CIHi
 	}
@@ -85,7 +85,7 @@ func interval(s benchmark.Stat) (lo, hi float64) {
 
 // better compares a and b on m: 1 when a is better beyond the noise, -1
 // when worse, 0 when the intervals overlap.
-func better(m benchMetric, a, b benchmark.Stat) int {
+func better(m benchMetric, a, b record.Stat) int {
 	alo, ahi := interval(a)
 	blo, bhi := interval(b)
 	switch {
@@ -181,14 +181,14 @@ func benchClaim(cl string, b *Bench) []string {
 	if b == nil {
 		return []string{fmt.Sprintf("%q: compares speed or cost, and results/bench.json is missing", cl)}
 	}
-	stat := func(m benchMetric, lock string) (benchmark.Stat, error) {
+	stat := func(m benchMetric, lock string) (record.Stat, error) {
 		r, ok := findBench(b, lock)
 		if !ok {
-			return benchmark.Stat{}, fmt.Errorf("%s is not in results/bench.json", lock)
+			return record.Stat{}, fmt.Errorf("%s is not in results/bench.json", lock)
 		}
 		s, ok := m.get(r)
 		if !ok {
-			return benchmark.Stat{}, fmt.Errorf("results/bench.json has no %s for %s", m.name, lock)
+			return record.Stat{}, fmt.Errorf("results/bench.json has no %s for %s", m.name, lock)
 		}
 		return s, nil
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/benchmark"
+	"github.com/locklab/locklab/record"
 )
 
 // TestPagesHoldSpeedClaimsToTheBenchmark: every sentence of the pages that
@@ -32,17 +32,17 @@ func TestPagesHoldSpeedClaimsToTheBenchmark(t *testing.T) {
 	}
 }
 
-func stat(median, lo, hi float64) benchmark.Stat {
-	return benchmark.Stat{Median: median, Min: lo, Max: hi, CILo: &lo, CIHi: &hi}
+func stat(median, lo, hi float64) record.Stat {
+	return record.Stat{Median: median, Min: lo, Max: hi, CILo: &lo, CIHi: &hi}
 }
 
 // planted is a small benchmark: a fast correct lock, a slow one, one inside
 // the noise of the fast one, and a broken lock that is fastest of all.
-var plantedBench = &Bench{Impls: []benchmark.Result{
-	{Name: "redis-setnx-px", Backend: "redis", Uncontended: &benchmark.UncontendedR{PairsPerSec: stat(5000, 4500, 6700)}, Contended: &benchmark.ContendedR{PairsPerSec: stat(3000, 2600, 3400)}},
-	{Name: "pg-advisory", Backend: "postgres", Uncontended: &benchmark.UncontendedR{PairsPerSec: stat(6900, 5800, 9500)}, Contended: &benchmark.ContendedR{PairsPerSec: stat(2300, 2000, 3000)}},
-	{Name: "zookeeper", Backend: "zookeeper", Uncontended: &benchmark.UncontendedR{PairsPerSec: stat(840, 660, 1000)}, Contended: &benchmark.ContendedR{PairsPerSec: stat(820, 730, 930)}},
-	{Name: "redis-getset", Backend: "redis", Broken: "yes", Uncontended: &benchmark.UncontendedR{PairsPerSec: stat(90000, 89000, 91000)}, Contended: &benchmark.ContendedR{PairsPerSec: stat(9000, 8900, 9100)}},
+var plantedBench = &Bench{Impls: []record.BenchResult{
+	{Name: "redis-setnx-px", Backend: "redis", Uncontended: &record.UncontendedR{PairsPerSec: stat(5000, 4500, 6700)}, Contended: &record.ContendedR{PairsPerSec: stat(3000, 2600, 3400)}},
+	{Name: "pg-advisory", Backend: "postgres", Uncontended: &record.UncontendedR{PairsPerSec: stat(6900, 5800, 9500)}, Contended: &record.ContendedR{PairsPerSec: stat(2300, 2000, 3000)}},
+	{Name: "zookeeper", Backend: "zookeeper", Uncontended: &record.UncontendedR{PairsPerSec: stat(840, 660, 1000)}, Contended: &record.ContendedR{PairsPerSec: stat(820, 730, 930)}},
+	{Name: "redis-getset", Backend: "redis", Broken: "yes", Uncontended: &record.UncontendedR{PairsPerSec: stat(90000, 89000, 91000)}, Contended: &record.ContendedR{PairsPerSec: stat(9000, 8900, 9100)}},
 }}
 
 func TestBenchClaimProblems(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -29,7 +30,7 @@ const DecisionRecoveryRule = "The recovery column is the median, over the `holde
 	"(the lower middle one of an even count), shown only where the cell is safe: where it is not, another client may have held the lock before the holder died."
 
 // cellRecovery renders a cell's recoveries by MatrixFigureRule.
-func cellRecovery(r scenarios.CellResult) string {
+func cellRecovery(r record.Cell) string {
 	if len(r.RecoveryMillis) == 0 {
 		return "–"
 	}
@@ -46,7 +47,7 @@ func cellRecovery(r scenarios.CellResult) string {
 
 // cellFigures renders a cell's figures by MatrixFigureRule: the last run's,
 // named by its seed.
-func cellFigures(r scenarios.CellResult) string {
+func cellFigures(r record.Cell) string {
 	fig := linkedFigures(r.Figures)
 	if fig == "" {
 		return "–"
@@ -58,7 +59,7 @@ func cellFigures(r scenarios.CellResult) string {
 }
 
 // medianRecovery is DecisionRecoveryRule's figure.
-func medianRecovery(r scenarios.CellResult) (int64, bool) {
+func medianRecovery(r record.Cell) (int64, bool) {
 	if len(r.RecoveryMillis) == 0 || r.Verdict != scenarios.Safe {
 		return 0, false
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/record"
 )
 
 // TestPagesFollowTheFigureRule: on the committed pages every figure names
@@ -41,7 +41,7 @@ func TestPagesFollowTheFigureRule(t *testing.T) {
 }
 
 // cell is a planted matrix cell of three runs, two of which recovered.
-var cell = scenarios.CellResult{Impl: "redis-setnx-px", Scenario: "holder-crash", Verdict: checker.Safe, Runs: 3,
+var cell = record.Cell{Impl: "redis-setnx-px", Scenario: "holder-crash", Verdict: checker.Safe, Runs: 3,
 	RecoveryMillis: []int64{964, 976}, Seeds: []int64{11, 12, 13},
 	Figures: map[string]float64{"fault-ms": 1015, "recovery-ms": 976}}
 
@@ -78,15 +78,15 @@ func TestMatrixFigureProblems(t *testing.T) {
 func TestDecisionRecoveryIsTheMedianOfSafeCells(t *testing.T) {
 	tests := []struct {
 		name string
-		c    scenarios.CellResult
+		c    record.Cell
 		want int64
 		ok   bool
 	}{
-		{"odd count", scenarios.CellResult{Verdict: checker.Safe, RecoveryMillis: []int64{976, 964, 990}}, 976, true},
-		{"even count: the lower middle", scenarios.CellResult{Verdict: checker.Safe, RecoveryMillis: []int64{976, 964}}, 964, true},
+		{"odd count", record.Cell{Verdict: checker.Safe, RecoveryMillis: []int64{976, 964, 990}}, 976, true},
+		{"even count: the lower middle", record.Cell{Verdict: checker.Safe, RecoveryMillis: []int64{976, 964}}, 964, true},
 		// The decision page (then lesson 11) showed `none` as "unsafe (0 ms)": no lock recovers nothing.
-		{"an unsafe cell shows none", scenarios.CellResult{Verdict: checker.Unsafe, RecoveryMillis: []int64{0, 0, 0}}, 0, false},
-		{"no run recovered", scenarios.CellResult{Verdict: checker.Safe}, 0, false},
+		{"an unsafe cell shows none", record.Cell{Verdict: checker.Unsafe, RecoveryMillis: []int64{0, 0, 0}}, 0, false},
+		{"no run recovered", record.Cell{Verdict: checker.Safe}, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,16 +12,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/report"
-	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/topology"
 )
 
 // Matrix is results/correctness.json.
-type Matrix []scenarios.CellResult
+type Matrix []record.Cell
 
 // LoadMatrix reads results/correctness.json.
 func LoadMatrix(dir string) (Matrix, error) {
@@ -47,22 +46,22 @@ func LoadMatrix(dir string) (Matrix, error) {
 // find returns a cell of the single-server topology, the one the pages
 // teach with; a page that shows another names it (decisionTable,
 // SummaryTable).
-func (m Matrix) find(impl, scenario string, fencing bool) (scenarios.CellResult, bool) {
+func (m Matrix) find(impl, scenario string, fencing bool) (record.Cell, bool) {
 	return m.findOn(impl, topology.SingleName, scenario, fencing)
 }
 
 // findOn returns a cell of the named topology.
-func (m Matrix) findOn(impl, topo, scenario string, fencing bool) (scenarios.CellResult, bool) {
+func (m Matrix) findOn(impl, topo, scenario string, fencing bool) (record.Cell, bool) {
 	for _, r := range m {
 		if r.Impl == impl && topology.Or(r.Topology) == topo && r.Scenario == scenario && r.Fencing == fencing {
 			return r, true
 		}
 	}
-	return scenarios.CellResult{}, false
+	return record.Cell{}, false
 }
 
 // Bench is results/bench.json, decoded into the benchmark's own report type.
-type Bench = benchmark.Report
+type Bench = record.Bench
 
 // LoadBench reads results/bench.json.
 func LoadBench(dir string) (*Bench, error) {
@@ -77,16 +76,16 @@ func LoadBench(dir string) (*Bench, error) {
 	return &r, nil
 }
 
-func findBench(b *Bench, name string) (benchmark.Result, bool) {
+func findBench(b *Bench, name string) (record.BenchResult, bool) {
 	if b == nil {
-		return benchmark.Result{}, false
+		return record.BenchResult{}, false
 	}
 	for _, r := range b.Impls {
 		if r.Name == name {
 			return r, true
 		}
 	}
-	return benchmark.Result{}, false
+	return record.BenchResult{}, false
 }
 
 const (
@@ -276,7 +275,7 @@ func waiting(caps string) string {
 	return "poll"
 }
 
-func scaled(st benchmark.Stat, k float64) benchmark.Stat {
+func scaled(st record.Stat, k float64) record.Stat {
 	st.Median, st.Min, st.Max = st.Median*k, st.Min*k, st.Max*k
 	return st
 }
@@ -328,7 +327,7 @@ func sortedKeys(m map[string]bool) []string {
 
 // cellClients says how many clients a matrix cell ran, and whether as
 // processes; "–" for a matrix older than the cells' settings.
-func cellClients(r scenarios.CellResult) string {
+func cellClients(r record.Cell) string {
 	switch {
 	case r.Clients == 0:
 		return "–"
@@ -356,7 +355,7 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-func fmtStat(st benchmark.Stat, unit string) string {
+func fmtStat(st record.Stat, unit string) string {
 	return fmt.Sprintf("%s%s [%s–%s]", num(st.Median), unit, num(st.Min), num(st.Max))
 }
 
@@ -371,35 +370,35 @@ func num(v float64) string {
 	}
 }
 
-func uncontended(r benchmark.Result) string {
+func uncontended(r record.BenchResult) string {
 	if r.Uncontended == nil {
 		return "–"
 	}
 	return fmtStat(r.Uncontended.PairsPerSec, "")
 }
 
-func acquireP99(r benchmark.Result) string {
+func acquireP99(r record.BenchResult) string {
 	if r.Uncontended == nil {
 		return "–"
 	}
 	return fmtStat(r.Uncontended.AcquireP99, " ms")
 }
 
-func contended(r benchmark.Result) string {
+func contended(r record.BenchResult) string {
 	if r.Contended == nil {
 		return "–"
 	}
 	return fmtStat(r.Contended.PairsPerSec, "") + fmt.Sprintf(" (%d clients)", r.Contended.Clients)
 }
 
-func handoff(r benchmark.Result) string {
+func handoff(r record.BenchResult) string {
 	if r.Contended == nil {
 		return "–"
 	}
 	return fmtStat(r.Contended.HandoffP50, " ms")
 }
 
-func recovery(r benchmark.Result) string {
+func recovery(r record.BenchResult) string {
 	if r.Recovery == nil {
 		return "–"
 	}

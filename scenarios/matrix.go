@@ -87,55 +87,6 @@ func RunCell(ctx context.Context, c Cell, runs int, base engine.Options) ([]*eng
 	return outs, nil
 }
 
-// CellResult is one row of results/correctness.json: written by `bench
-// matrix`, read by the lessons, so both agree on one schema.
-type CellResult struct {
-	Impl string `json:"impl"`
-	// Topology names the servers' topology; empty (a matrix older than the
-	// axis) means the single one (topology.Or).
-	Topology    string    `json:"topology,omitempty"`
-	Scenario    string    `json:"scenario"`
-	Fencing     bool      `json:"fencing"`
-	Verdict     Verdict   `json:"verdict"`
-	Expected    Verdict   `json:"expected"`
-	Why         string    `json:"why"`
-	Runs        int       `json:"runs"`
-	RunVerdicts []Verdict `json:"run_verdicts"`
-	Sections    int       `json:"sections_checked"`
-	// MinSections and MinGrantsAfterFault are the least progress of any
-	// one run: what the verdict's weakest run rests on.
-	MinSections         int                `json:"min_sections_per_run"`
-	GrantsAfterFault    int                `json:"grants_after_fault"`
-	MinGrantsAfterFault int                `json:"min_grants_after_fault_per_run"`
-	Unknown             int                `json:"sections_unknown"`
-	RecoveryMillis      []int64            `json:"recovery_ms,omitempty"`
-	Figures             map[string]float64 `json:"figures,omitempty"`
-	Detail              string             `json:"detail,omitempty"`
-	Seeds               []int64            `json:"seeds"`
-	Counterexample      string             `json:"counterexample,omitempty"`
-	History             string             `json:"history,omitempty"`
-	Seconds             float64            `json:"seconds"`
-	// PhaseSeconds is where Seconds went, summed over the runs
-	// (engine.Phase): servers, workers, warm-up, fault, after, check, ...
-	PhaseSeconds map[string]float64 `json:"phase_seconds,omitempty"`
-	// TTL, Clients and Processes are the settings the cell ran with, so a
-	// figure quoted from it can say them (absent in matrices older than
-	// them; the report's header then holds the TTL).
-	TTL       string `json:"ttl,omitempty"`
-	Clients   int    `json:"clients,omitempty"`
-	Processes bool   `json:"processes,omitempty"`
-}
-
-// Row is the matrix row a cell is in: its lock, and its topology when it
-// is not the single one ("zookeeper @ zk-ensemble"), for every table and
-// page that shows the grid.
-func (r CellResult) Row() string {
-	if t := topology.Or(r.Topology); t != topology.SingleName {
-		return r.Impl + " @ " + t
-	}
-	return r.Impl
-}
-
 // Brief keeps what make test runs of the matrix: every cell on the single
 // topology, and each other topology briefly: contention, a crashed holder
 // and the faults only that kind of topology has (the scenarios that do not

@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/record"
 )
 
 // seedNote says plainly what a seed fixes in explore, in the output as in
@@ -106,7 +107,7 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	d := x.Run.Decision
-	fmt.Fprintf(stdout, "faults injected: %s\n", orNone(strings.Join(engine.Tally(x.Run.Injected), ", ")))
+	fmt.Fprintf(stdout, "faults injected: %s\n", orNone(strings.Join(record.Tally(x.Run.Injected), ", ")))
 	fmt.Fprintf(stdout, "critical sections checked: %d (%d with unknown outcome)\n", d.Sections, d.Unknown)
 	printLiveness(stdout, d.Liveness)
 	fmt.Fprintf(stdout, "minutes explored: %.1f\n", time.Duration(sched.Duration).Minutes())
@@ -149,7 +150,7 @@ func checkSchedule(ctx context.Context, path, out string, keep bool, stdout, std
 		return err
 	}
 	d := r.Decision
-	fmt.Fprintf(stdout, "faults injected: %s\n", orNone(strings.Join(engine.Tally(r.Injected), ", ")))
+	fmt.Fprintf(stdout, "faults injected: %s\n", orNone(strings.Join(record.Tally(r.Injected), ", ")))
 	fmt.Fprintf(stdout, "critical sections checked: %d (%d with unknown outcome)\n", d.Sections, d.Unknown)
 	printLiveness(stdout, d.Liveness)
 	if d.Detail != "" {

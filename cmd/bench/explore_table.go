@@ -18,6 +18,7 @@ import (
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/shard"
 	"github.com/locklab/locklab/topology"
@@ -96,7 +97,7 @@ func (r exploreOptions) tableOptions(out string) (tableOptions, error) {
 
 // exploreRow is one row of explore.json (engine.ExploreRow, where the
 // report site reads it too).
-type exploreRow = engine.ExploreRow
+type exploreRow = record.ExploreRow
 
 // exploreTable explores each lock in turn (and the fixed rows), then
 // writes README.md and explore.json with every counterexample the table
@@ -301,7 +302,7 @@ func exploreOne(ctx context.Context, eo engine.ExploreOptions, checks int, dir s
 		minimal = fmt.Sprintf("; minimal %s; replays %v", faults(row.MinimalFaults), row.Replays)
 	}
 	fmt.Fprintf(stdout, "%s%s: %s; %d sections; injected %s%s\n", row.Impl, suffix(row),
-		row.Verdict, row.Sections, orNone(strings.Join(engine.Tally(row.Injected), ", ")), minimal)
+		row.Verdict, row.Sections, orNone(strings.Join(record.Tally(row.Injected), ", ")), minimal)
 	return row, nil
 }
 
@@ -366,7 +367,7 @@ func rel(dir, path string) string {
 
 // writeExploreTable writes README.md and explore.json into dir.
 func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed time.Duration) error {
-	data, err := json.MarshalIndent(engine.ExploreTable{Seed: o.Seed, TTL: o.TTL.String(), Clients: o.Clients,
+	data, err := json.MarshalIndent(record.ExploreTable{Seed: o.Seed, TTL: o.TTL.String(), Clients: o.Clients,
 		Duration: o.Duration.String(), Note: seedNote, Rows: rows}, "", "  ")
 	if err != nil {
 		return err
@@ -426,7 +427,7 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed ti
 		if r.Detail != "" {
 			verdict += ": " + r.Detail
 		}
-		table.Row(name, sched, fmt.Sprintf("%.1f", r.Minutes), orNone(strings.Join(engine.Tally(r.Injected), ", ")),
+		table.Row(name, sched, fmt.Sprintf("%.1f", r.Minutes), orNone(strings.Join(record.Tally(r.Injected), ", ")),
 			fmt.Sprintf("%d (%d)", r.Sections, r.Unknown), verdict, minimal, replayed, files)
 	}
 	b.WriteString(table.String())

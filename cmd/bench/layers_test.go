@@ -22,6 +22,11 @@ var layers = [][]string{
 	// The Locker interface, the protected counter, the packet faults, and
 	// the judge, which needs nothing but the history.
 	{"impls", "resource", "faults/netfault", "checker"},
+	// The rows every long command writes (cells, mutants, explore, bench),
+	// and the site that renders them: below everything that runs, so the
+	// site links none of the servers' clients.
+	{"record"},
+	{"report/site"},
 	// The Redis client the lock families share.
 	{"impls/etcdclient", "impls/redisclient"},
 	// Lock families and peers' adapters.
@@ -34,8 +39,6 @@ var layers = [][]string{
 	{"scenarios"},
 	{"benchmark"},
 	{"lessons"},
-	// The report site renders every result above and links the lessons.
-	{"report/site"},
 	{"cmd/bench"},
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/mutant"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/shard"
@@ -125,7 +126,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			owned = append(owned, i)
 		}
 	}
-	cellResults := make([]*scenarios.CellResult, len(cells))
+	cellResults := make([]*record.Cell, len(cells))
 	var printMu sync.Mutex // cells side by side print whole lines
 	alone := func(i int) bool { return scenarios.RunsAlone(cells[i]) }
 	err = forEachParallel(ctx, owned, *parallel, alone, func(ctx context.Context, i int) error {
@@ -152,7 +153,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	var results []scenarios.CellResult
+	var results []record.Cell
 	for _, i := range owned {
 		r := *cellResults[i]
 		results = append(results, r)
@@ -194,7 +195,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 var matrixFiles = []string{"correctness.md", "correctness.json", "counterexamples"}
 
 // publishMatrix moves a written matrix from stage into out and sums it up.
-func publishMatrix(stage, out string, results []scenarios.CellResult, stdout io.Writer) error {
+func publishMatrix(stage, out string, results []record.Cell, stdout io.Writer) error {
 	if _, err := report.Publish(stage, out, matrixFiles); err != nil {
 		return err
 	}
@@ -233,7 +234,7 @@ func mergeMatrix(run shard.Run, stage, out string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("matrix options: %w", err)
 	}
-	results := make([]scenarios.CellResult, len(run.Cells))
+	results := make([]record.Cell, len(run.Cells))
 	for i, c := range run.Cells {
 		if err := json.Unmarshal(c.Result, &results[i]); err != nil {
 			return fmt.Errorf("cell %s: %w", c.Key, err)
@@ -249,7 +250,7 @@ func mergeMatrix(run shard.Run, stage, out string, stdout io.Writer) error {
 	return publishMatrix(stage, out, results, stdout)
 }
 
-func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline string, ttl time.Duration, runs int, seed int64, took time.Duration) error {
+func writeMatrixReport(dir string, results []record.Cell, cmdline string, ttl time.Duration, runs int, seed int64, took time.Duration) error {
 	js, err := json.MarshalIndent(results, "", "  ")
 	if err != nil {
 		return err
@@ -268,7 +269,7 @@ func writeMatrixReport(dir string, results []scenarios.CellResult, cmdline strin
 	// The grid: one row per implementation, one column per scenario.
 	var implOrder, scenarioOrder []string
 	seenI, seenS := map[string]bool{}, map[string]bool{}
-	byKey := map[string][]scenarios.CellResult{}
+	byKey := map[string][]record.Cell{}
 	for _, r := range results {
 		if !seenI[r.Row()] {
 			seenI[r.Row()] = true
@@ -389,8 +390,8 @@ func phaseLine(outs []*engine.Outcome) string {
 }
 
 // cellResult sums a cell's runs into its row of correctness.json.
-func cellResult(c scenarios.Cell, exp scenarios.Expectation, outs []*engine.Outcome, stage string, ttl, took time.Duration) scenarios.CellResult {
-	r := scenarios.CellResult{Impl: c.Impl.Name, Topology: topology.Or(c.Topology), Scenario: c.Scenario, Fencing: c.Fencing,
+func cellResult(c scenarios.Cell, exp scenarios.Expectation, outs []*engine.Outcome, stage string, ttl, took time.Duration) record.Cell {
+	r := record.Cell{Impl: c.Impl.Name, Topology: topology.Or(c.Topology), Scenario: c.Scenario, Fencing: c.Fencing,
 		Expected: exp.Verdict, Why: exp.Why, Runs: len(outs),
 		Figures: map[string]float64{}, Seconds: took.Seconds(), TTL: ttl.String()}
 	for j, o := range outs {

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/impls/mutant"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/report"
-	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/shard"
 )
 
@@ -24,8 +24,8 @@ import (
 // scenarios so that the report site, built without the mutants tag, reads
 // the same ones.
 type (
-	MutantCell   = scenarios.MutantCell
-	MutantResult = scenarios.MutantResult
+	MutantCell   = record.MutantCell
+	MutantResult = record.Mutant
 )
 
 // mutantsOptions are what decide a mutants run's cells and verdicts: the

@@ -14,10 +14,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/lessons"
+	"github.com/locklab/locklab/nemesis"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/report/site"
+	"github.com/locklab/locklab/scenarios"
 )
 
 // matrixTTL is the TTL `bench matrix` runs its cells with by default; the
@@ -63,7 +68,8 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer os.RemoveAll(stage)
 	name := filepath.Base(filepath.Clean(*out))
 	pages, err := site.Write(filepath.Join(stage, name), r, site.Options{
-		Out: *out, Repo: repo, Commit: commit, MatrixTTL: matrixTTL, Locks: impls.All()})
+		Out: *out, Repo: repo, Commit: commit, MatrixTTL: matrixTTL, Locks: impls.All(),
+		KeyScenarios: lessons.KeyScenarios, LessonFor: lessons.PageFor, Describe: describeScenario})
 	if err != nil {
 		return err
 	}
@@ -185,4 +191,25 @@ func commonDir(dirs []string) (string, error) {
 		}
 	}
 	return root, nil
+}
+
+// describeScenario is what a cell's page says of its scenario, from the
+// scenario registry: its summary and, for a fixed schedule, the steps it
+// declares for the cell's lock at ttl.
+func describeScenario(c record.Cell, ttl time.Duration) (site.Scenario, bool) {
+	sc, err := scenarios.Lookup(c.Scenario)
+	if err != nil {
+		return site.Scenario{}, false
+	}
+	d := site.Scenario{Summary: sc.Summary}
+	build, ok := nemesis.Fixed[sc.Schedule]
+	if sc.Schedule == "" || !ok {
+		d.Scripted = true
+		return d, true
+	}
+	for _, st := range build(c.Impl, c.Fencing, ttl, checker.Bound(ttl)).Faults {
+		d.Steps = append(d.Steps, site.Step{At: time.Duration(st.At).String(), Kind: st.Kind, Target: st.Target,
+			Duration: time.Duration(st.Duration).String(), After: st.After, Holder: st.Holder})
+	}
+	return d, true
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/shard"
 )
@@ -175,7 +176,7 @@ func TestMergeRefuses(t *testing.T) {
 	// The set that is whole merges: the baseline of every refusal below.
 	good := filepath.Join(dir, "good")
 	benchRun(t, "merge", "-out", good, base0, base1)
-	var cells []scenarios.CellResult
+	var cells []record.Cell
 	data, err := os.ReadFile(filepath.Join(good, "correctness.json"))
 	if err == nil {
 		err = json.Unmarshal(data, &cells)
@@ -244,8 +245,8 @@ func TestShardedMatrixMergesToUnsharded(t *testing.T) {
 // its header, every counterexample it links present.
 func sameMatrix(t *testing.T, whole, merged string) {
 	t.Helper()
-	read := func(dir string) ([]scenarios.CellResult, string) {
-		var cells []scenarios.CellResult
+	read := func(dir string) ([]record.Cell, string) {
+		var cells []record.Cell
 		data, err := os.ReadFile(filepath.Join(dir, "correctness.json"))
 		if err == nil {
 			err = json.Unmarshal(data, &cells)

@@ -20,10 +20,11 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/all"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/report/site"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // chromiumPackage is Debian's package of the browser the test drives
@@ -259,7 +260,7 @@ func TestSiteInBrowser(t *testing.T) {
 	t.Logf("%d pages visited, %d links followed, in %v; screenshots in %s", len(seen), links, time.Since(start).Round(time.Millisecond), t.ArtifactDir())
 }
 
-func fencedSuffix(c scenarios.CellResult) string {
+func fencedSuffix(c record.Cell) string {
 	if c.Fencing {
 		return "--fenced"
 	}
@@ -270,11 +271,11 @@ func fencedSuffix(c scenarios.CellResult) string {
 // timeline has a faults row to show: the correct single-node Redis lock
 // paused past its TTL (lesson 5) when the matrix has it unsafe, else any
 // lock's.
-func unsafeCell(r *site.Results) (scenarios.CellResult, bool) {
-	var found scenarios.CellResult
+func unsafeCell(r *site.Results) (record.Cell, bool) {
+	var found record.Cell
 	ok := false
 	for _, c := range r.Matrix {
-		if c.Verdict == scenarios.Verdict("unsafe") && c.Counterexample != "" && c.Scenario == "pause-past-ttl" && !c.Fencing {
+		if c.Verdict == checker.Verdict("unsafe") && c.Counterexample != "" && c.Scenario == "pause-past-ttl" && !c.Fencing {
 			if c.Impl == "redis-setnx-px" {
 				return c, true
 			}

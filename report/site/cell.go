@@ -10,8 +10,7 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	lin "github.com/locklab/locklab/linearizability"
-	"github.com/locklab/locklab/nemesis"
-	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -38,7 +37,7 @@ type cellPageData struct {
 	Minimum     checker.Minimum
 	Recovery    string
 	Figures     []string
-	Steps       []stepRow // the fixed schedule the scenario runs; none for a scripted one
+	Steps       []Step // the fixed schedule the scenario runs; none for a scripted one
 	Scripted    bool
 	TTL         string
 	Recorded    []faultRow // the faults of the counterexample's history
@@ -55,12 +54,10 @@ type runRow struct {
 	Command string
 }
 
-type stepRow struct{ At, Kind, Target, Duration, After, Holder string }
-
 type faultRow struct{ At, Duration, What string }
 
 // reproduce is the check command that replays one run of a cell.
-func reproduce(c scenarios.CellResult, ttl time.Duration, seed int64) string {
+func reproduce(c record.Cell, ttl time.Duration, seed int64) string {
 	cmd := fmt.Sprintf("go run ./cmd/bench check -impl %s -scenario %s", c.Impl, c.Scenario)
 	if t := topology.Or(c.Topology); t != topology.SingleName {
 		cmd = fmt.Sprintf("go run ./cmd/bench check -impl %s -topology %s -scenario %s", c.Impl, t, c.Scenario)
@@ -71,7 +68,8 @@ func reproduce(c scenarios.CellResult, ttl time.Duration, seed int64) string {
 	return fmt.Sprintf("%s -ttl %v -seed %d", cmd, ttl, seed)
 }
 
-func buildCell(r *Results, l links, p page, c scenarios.CellResult, ttl time.Duration) (cellPageData, error) {
+func buildCell(r *Results, l links, p page, c record.Cell, o Options) (cellPageData, error) {
+	ttl := o.MatrixTTL
 	d := cellPageData{page: p, Name: cellName(c), Impl: c.Impl, ImplHref: l.page(p.Path, lockPage(c.Impl)),
 		Scenario: c.Scenario, Fencing: c.Fencing, V: newVerdict(c.Verdict, c.Expected), Why: c.Why, Detail: c.Detail,
 		Sections: c.Sections, MinSections: c.MinSections, Unknown: c.Unknown, Grants: c.GrantsAfterFault,
@@ -108,16 +106,9 @@ func buildCell(r *Results, l links, p page, c scenarios.CellResult, ttl time.Dur
 			d.Figures = append(d.Figures, fmt.Sprintf("%s: %g", k, c.Figures[k]))
 		}
 	}
-	if sc, err := scenarios.Lookup(c.Scenario); err == nil {
-		d.Summary = sc.Summary
-		if build, ok := nemesis.Fixed[sc.Schedule]; sc.Schedule != "" && ok {
-			s := build(c.Impl, c.Fencing, ttl, checker.Bound(ttl))
-			for _, st := range s.Faults {
-				d.Steps = append(d.Steps, stepRow{At: time.Duration(st.At).String(), Kind: st.Kind, Target: st.Target,
-					Duration: time.Duration(st.Duration).String(), After: st.After, Holder: st.Holder})
-			}
-		} else {
-			d.Scripted = true
+	if o.Describe != nil {
+		if sc, ok := o.Describe(c, ttl); ok {
+			d.Summary, d.Steps, d.Scripted = sc.Summary, sc.Steps, sc.Scripted
 		}
 	}
 	if c.Counterexample != "" {

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/report/site"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // Two cells of the matrix make a site of four pages: the front page, a
@@ -17,11 +18,11 @@ import (
 func ExampleWrite() {
 	dir, _ := os.MkdirTemp("", "site-example-")
 	defer os.RemoveAll(dir)
-	r := &site.Results{Dir: dir, Matrix: []scenarios.CellResult{
+	r := &site.Results{Dir: dir, Matrix: []record.Cell{
 		{Impl: "redis-setnx-px", Scenario: "contention", Verdict: "safe", Expected: "safe",
-			RunVerdicts: []scenarios.Verdict{"safe"}, Seeds: []int64{7}},
+			RunVerdicts: []checker.Verdict{"safe"}, Seeds: []int64{7}},
 		{Impl: "redis-setnx-px", Scenario: "pause-past-ttl", Verdict: "safe", Expected: "unsafe",
-			RunVerdicts: []scenarios.Verdict{"safe"}, Seeds: []int64{8}},
+			RunVerdicts: []checker.Verdict{"safe"}, Seeds: []int64{8}},
 	}}
 	out := filepath.Join(dir, "site")
 	pages, err := site.Write(out, r, site.Options{Out: out, Repo: dir, MatrixTTL: time.Second})

@@ -5,11 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/engine"
-	"github.com/locklab/locklab/lessons"
-	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/record"
 )
 
 // frontPage is index.html: the verdict matrix, the benchmark's targets and
@@ -40,7 +37,7 @@ type gridEntry struct {
 	Summary string // the tooltip: expectation and agreement
 }
 
-func newGridEntry(l links, from string, c scenarios.CellResult) gridEntry {
+func newGridEntry(l links, from string, c record.Cell) gridEntry {
 	v := newVerdict(c.Verdict, c.Expected)
 	agrees := "agrees"
 	if !v.Agrees {
@@ -52,7 +49,7 @@ func newGridEntry(l links, from string, c scenarios.CellResult) gridEntry {
 
 // columns orders the matrix's scenarios as the README's table does (the
 // lessons' key scenarios), then the rest in the order the matrix ran them.
-func columns(m []scenarios.CellResult) []string {
+func columns(m []record.Cell, key []string) []string {
 	var seen []string
 	for _, c := range m {
 		if !slices.Contains(seen, c.Scenario) {
@@ -60,7 +57,7 @@ func columns(m []scenarios.CellResult) []string {
 		}
 	}
 	var out []string
-	for _, s := range lessons.KeyScenarios {
+	for _, s := range key {
 		if slices.Contains(seen, s) {
 			out = append(out, s)
 		}
@@ -75,7 +72,7 @@ func columns(m []scenarios.CellResult) []string {
 
 // rowOrder lists the matrix's rows (a lock, on a topology other than the
 // single one) in the order it ran them.
-func rowOrder(m []scenarios.CellResult) []string {
+func rowOrder(m []record.Cell) []string {
 	var out []string
 	for _, c := range m {
 		if !slices.Contains(out, c.Row()) {
@@ -85,8 +82,8 @@ func rowOrder(m []scenarios.CellResult) []string {
 	return out
 }
 
-func buildFront(r *Results, l links, p page) frontPage {
-	f := frontPage{page: p, Scenarios: columns(r.Matrix), Cells: len(r.Matrix)}
+func buildFront(r *Results, l links, p page, o Options) frontPage {
+	f := frontPage{page: p, Scenarios: columns(r.Matrix, o.KeyScenarios), Cells: len(r.Matrix)}
 	for _, key := range rowOrder(r.Matrix) {
 		impl, _, _ := strings.Cut(key, " @ ")
 		row := matrixRow{Impl: key, LockHref: l.page(p.Path, lockPage(impl)), Columns: make([][]gridEntry, len(f.Scenarios))}
@@ -145,7 +142,7 @@ type targetRow struct {
 
 type chart struct{ Name, Src string }
 
-func buildBench(b *benchmark.Report, l links, from string) benchView {
+func buildBench(b *record.Bench, l links, from string) benchView {
 	v := benchView{Date: b.Date, Command: b.Command}
 	for _, t := range b.Targets {
 		want := "≥ "
@@ -163,7 +160,7 @@ func buildBench(b *benchmark.Report, l links, from string) benchView {
 }
 
 // stat is a median with its interval, as the benchmark's report writes it.
-func stat(s benchmark.Stat) string {
+func stat(s record.Stat) string {
 	if s.CILo != nil && s.CIHi != nil {
 		return fmt.Sprintf("%s [%s, %s]", figure(s.Median), figure(*s.CILo), figure(*s.CIHi))
 	}
@@ -203,7 +200,7 @@ type exploreRow struct {
 }
 
 // buildExplore renders the explore table; only, when set, keeps one lock's rows.
-func buildExplore(x *engine.ExploreTable, l links, from, only string) exploreView {
+func buildExplore(x *record.ExploreTable, l links, from, only string) exploreView {
 	v := exploreView{Seed: x.Seed, TTL: x.TTL, Clients: x.Clients, Duration: x.Duration, Note: x.Note}
 	dir := func(f string) string {
 		if f == "" {
@@ -217,7 +214,7 @@ func buildExplore(x *engine.ExploreTable, l links, from, only string) exploreVie
 		}
 		row := exploreRow{Impl: r.Impl, ImplHref: l.page(from, lockPage(r.Impl)), Skipped: r.Skipped,
 			Verdict: r.Verdict, Class: verdictClass(r.Verdict), Sections: r.Sections, Unknown: r.Unknown,
-			Faults: r.Faults, Injected: strings.Join(engine.Tally(r.Injected), ", "), Detail: r.Detail,
+			Faults: r.Faults, Injected: strings.Join(record.Tally(r.Injected), ", "), Detail: r.Detail,
 			Timeline: dir(r.Timeline), Schedule: dir(r.Schedule), History: dir(r.History)}
 		if r.Fixed != "" {
 			row.Variant = "fixed " + r.Fixed
@@ -253,7 +250,7 @@ type mutantRow struct {
 	Run, NotRun                             int
 }
 
-func buildMutants(ms []scenarios.MutantResult, l links, from, only string) []mutantRow {
+func buildMutants(ms []record.Mutant, l links, from, only string) []mutantRow {
 	var out []mutantRow
 	for _, m := range ms {
 		if only != "" && m.Lock != only {
@@ -275,7 +272,7 @@ func buildMutants(ms []scenarios.MutantResult, l links, from, only string) []mut
 
 // implOrder lists the matrix's locks in the order it ran them (a lock's
 // page holds its cells on every topology).
-func implOrder(m []scenarios.CellResult) []string {
+func implOrder(m []record.Cell) []string {
 	var out []string
 	for _, c := range m {
 		if !slices.Contains(out, c.Impl) {

@@ -3,9 +3,8 @@ package site
 import (
 	"fmt"
 
-	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/lessons"
+	"github.com/locklab/locklab/record"
 )
 
 // lockPageData is a lock's page: what it is, the capabilities it declares
@@ -64,7 +63,7 @@ func backendName(b impls.Backend) string {
 	return b.Kind.Title()
 }
 
-func buildLock(r *Results, l links, p page, impl string, specs map[string]impls.Spec) lockPageData {
+func buildLock(r *Results, l links, p page, impl string, specs map[string]impls.Spec, o Options) lockPageData {
 	d := lockPageData{page: p, Impl: impl}
 	if s, ok := specs[impl]; ok {
 		d.Known, d.Summary, d.Broken, d.Peer = true, s.Summary, s.Broken, s.Peer
@@ -73,7 +72,7 @@ func buildLock(r *Results, l links, p page, impl string, specs map[string]impls.
 			d.Source, d.SourceHref = s.Source, l.repoFile(p.Path, s.Source)
 		}
 	}
-	if f := lessons.PageFor(impl); f != "" {
+	if f := lessonFor(o, impl); f != "" {
 		d.Lesson, d.LessonHref = f, l.repoFile(p.Path, "docs/lessons/"+f)
 	}
 	for _, c := range r.Matrix {
@@ -97,8 +96,8 @@ func buildLock(r *Results, l links, p page, impl string, specs map[string]impls.
 
 // speed is the lock's figures beside every lock measured on the same
 // backend, this one first.
-func speed(b *benchmark.Report, l links, from, impl string) []speedRow {
-	var self *benchmark.Result
+func speed(b *record.Bench, l links, from, impl string) []speedRow {
+	var self *record.BenchResult
 	for i := range b.Impls {
 		if b.Impls[i].Name == impl {
 			self = &b.Impls[i]
@@ -130,4 +129,13 @@ func speed(b *benchmark.Report, l links, from, impl string) []speedRow {
 		}
 	}
 	return out
+}
+
+// lessonFor is o.LessonFor's page for impl, or "" when the site was given
+// no lessons.
+func lessonFor(o Options, impl string) string {
+	if o.LessonFor == nil {
+		return ""
+	}
+	return o.LessonFor(impl)
 }

@@ -1,7 +1,7 @@
 package site
 
 import (
-	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -12,7 +12,7 @@ func lockPage(impl string) string { return "locks/" + impl + ".html" }
 
 // cellPage names a cell's page by its lock, scenario and fencing, the
 // three things that make a cell.
-func cellPage(c scenarios.CellResult) string {
+func cellPage(c record.Cell) string {
 	name := c.Impl + "--" + c.Scenario
 	if t := topology.Or(c.Topology); t != topology.SingleName {
 		name = c.Impl + "--" + t + "--" + c.Scenario
@@ -24,7 +24,7 @@ func cellPage(c scenarios.CellResult) string {
 }
 
 // cellName is a cell as the matrix's report names it.
-func cellName(c scenarios.CellResult) string {
+func cellName(c record.Cell) string {
 	name := c.Row() + " / " + c.Scenario
 	if c.Fencing {
 		name += " / fenced"

@@ -8,9 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/locklab/locklab/benchmark"
-	"github.com/locklab/locklab/engine"
-	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -30,10 +28,10 @@ type Results struct {
 	// Dir is the results dir the files were read from; every file the
 	// JSON names (counterexamples, charts) is relative to it.
 	Dir     string
-	Matrix  []scenarios.CellResult
-	Bench   *benchmark.Report        // nil: no bench.json
-	Explore *engine.ExploreTable     // nil: no explore/explore.json
-	Mutants []scenarios.MutantResult // nil: no mutants.json
+	Matrix  []record.Cell
+	Bench   *record.Bench        // nil: no bench.json
+	Explore *record.ExploreTable // nil: no explore/explore.json
+	Mutants []record.Mutant      // nil: no mutants.json
 }
 
 // Load reads the results in dir. A missing matrix, a file that does not
@@ -55,13 +53,13 @@ func Load(dir string) (*Results, error) {
 	if err := r.loadTopologies(); err != nil {
 		return nil, err
 	}
-	var b benchmark.Report
+	var b record.Bench
 	if found, err := readJSON(dir, BenchFile, &b); err != nil {
 		return nil, err
 	} else if found {
 		r.Bench = &b
 	}
-	var x engine.ExploreTable
+	var x record.ExploreTable
 	if found, err := readJSON(dir, ExploreFile, &x); err != nil {
 		return nil, err
 	} else if found {
@@ -89,7 +87,7 @@ func (r *Results) loadTopologies() error {
 	if err != nil {
 		return err
 	}
-	key := func(c scenarios.CellResult) string {
+	key := func(c record.Cell) string {
 		return fmt.Sprintf("%s|%s|%s|%t", c.Impl, topology.Or(c.Topology), c.Scenario, c.Fencing)
 	}
 	have := map[string]bool{}
@@ -98,7 +96,7 @@ func (r *Results) loadTopologies() error {
 	}
 	for _, p := range dirs {
 		rel, _ := filepath.Rel(r.Dir, filepath.Dir(p))
-		var cells []scenarios.CellResult
+		var cells []record.Cell
 		if _, err := readJSON(r.Dir, filepath.ToSlash(filepath.Join(rel, CorrectnessFile)), &cells); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/record"
 )
 
 //go:embed templates/*.html templates/style.css
@@ -33,7 +34,33 @@ type Options struct {
 	// Locks describe the locks the results name (impls.All()); a lock
 	// missing here gets a page of its cells alone.
 	Locks []impls.Spec
+	// The rest say what only the packages that run cells know; the
+	// command that writes the site gives them, so that the site, which
+	// renders JSON, links none of the servers' clients those packages do.
+	//
+	// KeyScenarios are the grid's first columns, in order (the lessons'
+	// summary tables' columns); the others follow in the matrix's order.
+	KeyScenarios []string
+	// LessonFor names the lesson page (under docs/lessons) that explains
+	// a lock, or "" when none does.
+	LessonFor func(impl string) string
+	// Describe says what a cell's scenario does, its fixed schedule's
+	// steps at the matrix's TTL among it; ok is false for a scenario the
+	// registry does not know.
+	Describe func(c record.Cell, ttl time.Duration) (d Scenario, ok bool)
 }
+
+// Scenario is what a cell's page says its scenario does.
+type Scenario struct {
+	Summary string
+	// Steps are the fixed schedule the scenario runs; none for a
+	// scripted one (Scripted).
+	Steps    []Step
+	Scripted bool
+}
+
+// Step is one declared step of a fixed schedule, as its page prints it.
+type Step struct{ At, Kind, Target, Duration, After, Holder string }
 
 // Command is the command that writes the site, as its footer says.
 const Command = "go run ./cmd/bench report"
@@ -80,18 +107,18 @@ func Write(dir string, r *Results, o Options) ([]string, error) {
 	newPage := func(at, title string) page {
 		return page{Path: at, Title: title, Home: l.page(at, indexPage), Footer: footer{Commit: o.Commit, Command: Command}}
 	}
-	if err := render("index.html", indexPage, buildFront(r, l, newPage(indexPage, "locklab: which lock survives what"))); err != nil {
+	if err := render("index.html", indexPage, buildFront(r, l, newPage(indexPage, "locklab: which lock survives what"), o)); err != nil {
 		return nil, err
 	}
 	for _, impl := range implOrder(r.Matrix) {
 		at := lockPage(impl)
-		if err := render("lock.html", at, buildLock(r, l, newPage(at, impl), impl, specs)); err != nil {
+		if err := render("lock.html", at, buildLock(r, l, newPage(at, impl), impl, specs, o)); err != nil {
 			return nil, err
 		}
 	}
 	for _, c := range r.Matrix {
 		at := cellPage(c)
-		d, err := buildCell(r, l, newPage(at, cellName(c)), c, o.MatrixTTL)
+		d, err := buildCell(r, l, newPage(at, cellName(c)), c, o)
 		if err != nil {
 			return nil, err
 		}

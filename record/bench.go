@@ -1,27 +1,32 @@
-package benchmark
+package record
 
 import (
+	"encoding/json"
+	"math"
 	"time"
 )
 
-// Report is everything one run measured; bench.json is this, encoded.
+// The rows of bench.json (`bench bench`): what one benchmark run measured,
+// read by the report site and by -compare.
+
+// Bench is everything one run measured; bench.json is this, encoded.
 // Figures that do not apply (no peer, no round-trip bound for an in-process
 // lock) are left out rather than set to a made-up number.
-type Report struct {
-	Date     string     `json:"date"`
-	Command  string     `json:"command"`
-	Machine  Machine    `json:"machine"`
-	Servers  []Server   `json:"servers"`
-	Settings RunSetting `json:"settings"`
-	Limits   []Limit    `json:"limits"`
-	Impls    []Result   `json:"implementations"`
-	Targets  []Target   `json:"targets,omitempty"`
-	Charts   []string   `json:"charts"`
-	Elapsed  float64    `json:"elapsed_seconds"`
+type Bench struct {
+	Date     string        `json:"date"`
+	Command  string        `json:"command"`
+	Machine  Machine       `json:"machine"`
+	Servers  []Server      `json:"servers"`
+	Settings BenchSetting  `json:"settings"`
+	Limits   []Limit       `json:"limits"`
+	Impls    []BenchResult `json:"implementations"`
+	Targets  []Target      `json:"targets,omitempty"`
+	Charts   []string      `json:"charts"`
+	Elapsed  float64       `json:"elapsed_seconds"`
 }
 
-// RunSetting records the options the run used.
-type RunSetting struct {
+// BenchSetting records the options the run used.
+type BenchSetting struct {
 	DurationMS  float64           `json:"duration_ms"`
 	Clients     int               `json:"clients"`
 	Sweep       []int             `json:"sweep"`
@@ -67,11 +72,11 @@ type FanOutLimit struct {
 	MajorityPerSec Stat   `json:"majority_per_sec"`
 }
 
-// Result is one implementation's figures.
-type Result struct {
+// BenchResult is one implementation's figures.
+type BenchResult struct {
 	Name string `json:"name"`
 	// Topology names the servers' topology when it is not the single one
-	// (Report.Append).
+	// (Bench.Append).
 	Topology string `json:"topology,omitempty"`
 	Peer     bool   `json:"peer"`
 	Broken   string `json:"broken,omitempty"`
@@ -95,9 +100,11 @@ type Result struct {
 	Independent *IndependentR `json:"independent_keys,omitempty"`
 	Recovery    *RecoveryR    `json:"recovery,omitempty"`
 
-	// Pooled samples over the trials, for the distribution charts.
-	handoffSamples []time.Duration
-	waitSamples    []time.Duration
+	// HandoffSamples and WaitSamples are pooled over the trials for the
+	// distribution charts, which are drawn from the run itself; bench.json
+	// keeps the figures, not the samples.
+	HandoffSamples []time.Duration `json:"-"`
+	WaitSamples    []time.Duration `json:"-"`
 }
 
 // UncontendedR: one client, acquire then release, back to back.
@@ -171,7 +178,7 @@ type RecoveryR struct {
 // and backends says the topology ("zookeeper @ zk-ensemble"), so every
 // table keeps one row per lock per topology and a lock is compared with
 // the limit of the servers it ran on.
-func (r *Report) Append(o *Report, topo string) {
+func (r *Bench) Append(o *Bench, topo string) {
 	at := func(s string) string { return s + " @ " + topo }
 	for _, x := range o.Impls {
 		x.Topology, x.Name, x.Backend = topo, at(x.Name), at(x.Backend)
@@ -193,4 +200,128 @@ func (r *Report) Append(o *Report, topo string) {
 		r.Targets = append(r.Targets, t)
 	}
 	r.Elapsed += o.Elapsed
+}
+
+// Confidence is the level of every interval in the report, as benchstat's.
+const Confidence = 0.95
+
+// WideInterval is the half-width, as a fraction of the median, beyond which
+// a figure is flagged: its trials disagree too much to be quoted alone.
+const WideInterval = 0.10
+
+// Stat is one figure measured over several trials: the median is what the
+// report shows, with benchstat's distribution-free confidence interval of
+// the median (golang.org/x/perf/benchmath, AssumeNothing): benchmark
+// figures on a shared machine are not normal, and one trial says little.
+// Min and max stay as the raw spread.
+type Stat struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	// CILo and CIHi bound the median at CIConfidence (at least Confidence);
+	// absent when there are too few trials for a finite interval (6 are
+	// needed at 95%).
+	CILo         *float64  `json:"ci_lo,omitempty"`
+	CIHi         *float64  `json:"ci_hi,omitempty"`
+	CIConfidence float64   `json:"ci_confidence,omitempty"`
+	Trials       []float64 `json:"trials"`
+}
+
+// HalfWidth is the confidence interval's larger distance from the median,
+// as a fraction of it (benchstat's ±x%); ok is false when there is no
+// finite interval or no positive median to relate it to.
+func (s Stat) HalfWidth() (frac float64, ok bool) {
+	if s.CILo == nil || s.CIHi == nil || s.Median <= 0 {
+		return 0, false
+	}
+	return math.Max(*s.CIHi/s.Median-1, 1-*s.CILo/s.Median), true
+}
+
+// Wide reports a figure whose interval is wider than ±WideInterval, or that
+// has no interval at all although it was measured more than once.
+func (s Stat) Wide() bool {
+	f, ok := s.HalfWidth()
+	if !ok {
+		return len(s.Trials) > 1 && s.Median > 0
+	}
+	return f > WideInterval
+}
+
+// MeasuredRoundTrips is a lock's count, beside what it declares.
+type MeasuredRoundTrips struct {
+	// PerPair is requests per pair, on the busiest node for multi-node
+	// locks (they send to every node in parallel: one round trip each).
+	PerPair  float64 `json:"per_pair"`
+	Pairs    int     `json:"pairs"`
+	Counter  string  `json:"counted_as"`
+	Declared int     `json:"declared,omitempty"`
+	Note     string  `json:"declared_note,omitempty"`
+}
+
+// Rounded is the count as a whole number of round trips.
+func (m MeasuredRoundTrips) Rounded() int { return int(m.PerPair + 0.5) }
+
+// Agrees reports whether the declaration matches the count.
+func (m MeasuredRoundTrips) Agrees() bool { return m.Declared > 0 && m.Declared == m.Rounded() }
+
+// UnmarshalJSON also reads reports written before round trips were
+// counted, where the field was the declared number, so that -compare can
+// read them.
+func (m *MeasuredRoundTrips) UnmarshalJSON(b []byte) error {
+	var n float64
+	if err := json.Unmarshal(b, &n); err == nil {
+		*m = MeasuredRoundTrips{PerPair: n, Declared: int(n), Counter: "declared (a report from before round trips were counted)"}
+		return nil
+	}
+	type plain MeasuredRoundTrips
+	return json.Unmarshal(b, (*plain)(m))
+}
+
+// Target is one target's verdict in one run.
+type Target struct {
+	Name     string  `json:"name"`
+	Impl     string  `json:"impl"`
+	Peer     string  `json:"peer,omitempty"`
+	Workload string  `json:"workload"`
+	Want     float64 `json:"want"`
+	// AtMost: the figure must stay at or below Want (else at or above).
+	AtMost bool `json:"at_most,omitempty"`
+	// Ratio is impl over peer per trial; for an absolute target (no peer)
+	// the figure itself.
+	Ratio Stat `json:"measured"`
+	// Met: "met" when the interval clears the target, "met (within noise)"
+	// when only the median does, "short" or "short (within noise)" likewise.
+	Met string `json:"met"`
+	// Reach explains a target that no lock can meet on this machine: the
+	// figure needed against the physical ceiling measured in the same run.
+	Reach string `json:"reach,omitempty"`
+	// Note carries what the target needs beside the ratio (commands per
+	// acquisition, the ceiling's terms).
+	Note string `json:"note,omitempty"`
+}
+
+// Survival is how many of the fault scenarios that apply to a lock it came
+// through (checker.Survived: safe), without fencing, in the verdict matrix
+// (results/correctness.json, written by `bench matrix`).
+type Survival struct {
+	Safe    int `json:"safe"`
+	Applied int `json:"applied"`
+}
+
+// Machine describes where the figures were measured.
+type Machine struct {
+	CPU       string `json:"cpu"`
+	Cores     int    `json:"cores"`
+	MemoryGiB string `json:"memory_gib"`
+	Kernel    string `json:"kernel"`
+	OS        string `json:"os"`
+	Go        string `json:"go"`
+}
+
+// Server describes one backend as the server itself reports it.
+type Server struct {
+	Backend  string            `json:"backend"`
+	Version  string            `json:"version"`
+	Started  string            `json:"started"` // "by the lab" or "external"
+	Settings map[string]string `json:"settings"`
 }

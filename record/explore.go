@@ -1,6 +1,11 @@
-package engine
+package record
 
-import "github.com/locklab/locklab/checker"
+import (
+	"fmt"
+	"sort"
+
+	"github.com/locklab/locklab/checker"
+)
 
 // ExploreTable is results/explore/explore.json: what `bench explore -impl
 // all` found, one row per lock (and per fixed schedule or rerun), written
@@ -43,4 +48,15 @@ type ExploreRow struct {
 	History         string            `json:"history,omitempty"`
 	Timeline        string            `json:"timeline,omitempty"`
 	Replays         []checker.Verdict `json:"replays,omitempty"`
+}
+
+// Tally lists injected faults as "kind N" pairs, sorted by kind: an
+// explore row's Injected as every table prints it.
+func Tally(m map[string]int) []string {
+	var out []string
+	for k, n := range m {
+		out = append(out, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Strings(out)
+	return out
 }
