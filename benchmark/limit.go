@@ -14,8 +14,10 @@ import (
 	"github.com/locklab/locklab/topology"
 )
 
-// The physical limit of each backend: the cheapest request there is (Redis
-// PING, ZooKeeper exists, PostgreSQL SELECT 1), sent back to back by one
+// The physical limit of each backend: the cheapest request a grant can
+// cost there (Redis PING, PostgreSQL SELECT 1; on ZooKeeper and etcd, whose
+// every grant is a write through the leader, one write; each kind says
+// which, cluster.ServerKind.Cheapest), sent back to back by one
 // client and by several, with the client libraries and connection settings
 // the locks use. No lock can do an acquire-release pair faster than its
 // round trips allow at this rate.

@@ -46,6 +46,22 @@ func TestZooKeeperEnsemble(t *testing.T) {
 	if got := len(topo.Endpoints().Addrs(topology.ZooKeeper)); got != 3 {
 		t.Fatalf("clients are given %d addresses, want every member's 3", got)
 	}
+	// The benchmark's limit on the ensemble is a write through the leader;
+	// a second connection finds the limit's znode made by the first.
+	kind, err := KindOf(topology.ZooKeeper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		send, closeFn, err := kind.OpenCheapest(ctx, topo.Endpoints()[topology.ZooKeeper])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := send(ctx); err != nil {
+			t.Errorf("the limit's write: %v", err)
+		}
+		closeFn()
+	}
 }
 
 // TestRedisSentinel starts the Sentinel topology and checks what its

@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -282,15 +283,29 @@ func (zooKeeperKind) Role(ctx context.Context, n *Node) (string, error) {
 	return mode, nil
 }
 
-func (zooKeeperKind) Cheapest() string { return "exists /" }
+// Cheapest is a write, not a read, as etcd's is. Every grant of a
+// ZooKeeper lock creates a znode, and a write goes through the leader and
+// is logged by a quorum before it is answered, on one server as on an
+// ensemble; a read (exists, getData) is answered by whichever server the
+// client is connected to, alone, and would put the bound of every lock
+// above what any grant can reach (on an ensemble, far above).
+func (zooKeeperKind) Cheapest() string { return "setData (one write through the leader)" }
+
+// limitNode is the znode the limit's writes go to.
+const limitNode = "/locklab-limit"
 
 func (zooKeeperKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (func(context.Context) error, func(), error) {
 	conn, err := dialZK(ctx, ep.Addrs, 4*time.Second)
 	if err != nil {
 		return nil, nil, err
 	}
+	if _, err := conn.Create(limitNode, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		conn.Close()
+		return nil, nil, fmt.Errorf("create %s for the limit: %w", limitNode, err)
+	}
+	data := []byte("x")
 	return func(context.Context) error {
-		_, _, err := conn.Exists("/")
+		_, err := conn.Set(limitNode, data, -1)
 		return err
 	}, conn.Close, nil
 }
