@@ -85,7 +85,7 @@ lessons: setup
 # Long (each lock runs for the duration, then shrinks); not part of test.
 EXPLOREFLAGS ?= -duration 2m -seed 1 -shrink-time 2m -rerun-without server-clock-jump,server-restart-empty
 # Each topology but the single one gets a table of its own, beside it.
-EXPLORETOPOLOGIES ?= zk-ensemble
+EXPLORETOPOLOGIES ?= zk-ensemble etcd-cluster redis-sentinel
 explore: setup
 	$(GO) run ./cmd/bench explore -impl all $(EXPLOREFLAGS) -out results/explore
 	for t in $(EXPLORETOPOLOGIES); do $(GO) run ./cmd/bench explore -impl all -topology $$t $(EXPLOREFLAGS) -out results/explore/$$t || exit 1; done
