@@ -48,9 +48,13 @@ type Cell struct {
 // Row is the matrix row a cell is in: its lock, and its topology when it
 // is not the single one ("zookeeper @ zk-ensemble"), for every table and
 // page that shows the grid.
-func (r Cell) Row() string {
-	if t := topology.Or(r.Topology); t != topology.SingleName {
-		return r.Impl + " @ " + t
+func (r Cell) Row() string { return rowName(r.Impl, r.Topology) }
+
+// rowName names a lock's row on a topology: the lock alone on the single
+// one, "lock @ topology" on any other.
+func rowName(impl, topo string) string {
+	if t := topology.Or(topo); t != topology.SingleName {
+		return impl + " @ " + t
 	}
-	return r.Impl
+	return impl
 }

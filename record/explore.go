@@ -50,6 +50,10 @@ type ExploreRow struct {
 	Replays         []checker.Verdict `json:"replays,omitempty"`
 }
 
+// Row is the table row an explore row is in: its lock, and its topology
+// when it is not the single one ("zookeeper @ zk-ensemble"), as Cell.Row.
+func (r ExploreRow) Row() string { return rowName(r.Impl, r.Topology) }
+
 // Tally lists injected faults as "kind N" pairs, sorted by kind: an
 // explore row's Injected as every table prints it.
 func Tally(m map[string]int) []string {

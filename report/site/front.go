@@ -212,7 +212,7 @@ func buildExplore(x *record.ExploreTable, l links, from, only string) exploreVie
 		if only != "" && r.Impl != only {
 			continue
 		}
-		row := exploreRow{Impl: r.Impl, ImplHref: l.page(from, lockPage(r.Impl)), Skipped: r.Skipped,
+		row := exploreRow{Impl: r.Row(), ImplHref: l.page(from, lockPage(r.Impl)), Skipped: r.Skipped,
 			Verdict: r.Verdict, Class: verdictClass(r.Verdict), Sections: r.Sections, Unknown: r.Unknown,
 			Faults: r.Faults, Injected: strings.Join(record.Tally(r.Injected), ", "), Detail: r.Detail,
 			Timeline: dir(r.Timeline), Schedule: dir(r.Schedule), History: dir(r.History)}

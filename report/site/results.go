@@ -65,6 +65,9 @@ func Load(dir string) (*Results, error) {
 	} else if found {
 		r.Explore = &x
 	}
+	if err := r.loadExploreTopologies(); err != nil {
+		return nil, err
+	}
 	if _, err := readJSON(dir, MutantsFile, &r.Mutants); err != nil {
 		return nil, err
 	}
@@ -111,6 +114,41 @@ func (r *Results) loadTopologies() error {
 			}
 			r.Matrix = append(r.Matrix, c)
 			have[key(c)] = true
+		}
+	}
+	return nil
+}
+
+// loadExploreTopologies adds the rows of every explore/NAME/explore.json
+// (`make explore` explores each topology but the single one into a table
+// of its own) to the explore table, each row naming its topology and its
+// files' paths made relative to explore/.
+func (r *Results) loadExploreTopologies() error {
+	tables, err := filepath.Glob(filepath.Join(r.Dir, filepath.Dir(ExploreFile), "*", filepath.Base(ExploreFile)))
+	if err != nil {
+		return err
+	}
+	for _, p := range tables {
+		name := filepath.Base(filepath.Dir(p))
+		var x record.ExploreTable
+		if _, err := readJSON(r.Dir, filepath.ToSlash(filepath.Join(filepath.Dir(ExploreFile), name, filepath.Base(ExploreFile))), &x); err != nil {
+			return err
+		}
+		if r.Explore == nil {
+			head := x
+			head.Rows = nil
+			r.Explore = &head
+		}
+		for _, row := range x.Rows {
+			if row.Topology == "" {
+				row.Topology = name
+			}
+			for _, f := range []*string{&row.Schedule, &row.History, &row.Timeline} {
+				if *f != "" {
+					*f = name + "/" + *f
+				}
+			}
+			r.Explore.Rows = append(r.Explore.Rows, row)
 		}
 	}
 	return nil

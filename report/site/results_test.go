@@ -24,23 +24,56 @@ func TestLoadRefusesBadResults(t *testing.T) {
 			"bench.json": `{"charts":["pairs.svg"]}`}, "names pairs.svg"},
 		{"explore that does not decode", map[string]string{"correctness.json": cell, "counterexamples/x.html": "<html>",
 			"explore/explore.json": `{"rows":7}`}, "explore.json"},
+		{"a topology's explore timeline that is not there", map[string]string{"correctness.json": cell, "counterexamples/x.html": "<html>",
+			"explore/zk-ensemble/explore.json": `{"rows":[{"impl":"zookeeper","timeline":"t.html"}]}`}, "names explore/zk-ensemble/t.html"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for name, content := range tc.files {
-				p := filepath.Join(dir, filepath.FromSlash(name))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			dir := writeFiles(t, tc.files)
 			_, err := Load(dir)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Load: %v, want an error saying %q", err, tc.want)
 			}
 		})
 	}
+}
+
+// TestLoadExploreTopologies: a topology's own explore table joins the
+// main one, each row naming its topology and its files found under the
+// topology's dir.
+func TestLoadExploreTopologies(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"correctness.json":                 `[{"impl":"zookeeper","scenario":"contention","verdict":"safe","expected":"safe","runs":1,"run_verdicts":["safe"],"seeds":[1]}]`,
+		"explore/explore.json":             `{"seed":1,"rows":[{"impl":"zookeeper","verdict":"safe"}]}`,
+		"explore/zk-ensemble/explore.json": `{"seed":1,"rows":[{"impl":"zookeeper","verdict":"unsafe","timeline":"t.html"}]}`,
+		"explore/zk-ensemble/t.html":       "<html>",
+	})
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, row := range r.Explore.Rows {
+		got = append(got, row.Row()+" "+string(row.Verdict)+" "+row.Timeline)
+	}
+	want := []string{"zookeeper safe ", "zookeeper @ zk-ensemble unsafe zk-ensemble/t.html"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+}
+
+// writeFiles makes a results dir of the named files.
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
