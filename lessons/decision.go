@@ -73,7 +73,11 @@ func decisionColumns(m Matrix, recs map[string]Record) []Family {
 		present[c.Scenario] = true
 	}
 	for _, r := range recs {
-		present[r.Scenario] = true
+		// The decision table is the single topology's, as the matrix
+		// it reads; a page's run on another says nothing of it.
+		if topology.Or(r.Topology) == topology.SingleName {
+			present[r.Scenario] = true
+		}
 	}
 	claimed := map[string]bool{}
 	var out []Family
@@ -121,7 +125,7 @@ func familyVerdict(m Matrix, recs map[string]Record, impl, topo string, f Family
 		}
 		for _, id := range sortedRecordIDs(recs) {
 			r := recs[id]
-			if r.Impl == impl && r.Scenario == s && r.Fencing == fenced {
+			if r.Impl == impl && topology.Or(r.Topology) == topology.SingleName && r.Scenario == s && r.Fencing == fenced {
 				vs = append(vs, r.Verdict)
 				from[r.Verdict] = append(from[r.Verdict], s)
 				lessonRun = true

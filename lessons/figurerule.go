@@ -10,6 +10,7 @@ import (
 
 	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // A figure a learner reads must say where it comes from. Every number a
@@ -69,7 +70,7 @@ func medianRecovery(r record.Cell) (int64, bool) {
 }
 
 var (
-	figuresRowRe = regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)` \\| `([a-z0-9-]+)` \\| (yes|no) \\|(?:[^|\\n]*\\|){5} ([^|\\n]*) \\| ([^|\\n]*) \\|$")
+	figuresRowRe = regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)`(?: on `([a-z0-9-]+)`)? \\| `([a-z0-9-]+)` \\| (yes|no) \\|(?:[^|\\n]*\\|){5} ([^|\\n]*) \\| ([^|\\n]*) \\|$")
 	lastRunRe    = regexp.MustCompile(`^last run \(seed (-?\d+)\): (.*)$`)
 	figurePairRe = regexp.MustCompile(`([a-z][a-z0-9-]*) (-?[0-9.e+]+)`)
 	linkTextRe   = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
@@ -79,6 +80,8 @@ var (
 // the cell it quotes: the recovery must be the rule's summary of the cell's
 // runs, the figures must name a seed of the cell's runs and be that run's
 // (the last, whose figures the matrix keeps), and the rule must be stated.
+// m holds the cells of every topology a page quotes (LoadMatrix's and
+// LoadTopologies'); a row names its topology when it is not the single one.
 func MatrixFigureProblems(page string, m Matrix) []string {
 	var out []string
 	for _, blk := range blockRe.FindAllStringSubmatch(page, -1) {
@@ -89,10 +92,13 @@ func MatrixFigureProblems(page string, m Matrix) []string {
 			out = append(out, "the matrix's figures table does not state the rule its figures follow")
 		}
 		for _, row := range figuresRowRe.FindAllStringSubmatch(blk[0], -1) {
-			impl, sc, fenced := row[1], row[2], row[3] == "yes"
-			rec, fig := strings.TrimSpace(row[4]), linkTextRe.ReplaceAllString(strings.TrimSpace(row[5]), "$1")
-			c, ok := m.find(impl, sc, fenced)
+			impl, topo, sc, fenced := row[1], topology.Or(row[2]), row[3], row[4] == "yes"
+			rec, fig := strings.TrimSpace(row[5]), linkTextRe.ReplaceAllString(strings.TrimSpace(row[6]), "$1")
+			c, ok := m.findOn(impl, topo, sc, fenced)
 			what := fmt.Sprintf("%s under %s (fencing %v)", impl, sc, fenced)
+			if topo != topology.SingleName {
+				what = fmt.Sprintf("%s on %s under %s (fencing %v)", impl, topo, sc, fenced)
+			}
 			if !ok {
 				out = append(out, what+": the page quotes a cell the matrix does not hold")
 				continue

@@ -19,6 +19,11 @@ func TestPagesFollowTheFigureRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	others, err := LoadTopologies(filepath.Join("..", "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = append(m, others...)
 	recs, err := loadRecords(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +66,10 @@ func TestMatrixFigureProblems(t *testing.T) {
 		{"a seed not the last run's", table("964, 976 ms (2 of 3 runs)", "last run (seed 11): fault-ms 1015, recovery-ms 976"), "not the cell's last run"},
 		{"a value not the run's", table("964, 976 ms (2 of 3 runs)", "last run (seed 13): fault-ms 1015, recovery-ms 964"), "recovery-ms 964 is not the run's"},
 		{"the rule unstated", strings.Replace(table("964, 976 ms (2 of 3 runs)", good), MatrixFigureRule, "", 1), "does not state the rule"},
+		// A row on another topology is held to that topology's cell, which
+		// the planted matrix does not have.
+		{"a cell of another topology", strings.Replace(table("964, 976 ms (2 of 3 runs)", good), "| `redis-setnx-px` |", "| `redis-setnx-px` on `redis-sentinel` |", 1),
+			"redis-setnx-px on redis-sentinel under holder-crash (fencing false): the page quotes a cell the matrix does not hold"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -46,6 +46,7 @@ type Record struct {
 	Impl      string             `json:"impl"`
 	Scenario  string             `json:"scenario"`
 	Fencing   bool               `json:"fencing"`
+	Topology  string             `json:"topology,omitempty"` // empty: the single one
 	Seed      int64              `json:"seed"`
 	Tried     []int64            `json:"seeds_tried"`
 	TTL       string             `json:"ttl"`
@@ -72,6 +73,9 @@ const (
 // Command is the exact command line that reproduces a record's run.
 func (r Record) Command() string {
 	c := fmt.Sprintf("go run ./cmd/bench check -impl %s -scenario %s", r.Impl, r.Scenario)
+	if t := topology.Or(r.Topology); t != topology.SingleName {
+		c = fmt.Sprintf("go run ./cmd/bench check -impl %s -topology %s -scenario %s", r.Impl, t, r.Scenario)
+	}
 	if r.Fencing {
 		c += " -fencing"
 	}
@@ -128,6 +132,10 @@ func Generate(ctx context.Context, opt Options) error {
 		return err
 	}
 	m, mErr := LoadMatrix(opt.Results)
+	others, oErr := LoadTopologies(opt.Results)
+	if oErr != nil {
+		return oErr
+	}
 	b, bErr := LoadBench(opt.Results)
 	// A run two pages show is run once: the second page shows the first's
 	// record, so one command never gives two sets of figures.
@@ -148,7 +156,7 @@ func Generate(ctx context.Context, opt Options) error {
 			}
 		}
 		mSet := MatrixSettings(m, opt.Results)
-		blocks := pageBlocks(p, records, m, mErr, mSet, b, bErr)
+		blocks := pageBlocks(p, records, m, others, mErr, mSet, b, bErr)
 		if p.Sale {
 			if !opt.NoRun {
 				s, err := runSale(ctx, opt, p, records)
@@ -208,14 +216,14 @@ func Generate(ctx context.Context, opt Options) error {
 	if bErr == nil {
 		bench = b
 	}
-	return checkProse(opt, records, m, mErr, bench)
+	return checkProse(opt, records, m, others, mErr, bench)
 }
 
 // checkProse holds every page's hand-written sentences to the matrix and
 // the page's runs, and its run sentences to their timelines, once the
 // generated blocks are rewritten: a new matrix that contradicts the prose
 // fails the regeneration, naming the sentences to rewrite.
-func checkProse(opt Options, recs map[string]Record, m Matrix, mErr error, bench *Bench) error {
+func checkProse(opt Options, recs map[string]Record, m, others Matrix, mErr error, bench *Bench) error {
 	var ev []Evidence
 	if mErr == nil {
 		ev = MatrixEvidence(m)
@@ -246,7 +254,7 @@ func checkProse(opt Options, recs map[string]Record, m Matrix, mErr error, bench
 			errs = append(errs, fmt.Errorf("%s: figure: %s", p.File, msg))
 		}
 		if mErr == nil {
-			for _, msg := range MatrixFigureProblems(string(b), m) {
+			for _, msg := range MatrixFigureProblems(string(b), append(append(Matrix{}, m...), others...)) {
 				errs = append(errs, fmt.Errorf("%s: figure: %s", p.File, msg))
 			}
 		}
@@ -304,12 +312,20 @@ func CheckPages() error {
 			if r.Fencing && !spec.Caps.Fencing {
 				errs = append(errs, fmt.Errorf("%s: run %s: %s issues no fencing tokens", p.File, r.ID, r.Impl))
 			}
-			if err := s.AppliesOn(spec, topology.SingleName, r.Fencing); err != nil {
+			if _, err := topology.Lookup(topology.Or(r.Topology)); err != nil {
+				errs = append(errs, fmt.Errorf("%s: run %s: %w", p.File, r.ID, err))
+				continue
+			}
+			if err := s.AppliesOn(spec, topology.Or(r.Topology), r.Fencing); err != nil {
 				errs = append(errs, fmt.Errorf("%s: run %s: %s does not apply to %s: %v", p.File, r.ID, r.Scenario, r.Impl, err))
 			}
 		}
 		for _, c := range p.Cells {
-			if _, err := impls.Lookup(c.Impl); err != nil {
+			impl, topo := c.lockOn()
+			if _, err := topology.Lookup(topo); err != nil {
+				errs = append(errs, fmt.Errorf("%s: cell %s: %w", p.File, c.Impl, err))
+			}
+			if _, err := impls.Lookup(impl); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", p.File, err))
 			}
 			if _, err := scenarios.Lookup(c.Scenario); err != nil {
@@ -328,7 +344,8 @@ func runOne(ctx context.Context, opt Options, r Run) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	exp, err := scenarios.Expected(spec.Name, topology.SingleName, r.Scenario, r.Fencing)
+	topo := topology.Or(r.Topology)
+	exp, err := scenarios.Expected(spec.Name, topo, r.Scenario, r.Fencing)
 	if err != nil {
 		return Record{}, fmt.Errorf("run %s: %w", r.ID, err)
 	}
@@ -346,9 +363,9 @@ func runOne(ctx context.Context, opt Options, r Run) (Record, error) {
 	for i := 0; i < opt.Attempts; i++ {
 		s := seed + int64(i)
 		tried = append(tried, s)
-		opt.Logf("lesson run %s: %s / %s fencing=%v seed %d", r.ID, r.Impl, r.Scenario, r.Fencing, s)
+		opt.Logf("lesson run %s: %s @ %s / %s fencing=%v seed %d", r.ID, r.Impl, topo, r.Scenario, r.Fencing, s)
 		out, err = scenarios.Run(ctx, r.Scenario, engine.Options{
-			Impl: spec, Fencing: r.Fencing, Seed: s, TTL: opt.TTL, Clients: clients, Sections: sections,
+			Impl: spec, Topology: r.Topology, Fencing: r.Fencing, Seed: s, TTL: opt.TTL, Clients: clients, Sections: sections,
 			OutDir: tmp, KeepHistory: true,
 		})
 		if err != nil {
@@ -359,7 +376,7 @@ func runOne(ctx context.Context, opt Options, r Run) (Record, error) {
 			break
 		}
 	}
-	rec := Record{ID: r.ID, Impl: r.Impl, Scenario: r.Scenario, Fencing: r.Fencing, Seed: out.Seed, Tried: tried,
+	rec := Record{ID: r.ID, Impl: r.Impl, Scenario: r.Scenario, Fencing: r.Fencing, Topology: r.Topology, Seed: out.Seed, Tried: tried,
 		TTL: opt.TTL.String(), Verdict: out.Verdict, Expected: exp.Verdict, Why: exp.Why,
 		Clients: out.Clients, Processes: out.Processes,
 		Sections: out.Sections, Unknown: out.Unknown, Recovery: out.Recovery.Milliseconds(),
@@ -393,6 +410,9 @@ func runOne(ctx context.Context, opt Options, r Run) (Record, error) {
 			return Record{}, err
 		}
 		title := fmt.Sprintf("%s under %s", r.Impl, r.Scenario)
+		if topo != topology.SingleName {
+			title = fmt.Sprintf("%s on %s under %s", r.Impl, topo, r.Scenario)
+		}
 		if r.Fencing {
 			title += " with fencing"
 		}

@@ -4,6 +4,12 @@
 // lessons`, while the prose around them is written by hand.
 package lessons
 
+import (
+	"strings"
+
+	"github.com/locklab/locklab/topology"
+)
+
 // Run is one cell a page runs to show a failure or its fix.
 type Run struct {
 	ID       string // file stem for the page's timeline and porcupine HTML
@@ -11,12 +17,24 @@ type Run struct {
 	Scenario string
 	Fencing  bool
 	Seed     int64 // first seed tried; an expected failure that does not show retries the next ones
+	// Topology names the servers' topology (topology.Named); empty is the
+	// single one the other pages teach with.
+	Topology string
 }
 
 // Cell names a row of results/correctness.json.
 type Cell struct {
+	// Impl is the lock, or "lock@topology" for a cell of a topology other
+	// than the single one, as the matrix names its cells; such a cell is
+	// read from results/topologies/NAME/ when the main matrix lacks it.
 	Impl     string
 	Scenario string
+}
+
+// lockOn splits a Cell's Impl into the lock and its topology.
+func (c Cell) lockOn() (impl, topo string) {
+	impl, topo, _ = strings.Cut(c.Impl, "@")
+	return impl, topology.Or(topo)
 }
 
 // Page is one lesson: its file, the locks it explains, the runs it shows

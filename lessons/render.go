@@ -43,6 +43,59 @@ func LoadMatrix(dir string) (Matrix, error) {
 	return m, nil
 }
 
+// LoadTopologies reads the cells of every topology but the single one:
+// those in results/correctness.json (a matrix run on every topology), then
+// those of results/topologies/NAME/correctness.json that it lacks (`bench
+// matrix -topology NAME -out results/topologies/NAME`), each cell's files
+// made relative to results/. No such cell is no error: a page's cell of
+// another topology then reads as not measured.
+func LoadTopologies(dir string) (Matrix, error) {
+	var out Matrix
+	key := func(c record.Cell) string {
+		return fmt.Sprintf("%s|%s|%s|%t", c.Impl, topology.Or(c.Topology), c.Scenario, c.Fencing)
+	}
+	have := map[string]bool{}
+	add := func(c record.Cell) {
+		if topology.Or(c.Topology) != topology.SingleName && !have[key(c)] {
+			have[key(c)] = true
+			out = append(out, c)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "correctness.json")); err == nil {
+		var all Matrix
+		if err := json.Unmarshal(b, &all); err != nil {
+			return nil, fmt.Errorf("correctness.json: %w", err)
+		}
+		for _, c := range all {
+			add(c)
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "topologies", "*", "correctness.json"))
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var cells Matrix
+		if err := json.Unmarshal(b, &cells); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		rel := filepath.ToSlash(filepath.Join("topologies", filepath.Base(filepath.Dir(f))))
+		for _, c := range cells {
+			for _, p := range []*string{&c.Counterexample, &c.History} {
+				if *p != "" {
+					*p = rel + "/" + *p
+				}
+			}
+			add(c)
+		}
+	}
+	return out, nil
+}
+
 // find returns a cell of the single-server topology, the one the pages
 // teach with; a page that shows another names it (decisionTable,
 // SummaryTable).
@@ -94,7 +147,7 @@ const (
 )
 
 // pageBlocks renders every generated block of a lesson page.
-func pageBlocks(p Page, recs map[string]Record, m Matrix, mErr error, mSet string, b *Bench, bErr error) map[string]string {
+func pageBlocks(p Page, recs map[string]Record, m, others Matrix, mErr error, mSet string, b *Bench, bErr error) map[string]string {
 	blocks := map[string]string{}
 	if len(p.Impls) > 0 {
 		blocks["locks"] = locksBlock(p.Impls)
@@ -103,7 +156,7 @@ func pageBlocks(p Page, recs map[string]Record, m Matrix, mErr error, mSet strin
 		blocks["run:"+r.ID] = runBlock(recs, r)
 	}
 	if len(p.Cells) > 0 || len(p.Bench) > 0 {
-		blocks["figures"] = figuresBlock(p, m, mErr, mSet, b, bErr)
+		blocks["figures"] = figuresBlock(p, m, others, mErr, mSet, b, bErr)
 	}
 	return blocks
 }
@@ -188,7 +241,7 @@ func linkedFigures(f map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-func figuresBlock(p Page, m Matrix, mErr error, mSet string, b *Bench, bErr error) string {
+func figuresBlock(p Page, m, others Matrix, mErr error, mSet string, b *Bench, bErr error) string {
 	var s strings.Builder
 	if len(p.Cells) > 0 {
 		s.WriteString("From `results/correctness.json` (the verdict matrix):\n\n")
@@ -199,7 +252,11 @@ func figuresBlock(p Page, m Matrix, mErr error, mSet string, b *Bench, bErr erro
 			table := report.NewTable("implementation", "scenario", "fencing", "verdict", "expected", "runs", "clients", "sections checked", "recovery", "figures")
 			for _, c := range p.Cells {
 				for _, fenced := range []bool{false, true} {
-					r, ok := m.find(c.Impl, c.Scenario, fenced)
+					impl, topo := c.lockOn()
+					r, ok := m.find(impl, c.Scenario, fenced)
+					if topo != topology.SingleName {
+						r, ok = others.findOn(impl, topo, c.Scenario, fenced)
+					}
 					if !ok {
 						continue
 					}
@@ -208,7 +265,7 @@ func figuresBlock(p Page, m Matrix, mErr error, mSet string, b *Bench, bErr erro
 						v = fmt.Sprintf("[%s](../../results/%s)", v, filepath.ToSlash(r.Counterexample))
 					}
 					rec, fig := cellRecovery(r), cellFigures(r)
-					table.Row("`"+r.Impl+"`", "`"+r.Scenario+"`", yesNo(r.Fencing), v, string(r.Expected), strconv.Itoa(r.Runs), cellClients(r), strconv.Itoa(r.Sections), rec, fig)
+					table.Row(cellLock(r), "`"+r.Scenario+"`", yesNo(r.Fencing), v, string(r.Expected), strconv.Itoa(r.Runs), cellClients(r), strconv.Itoa(r.Sections), rec, fig)
 				}
 			}
 			s.WriteString(table.String())
@@ -460,7 +517,8 @@ func pagesCovering(impl string) []string {
 			covers = covers || r.Impl == impl
 		}
 		for _, c := range p.Cells {
-			covers = covers || c.Impl == impl
+			lock, _ := c.lockOn()
+			covers = covers || lock == impl
 		}
 		if covers {
 			out = append(out, p.File)
@@ -539,7 +597,7 @@ func SummaryTable(m Matrix, mErr error, recs map[string]Record, prefix string) s
 				return "", false // the lessons' own runs are all single-server
 			}
 			for _, rec := range recs {
-				if rec.Impl == impl && rec.Scenario == sc && rec.Fencing == fenced {
+				if rec.Impl == impl && topology.Or(rec.Topology) == topology.SingleName && rec.Scenario == sc && rec.Fencing == fenced {
 					return string(rec.Verdict), true
 				}
 			}
@@ -593,7 +651,11 @@ func indexList(recs map[string]Record) string {
 				if rec.Fencing {
 					f = " fenced"
 				}
-				shown = append(shown, fmt.Sprintf("`%s` / `%s`%s: %s", rec.Impl, rec.Scenario, f, rec.Verdict))
+				lock := "`" + rec.Impl + "`"
+				if t := topology.Or(rec.Topology); t != topology.SingleName {
+					lock += " on `" + t + "`"
+				}
+				shown = append(shown, fmt.Sprintf("%s / `%s`%s: %s", lock, rec.Scenario, f, rec.Verdict))
 			}
 		}
 		if len(shown) > 0 {
@@ -614,4 +676,13 @@ func backend(s impls.Spec) string {
 		return fmt.Sprintf("%d %s nodes", s.Backend.Nodes, s.Backend.Kind.Title())
 	}
 	return s.Backend.Kind.Title()
+}
+
+// cellLock names a figures table's lock, with its topology when it is not
+// the single one.
+func cellLock(c record.Cell) string {
+	if t := topology.Or(c.Topology); t != topology.SingleName {
+		return fmt.Sprintf("`%s` on `%s`", c.Impl, t)
+	}
+	return "`" + c.Impl + "`"
 }
