@@ -50,7 +50,7 @@ func familyHeading(h string) bool {
 
 // DecisionPage is the page the decision table is generated on, the last
 // in reading order.
-const DecisionPage = "14-choosing-a-lock.md"
+const DecisionPage = "15-choosing-a-lock.md"
 
 // topologies lists the matrix's topologies, the single server first.
 func topologies(m Matrix) []string {

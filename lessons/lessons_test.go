@@ -18,6 +18,7 @@ import (
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 func TestMain(m *testing.M) {
@@ -223,6 +224,7 @@ func TestPagesAreRunnable(t *testing.T) {
 var (
 	implFlagRe     = regexp.MustCompile(`-impl[ =]([A-Za-z0-9_,.-]+)`)
 	scenarioFlagRe = regexp.MustCompile(`-scenario[ =]([A-Za-z0-9_,.-]+)`)
+	topologyFlagRe = regexp.MustCompile(`-topology[ =]([A-Za-z0-9_,.-]+)`)
 	backtickRe     = regexp.MustCompile("`([^`\n]+)`")
 	kebabRe        = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)+$`)
 	benchCmdRe     = regexp.MustCompile(`(?:go run \./cmd/bench|` + "`" + `bench) ([a-z]+)((?: +-[A-Za-z0-9=.,_-]+(?: +[^-\s][^\s` + "`" + `]*)?)*)`)
@@ -249,6 +251,9 @@ func TestPagesNameRealThings(t *testing.T) {
 		t.Fatalf("no lesson pages in %s (%v)", dir, err)
 	}
 	implSet, scenarioSet := set(impls.Names()), set(scenarios.Names())
+	// Topologies count as scenarios do: a real name in backticks or after
+	// -topology.
+	topoSet := set(topology.NamedNames())
 	makefile, err := os.ReadFile(filepath.Join("..", "Makefile"))
 	if err != nil {
 		t.Fatal(err)
@@ -259,15 +264,15 @@ func TestPagesNameRealThings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, msg := range problems(string(b), dir, implSet, scenarioSet, makefile, flagsOf) {
+		for _, msg := range problems(string(b), dir, implSet, scenarioSet, topoSet, makefile, flagsOf) {
 			t.Errorf("%s: %s", filepath.Base(p), msg)
 		}
 	}
 	// The check itself must catch a page that drifted from the code.
-	bad := "Run `go run ./cmd/bench check -impl redis-nope -scenario contention -colour` or `bench frobnicate`; " +
+	bad := "Run `go run ./cmd/bench check -impl redis-nope -topology zk-nowhere -scenario contention -colour` or `bench frobnicate`; " +
 		"see `redis-setnx-pz`, `make nothing-here` and [the code](../../impls/nope.go)."
-	got := strings.Join(problems(bad, dir, implSet, scenarioSet, makefile, flagsOf), "\n")
-	for _, want := range []string{"redis-nope", "-colour", "frobnicate", "redis-setnx-pz", "nothing-here", "nope.go"} {
+	got := strings.Join(problems(bad, dir, implSet, scenarioSet, topoSet, makefile, flagsOf), "\n")
+	for _, want := range []string{"redis-nope", "zk-nowhere", "-colour", "frobnicate", "redis-setnx-pz", "nothing-here", "nope.go"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("a page naming %q passed the check; problems found:\n%s", want, got)
 		}
@@ -275,7 +280,7 @@ func TestPagesNameRealThings(t *testing.T) {
 }
 
 // problems lists every name in a page's text that does not exist.
-func problems(text, dir string, implSet, scenarioSet map[string]bool, makefile []byte, flagsOf func(string) (map[string]bool, bool)) []string {
+func problems(text, dir string, implSet, scenarioSet, topoSet map[string]bool, makefile []byte, flagsOf func(string) (map[string]bool, bool)) []string {
 	var out []string
 	for _, m := range implFlagRe.FindAllStringSubmatch(text, -1) {
 		for _, n := range strings.Split(m[1], ",") {
@@ -291,9 +296,16 @@ func problems(text, dir string, implSet, scenarioSet map[string]bool, makefile [
 			}
 		}
 	}
+	for _, m := range topologyFlagRe.FindAllStringSubmatch(text, -1) {
+		for _, n := range strings.Split(m[1], ",") {
+			if !topoSet[n] {
+				out = append(out, fmt.Sprintf("-topology %s: no such topology", n))
+			}
+		}
+	}
 	for _, m := range backtickRe.FindAllStringSubmatch(text, -1) {
 		w := m[1]
-		if kebabRe.MatchString(w) && !implSet[w] && !scenarioSet[w] && !otherKebab[w] && glossaryEntry(w) == "" {
+		if kebabRe.MatchString(w) && !implSet[w] && !scenarioSet[w] && !topoSet[w] && !otherKebab[w] && glossaryEntry(w) == "" {
 			out = append(out, fmt.Sprintf("`%s` is neither an implementation nor a scenario", w))
 		}
 	}

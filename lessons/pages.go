@@ -226,7 +226,23 @@ var Pages = []Page{
 		Sale:  true,
 	},
 	{
-		File: "14-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
+		File: "14-quorums.md", Title: "Quorums: a ZooKeeper ensemble and an etcd cluster when the leader or the holder's server is cut away",
+		Impls: []string{"zookeeper", "etcd-lock"},
+		Runs: []Run{
+			{ID: "ensemble-leader-isolated", Impl: "zookeeper", Topology: "zk-ensemble", Scenario: "leader-isolated", Seed: 1},
+			{ID: "ensemble-leader-isolated-fenced", Impl: "zookeeper", Topology: "zk-ensemble", Scenario: "leader-isolated", Fencing: true, Seed: 1},
+			{ID: "ensemble-holder-server-cut", Impl: "zookeeper", Topology: "zk-ensemble", Scenario: "holder-server-cut", Seed: 1},
+			{ID: "etcd-cluster-pause", Impl: "etcd-lock", Topology: "etcd-cluster", Scenario: "pause-past-ttl", Seed: 1},
+			{ID: "etcd-cluster-pause-fenced", Impl: "etcd-lock", Topology: "etcd-cluster", Scenario: "pause-past-ttl", Fencing: true, Seed: 1},
+			{ID: "etcd-cluster-leader-isolated", Impl: "etcd-lock", Topology: "etcd-cluster", Scenario: "leader-isolated", Seed: 1},
+		},
+		Cells: []Cell{{"zookeeper@zk-ensemble", "leader-isolated"}, {"peer-zk-lock@zk-ensemble", "leader-isolated"},
+			{"zookeeper@zk-ensemble", "holder-server-cut"}, {"peer-zk-lock@zk-ensemble", "holder-server-cut"},
+			{"etcd-lock@etcd-cluster", "pause-past-ttl"}, {"peer-etcd-mutex@etcd-cluster", "pause-past-ttl"},
+			{"etcd-lock@etcd-cluster", "leader-isolated"}, {"peer-etcd-mutex@etcd-cluster", "leader-isolated"}},
+	},
+	{
+		File: "15-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
 	},
 }
 

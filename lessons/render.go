@@ -244,7 +244,21 @@ func linkedFigures(f map[string]float64) string {
 func figuresBlock(p Page, m, others Matrix, mErr error, mSet string, b *Bench, bErr error) string {
 	var s strings.Builder
 	if len(p.Cells) > 0 {
-		s.WriteString("From `results/correctness.json` (the verdict matrix):\n\n")
+		s.WriteString("From `results/correctness.json` (the verdict matrix)")
+		var topos []string
+		for _, c := range p.Cells {
+			if _, t := c.lockOn(); t != topology.SingleName && !slices.Contains(topos, t) {
+				topos = append(topos, t)
+			}
+		}
+		if len(topos) > 0 {
+			var files []string
+			for _, t := range topos {
+				files = append(files, fmt.Sprintf("`results/topologies/%s/correctness.json`", t))
+			}
+			fmt.Fprintf(&s, ", and for the rows on another topology from that topology's own matrix when the main one lacks them (%s)", strings.Join(files, ", "))
+		}
+		s.WriteString(":\n\n")
 		if mErr != nil {
 			s.WriteString(missingMatrix + "\n")
 		} else {
