@@ -277,6 +277,15 @@ func (etcdKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (func(co
 	}, func() { c.Close() }, nil
 }
 
+// NoEmptyRestart: a member that lost its data dir cannot rejoin the
+// cluster that bootstrapped it (etcd exits: "member has already been
+// bootstrapped"); bringing it back is an operator's member remove and add,
+// which is a membership change, not the crash-and-restart the fault is.
+func (etcdKind) NoEmptyRestart() string {
+	return "an etcd member restarted without its data cannot rejoin the cluster that bootstrapped it (etcd refuses it); " +
+		"bringing it back is an operator's membership change, not a restart"
+}
+
 func (etcdKind) CostUnit() string { return "etcd gRPC messages" }
 
 // Served sums grpc_server_msg_received_total over the members: every

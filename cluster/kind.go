@@ -197,3 +197,24 @@ func startTogether(members []Member, start func(i int, m Member) (*Node, error))
 	}
 	return nodes, nil
 }
+
+// emptyRestartRefuser is a kind whose ensemble member refuses to start
+// again without its data.
+type emptyRestartRefuser interface {
+	NoEmptyRestart() string
+}
+
+// NoEmptyRestart says why a member of an ensemble of kind k cannot be
+// restarted without its data, or "" when it can (a ZooKeeper member
+// rejoins empty and is sent the leader's state; a lone server starts
+// empty). The nemesis asks it before it draws server-restart-empty.
+func NoEmptyRestart(k topology.Kind) string {
+	sk, err := KindOf(k)
+	if err != nil {
+		return ""
+	}
+	if r, ok := sk.(emptyRestartRefuser); ok {
+		return r.NoEmptyRestart()
+	}
+	return ""
+}

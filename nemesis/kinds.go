@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/topology"
 )
@@ -208,9 +209,21 @@ type serverKill struct {
 	keepData bool
 }
 
-func (k serverKill) Name() string                                 { return k.name }
-func (k serverKill) Applies(spec impls.Spec, topo Topology) error { return serverApplies(spec, topo) }
-func (k serverKill) Targets(topo Topology) []string               { return serverTargets(topo) }
+func (k serverKill) Name() string { return k.name }
+func (k serverKill) Applies(spec impls.Spec, topo Topology) error {
+	if err := serverApplies(spec, topo); err != nil {
+		return err
+	}
+	if !k.keepData && topo.Ensemble {
+		for _, s := range topo.Servers {
+			if why := cluster.NoEmptyRestart(s.Kind); why != "" {
+				return errors.New(why)
+			}
+		}
+	}
+	return nil
+}
+func (k serverKill) Targets(topo Topology) []string { return serverTargets(topo) }
 
 func (k serverKill) Inject(ctx context.Context, sys System, target string) (string, error) {
 	n, err := sys.Server(target)

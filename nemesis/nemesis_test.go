@@ -447,3 +447,40 @@ func TestNodesCut(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyRestartOnEnsembles: a member of an ensemble is restarted
+// without its data only where its kind lets it rejoin (ZooKeeper); an etcd
+// member would be refused by its own cluster, so the kind says why and the
+// generator never draws it there.
+func TestEmptyRestartOnEnsembles(t *testing.T) {
+	for _, tc := range []struct {
+		impl, topology string
+		skipped        string // part of the reason; "" when the kind applies
+	}{
+		{"zookeeper", "zk-ensemble", ""},
+		{"etcd-lock", "etcd-cluster", "membership change"},
+		{"etcd-lock", topology.SingleName, ""},
+	} {
+		t.Run(tc.impl+"@"+tc.topology, func(t *testing.T) {
+			spec, err := impls.Lookup(tc.impl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			topo, err := TopologyFor(spec, tc.topology, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ks, skipped, err := Applicable(spec, topo, []string{ServerRestartEmpty, ServerKill})
+			if err != nil && tc.skipped == "" {
+				t.Fatal(err)
+			}
+			applies := slices.ContainsFunc(ks, func(k Kind) bool { return k.Name() == ServerRestartEmpty })
+			switch {
+			case tc.skipped == "" && !applies:
+				t.Errorf("%s skipped: %q", ServerRestartEmpty, skipped[ServerRestartEmpty])
+			case tc.skipped != "" && !strings.Contains(skipped[ServerRestartEmpty], tc.skipped):
+				t.Errorf("%s: skipped for %q, want a reason containing %q", ServerRestartEmpty, skipped[ServerRestartEmpty], tc.skipped)
+			}
+		})
+	}
+}
