@@ -484,3 +484,37 @@ func TestEmptyRestartOnEnsembles(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitWithHolderNeedsSentinel: the split of the master with the
+// holder aims at a Sentinel group's master; on a quorum, which has a
+// leader and no master, explore must not draw it (it did, and the run
+// died finding no master).
+func TestSplitWithHolderNeedsSentinel(t *testing.T) {
+	for _, tc := range []struct {
+		impl, topology string
+		applies        bool
+	}{
+		{"redis-setnx-px", topology.RedisSentinelName, true},
+		{"etcd-lock", "etcd-cluster", false},
+		{"zookeeper", "zk-ensemble", false},
+	} {
+		t.Run(tc.impl+"@"+tc.topology, func(t *testing.T) {
+			spec, err := impls.Lookup(tc.impl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			topo, err := TopologyFor(spec, tc.topology, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if topo.NoHosts != "" {
+				t.Skip(topo.NoHosts)
+			}
+			ks, skipped, _ := Applicable(spec, topo, nil)
+			applies := slices.ContainsFunc(ks, func(k Kind) bool { return k.Name() == NetSplitWithHolder })
+			if applies != tc.applies {
+				t.Errorf("%s applies %v, want %v (skipped: %q)", NetSplitWithHolder, applies, tc.applies, skipped[NetSplitWithHolder])
+			}
+		})
+	}
+}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // MasterTarget names no server but whichever Redis server is the master
@@ -43,6 +45,11 @@ func (splitWithHolder) Applies(spec impls.Spec, topo Topology) error {
 	}
 	if !topo.Ensemble {
 		return errors.New("it splits a group of servers that fail over (a Sentinel group); the lock's servers are independent")
+	}
+	// Its target is the master, a role only a Sentinel group's Redis
+	// servers have; a quorum's leader is cut off alone (leader-isolated).
+	if !slices.ContainsFunc(topo.Servers, func(s Server) bool { return s.Kind == topology.Sentinel }) {
+		return errors.New("it cuts off a Sentinel group's master with the holder; this ensemble has a leader, not a master")
 	}
 	return serverApplies(spec, topo)
 }
