@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -140,7 +141,7 @@ func (x *system) serverOf(ctx context.Context, slot int) (string, error) {
 		for _, line := range strings.Split(out, "\n") {
 			f := strings.Fields(line)
 			// Recv-Q Send-Q Local Peer: the peer is the last column.
-			if len(f) >= 4 && f[len(f)-1] == n.Addr && !slices.Contains(found, name) {
+			if len(f) >= 4 && samePeer(f[len(f)-1], n.Addr) && !slices.Contains(found, name) {
 				found = append(found, name)
 			}
 		}
@@ -149,6 +150,18 @@ func (x *system) serverOf(ctx context.Context, slot int) (string, error) {
 		return "", fmt.Errorf("client-%d is connected to %d lock servers (%v), not one", slot, len(found), found)
 	}
 	return found[0], nil
+}
+
+// samePeer reports whether ss's peer column names addr. A client on a
+// dual-stack socket (a JVM's, by default) is shown connected to the
+// IPv4-mapped form, [::ffff:10.0.0.3]:2181, of the server's 10.0.0.3:2181.
+func samePeer(peer, addr string) bool {
+	p, err1 := netip.ParseAddrPort(peer)
+	a, err2 := netip.ParseAddrPort(addr)
+	if err1 != nil || err2 != nil {
+		return peer == addr
+	}
+	return p.Addr().Unmap() == a.Addr().Unmap() && p.Port() == a.Port()
 }
 
 func (x *system) LockServers() []string {
