@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // MasterTarget names no server but whichever Redis server is the master
@@ -16,6 +18,10 @@ import (
 // fail-over); the engine asks the servers (INFO replication's role) and
 // the history records which node it was.
 const MasterTarget = "master"
+
+// IsolatedSentinel is the sentinel sentinel-isolated cuts off: the first
+// of the group, which every client asks first for the master.
+const IsolatedSentinel = "sentinel-1"
 
 // NetSplitWithHolder cuts one lock server together with the holder off
 // every other lock server and every other client, both ways, packets
@@ -115,4 +121,10 @@ func (k splitWithHolder) Heal(ctx context.Context, sys System, target string) (s
 		return "", err
 	}
 	return "healed", nil
+}
+
+// IsSentinel reports whether the server called name is a Redis Sentinel
+// of the topology.
+func (t Topology) IsSentinel(name string) bool {
+	return slices.ContainsFunc(t.Servers, func(s Server) bool { return s.Name == name && s.Kind == topology.Sentinel })
 }

@@ -17,6 +17,9 @@ type Need struct {
 	// (0 means 1). A topology whose servers form one system (a quorum, a
 	// Sentinel group) carries only locks that need one.
 	Nodes int
+	// Replicas: the lock waits for replicas of its server to acknowledge
+	// its writes, so only a topology whose server has replicas carries it.
+	Replicas bool
 }
 
 // Count is Nodes with its zero value read as one server.
@@ -128,6 +131,9 @@ func init() {
 		Declare: func(need Need) (Declaration, error) {
 			if need.Kind == "" {
 				return Declaration{}, nil
+			}
+			if need.Replicas {
+				return Declaration{}, fmt.Errorf("the single topology's %s has no replica for the lock to wait for", need.Kind)
 			}
 			if need.Kind == Redis {
 				return Of(RedisNodes(need.Count())), nil
