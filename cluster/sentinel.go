@@ -144,7 +144,34 @@ func (sentinelKind) Start(ctx context.Context, members []Member) ([]*Node, error
 		stopNodes(nodes)
 		return nil, err
 	}
+	if err := waitMasterWrites(ctx, master); err != nil {
+		stopNodes(nodes)
+		return nil, err
+	}
 	return nodes, nil
+}
+
+// waitMasterWrites waits until the master accepts a write. A master
+// started with min-replicas-to-write (redis-sentinel-min-replicas) refuses
+// every write (NOREPLICAS) until its replicas have synced and its
+// once-a-second count of good replicas has seen them, a few seconds after
+// they connect: a run begun before that would measure the start, not the
+// lock.
+func waitMasterWrites(ctx context.Context, master *Node) error {
+	c := redis.NewClient(&redis.Options{Addr: master.Addr, MaxRetries: -1, DialerRetries: 1, Dialer: master.dialer(),
+		DialTimeout: time.Second, ReadTimeout: time.Second})
+	defer c.Close()
+	for {
+		err := c.Set(ctx, "locklab:ready", "1", time.Second).Err()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("master %s refuses writes: %w", master.Name, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // waitSentinelsKnown waits until every sentinel sees all the others and
