@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/quorum"
-	"github.com/locklab/locklab/topology"
 )
 
 // report turns the per-trial figures into the report's medians, spreads,
@@ -35,7 +34,7 @@ func (b *bench) report(servers []Server) *Report {
 			l.WakeUp = &WakeUpLimit{Request: wakeUpRequest, HopMS: NewStat(acc.hop)}
 		}
 		if len(acc.fanAll) > 0 {
-			n := len(b.topo.Endpoints().Addrs(topology.Redis))
+			n := len(b.redisNodes)
 			l.FanOut = &FanOutLimit{Request: limitRequest(BackendRedis), Nodes: n, Majority: quorum.Majority(n),
 				AllPerSec: NewStat(acc.fanAll), MajorityPerSec: NewStat(acc.fanMajority)}
 		}

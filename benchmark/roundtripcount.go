@@ -93,7 +93,7 @@ func (b *bench) countRoundTrips(ctx context.Context, s impls.Spec) (*MeasuredRou
 				m.close()
 			}
 		}()
-		for _, addr := range b.topo.Endpoints().Addrs(topology.Redis) {
+		for _, addr := range b.redisNodes {
 			m, err := startRedisMonitor(ctx, addr)
 			if err != nil {
 				return nil, err
