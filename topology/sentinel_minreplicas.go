@@ -1,5 +1,7 @@
 package topology
 
+import "slices"
+
 // RedisSentinelMinReplicasName is the Sentinel topology with the
 // mitigation the Redis documentation gives for the isolated old master:
 // every Redis of the group refuses writes unless a replica has
@@ -33,7 +35,7 @@ func init() {
 			}
 			for i, g := range d.Groups {
 				if g.Kind == Redis {
-					d.Groups[i].Settings = MinReplicasSettings
+					d.Groups[i].Settings = append(slices.Clone(g.Settings), MinReplicasSettings...)
 				}
 			}
 			return d, nil
