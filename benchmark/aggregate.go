@@ -6,7 +6,6 @@ import (
 
 	"github.com/locklab/locklab/quorum"
 	"github.com/locklab/locklab/record"
-	"github.com/locklab/locklab/topology"
 )
 
 // report turns the per-trial figures into the report's medians, spreads,
@@ -36,7 +35,7 @@ func (b *bench) report(servers []record.Server) *record.Bench {
 			l.WakeUp = &record.WakeUpLimit{Request: wakeUpRequest, HopMS: NewStat(acc.hop)}
 		}
 		if len(acc.fanAll) > 0 {
-			n := len(b.topo.Endpoints().Addrs(topology.Redis))
+			n := len(b.redisNodes)
 			l.FanOut = &record.FanOutLimit{Request: limitRequest(BackendRedis), Nodes: n, Majority: quorum.Majority(n),
 				AllPerSec: NewStat(acc.fanAll), MajorityPerSec: NewStat(acc.fanMajority)}
 		}

@@ -172,7 +172,7 @@ func (b *bench) newWaitClient(addr string) *redis.Client {
 // one another (medians of 15 interleaved rounds: 49, 47 and 47 µs, PING
 // 19 µs), so the choice changes what is timed, not the number.
 func (b *bench) wakeUpHop(ctx context.Context, d time.Duration) (float64, error) {
-	addr := b.topo.Endpoints().Addrs(topology.Redis)[0]
+	addr := b.redisNodes[0]
 	ping, pong := b.newWaitClient(addr), b.newWaitClient(addr)
 	closed := false
 	closeAll := func() {
@@ -271,7 +271,7 @@ func (b *bench) wakeUpHop(ctx context.Context, d time.Duration) (float64, error)
 // that returns at a majority: they hold their connections and share the
 // cores with the next fan-out.
 func (b *bench) fanOut(ctx context.Context, need int, d time.Duration) (float64, error) {
-	addrs := b.topo.Endpoints().Addrs(topology.Redis)
+	addrs := b.redisNodes
 	nodes := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
 		nodes[i] = redisclient.New(a, b.opts.TTL)

@@ -63,7 +63,7 @@ func (b *bench) describeServers(ctx context.Context, backends []string) ([]recor
 			if len(b.opts.External.Lock.Addrs(topology.Redis)) > 0 {
 				s.Started = "external"
 			}
-			rdb := redis.NewClient(&redis.Options{Addr: b.topo.Endpoints().Addrs(topology.Redis)[0], MaxRetries: -1, PoolSize: 1})
+			rdb := redis.NewClient(&redis.Options{Addr: b.redisNodes[0], MaxRetries: -1, PoolSize: 1})
 			info, err := rdb.Info(ctx, "server").Result()
 			if err == nil {
 				s.Version = infoField(info, "redis_version")
@@ -78,7 +78,7 @@ func (b *bench) describeServers(ctx context.Context, backends []string) ([]recor
 			if err != nil {
 				return nil, fmt.Errorf("INFO server: %w", err)
 			}
-			s.Settings["lock nodes"] = fmt.Sprint(len(b.topo.Endpoints().Addrs(topology.Redis)))
+			s.Settings["lock nodes"] = fmt.Sprint(len(b.redisNodes))
 		case BackendZooKeeper:
 			if len(b.opts.External.Lock.Addrs(topology.ZooKeeper)) > 0 {
 				s.Started = "external"

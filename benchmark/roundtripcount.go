@@ -76,7 +76,7 @@ func (b *bench) countRoundTrips(ctx context.Context, s impls.Spec) (*record.Meas
 				m.close()
 			}
 		}()
-		for _, addr := range b.topo.Endpoints().Addrs(topology.Redis) {
+		for _, addr := range b.redisNodes {
 			m, err := startRedisMonitor(ctx, addr)
 			if err != nil {
 				return nil, err

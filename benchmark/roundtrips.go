@@ -23,6 +23,7 @@ type RoundTrips struct {
 // declaredRoundTrips: every server-backed lock must be declared here.
 var declaredRoundTrips = map[string]RoundTrips{
 	"redis-setnx-px":          {2, "acquire script (SET NX PX + INCR), release script (GET + DEL)"},
+	"redis-setnx-px-wait":     {3, "acquire script (SET NX PX + INCR), WAIT 1 replica, release script (GET + DEL)"},
 	"redis-del-release":       {2, "acquire script, DEL"},
 	"redis-get-del-release":   {3, "acquire script, GET, DEL"},
 	"redis-getset":            {2, "SETNX, DEL (GETSET only when taking over an expired lock)"},

@@ -34,6 +34,11 @@ type bench struct {
 
 	limits map[string]*limitAcc
 	accs   []*implAcc
+	// redisNodes are the Redis servers the locks' requests land on: the
+	// lock nodes, or on a Sentinel group the master the sentinels name
+	// (the endpoint's own addresses are the sentinels', which serve no
+	// lock command). The limits and the round-trip count measure these.
+	redisNodes []string
 }
 
 // Per-trial figures, summarised into Stats at the end.
@@ -91,6 +96,15 @@ func Run(ctx context.Context, opts Options) (*record.Bench, error) {
 	defer topo.Close()
 
 	b := &bench{opts: opts, topo: topo, runID: strconv.FormatInt(time.Now().UnixNano(), 36), limits: map[string]*limitAcc{}}
+	if ep := topo.Endpoints()[topology.Redis]; ep.Via == "sentinel" {
+		addr, err := cluster.RedisAddr(ctx, ep)
+		if err != nil {
+			return nil, err
+		}
+		b.redisNodes = []string{addr}
+	} else {
+		b.redisNodes = ep.Addrs
+	}
 	for _, s := range opts.Impls {
 		b.accs = append(b.accs, &implAcc{spec: s, sweep: map[int][]float64{}, sweepErrors: map[int]int{}})
 	}
@@ -244,7 +258,7 @@ func (b *bench) measureLimit(ctx context.Context, trial int, be string) error {
 		return err
 	}
 	acc.hop = append(acc.hop, hop)
-	if n := len(b.topo.Endpoints().Addrs(topology.Redis)); n > 1 {
+	if n := len(b.redisNodes); n > 1 {
 		b.step(trial, "limit: "+be, fmt.Sprintf("fan-out to %d", n))
 		all, err := b.fanOut(ctx, n, b.opts.Duration)
 		if err != nil {
@@ -266,7 +280,7 @@ func (b *bench) redisLimitSteps(backends []string) int {
 	if !slices.Contains(backends, BackendRedis) {
 		return 0
 	}
-	if len(b.topo.Endpoints().Addrs(topology.Redis)) > 1 {
+	if len(b.redisNodes) > 1 {
 		return 2
 	}
 	return 1

@@ -36,12 +36,18 @@ type RedisOptions struct {
 	// Port, when set, is the port to listen on (fixed by a group's start);
 	// zero picks a free one.
 	Port int
+	// Settings are configuration lines ("min-replicas-to-write 1") given
+	// on the command line at every start (topology.Group.Settings).
+	Settings []string
 }
 
 // StartRedis starts one redis-server on a free loopback port and waits until
 // it answers PING.
 func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 	if ContainerMode() {
+		if len(opts.Settings) > 0 {
+			return nil, fmt.Errorf("%s: container mode starts Redis with the image's settings only, not %q", opts.Name, opts.Settings)
+		}
 		return startRedisContainer(ctx, opts)
 	}
 	bin, err := exec.LookPath("redis-server")
@@ -90,6 +96,11 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 			host, p, _ := splitHostPort(opts.ReplicaOf.Addr)
 			args = append(args, "--replicaof", host, p)
 		}
+		for _, line := range opts.Settings {
+			name, value, _ := strings.Cut(line, " ")
+			args = append(args, "--"+name)
+			args = append(args, strings.Fields(value)...)
+		}
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(os.Environ(), env...)
 		return n.spawnLogged(cmd)
@@ -132,7 +143,8 @@ func (redisKind) Image() string       { return "redis" }
 // started master): Redis nodes of a lock group do not know each other.
 func (redisKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 	return startEach(members, func(m Member) (*Node, error) {
-		return StartRedis(ctx, RedisOptions{Name: m.Name, ClockShift: m.ClockShift, Host: m.Host, Port: m.Port, ReplicaOf: m.ReplicaOf})
+		return StartRedis(ctx, RedisOptions{Name: m.Name, ClockShift: m.ClockShift, Host: m.Host, Port: m.Port, ReplicaOf: m.ReplicaOf,
+			Settings: m.Settings})
 	})
 }
 

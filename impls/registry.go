@@ -21,10 +21,16 @@ type Backend struct {
 	// (local-mutex shares one mutex between them): no worker processes, so
 	// no client faults.
 	InProcess bool
+	// Replicas: the lock waits for replicas of its server to acknowledge
+	// (redis-setnx-px-wait's WAIT), so only a topology with replicas
+	// carries it.
+	Replicas bool
 }
 
 // Need is what the backend asks of a topology.
-func (b Backend) Need() topology.Need { return topology.Need{Kind: b.Kind, Nodes: b.Nodes} }
+func (b Backend) Need() topology.Need {
+	return topology.Need{Kind: b.Kind, Nodes: b.Nodes, Replicas: b.Replicas}
+}
 
 // On declares the lock servers the backend needs on topology t.
 func (b Backend) On(t topology.Named) (topology.Declaration, error) {

@@ -137,7 +137,7 @@ var Pages = []Page{
 	},
 	{
 		File: "07-redis-failover.md", Title: "Redis fail-over (and a restart without persistence) losing a lock",
-		Impls: []string{"redis-setnx-px"},
+		Impls: []string{"redis-setnx-px", "redis-setnx-px-wait"},
 		Runs: []Run{
 			{ID: "setnx-px-failover", Impl: "redis-setnx-px", Scenario: "redis-failover", Seed: 1},
 			{ID: "setnx-px-restart", Impl: "redis-setnx-px", Scenario: "server-restart", Seed: 1},

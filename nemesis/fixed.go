@@ -138,6 +138,38 @@ var fixedSchedules = map[string]FixedSchedule{
 		return fixed(impl, fencing, ttl, Step{Kind: ServerKill, Target: MasterTarget, Holder: "client-0",
 			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl) + time.Second)}, serverShape)
 	},
+	// sentinel-split-at-grant: sentinel-master-split struck at the grant
+	// instead of inside the section: the holder stops right after its
+	// acquire's write (between the grant and a WAIT for replicas, where the
+	// lock has one; right after the acquire otherwise) and the master is
+	// cut off with it. The source documents' fail-over story: the master
+	// granted, and the grant's fate is decided by the fail-over, not by
+	// the holder. A lock that confirms its grant with the replicas after
+	// the cut is healed finds them gone and gives it back.
+	"sentinel-split-at-grant": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: NetSplitWithHolder, Target: MasterTarget, Holder: "client-0",
+			After: failpointOr(impl, failpoint.AfterSetNX, failpoint.AfterAcquire), Duration: Duration(pastTTL(ttl) + time.Second)}, serverShape)
+	},
+	// sentinel-master-pause: on a Sentinel group, the master is SIGSTOPped
+	// while the holder is inside its section, as long as the split lasts
+	// (past down-after: Sentinel promotes a replica), then SIGCONTed. It
+	// wakes still believing it is the master, with its clients' connections
+	// open, until the sentinels see it and make it a replica of the new one;
+	// its keys' expiry ran on its wall clock while it slept.
+	"sentinel-master-pause": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: ServerPause, Target: MasterTarget, Holder: "client-0",
+			After: failpoint.InCriticalSection, Duration: Duration(pastTTL(ttl) + time.Second)}, serverShape)
+	},
+	// sentinel-isolated: on a Sentinel group, one sentinel (sentinel-1, the
+	// first the clients ask for the master) is cut off every other host
+	// past a lease. One of three cannot reach the quorum of two that calls
+	// the master down, nor a majority to lead a fail-over, so nothing may
+	// change: the lock must stay safe and keep granting through the cut.
+	"sentinel-isolated": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		s := fixed(impl, fencing, ttl, Step{At: Duration(Lead), Kind: NetIsolate, Target: IsolatedSentinel,
+			Duration: Duration(pastTTL(ttl) + time.Second), Window: KeepsGranting})
+		return s
+	},
 	// redis-failover-replicated: the single Redis master dies while the
 	// holder is inside its section; its replica is promoted and takes over
 	// its address; the holder writes after the others had time to take the

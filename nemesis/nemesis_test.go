@@ -296,7 +296,7 @@ func TestValidate(t *testing.T) {
 			impl, topo = "zookeeper", "zk-ensemble" // they aim at an ensemble's roles
 		case HolderSessionEnded:
 			impl = "pg-advisory" // it ends a database session
-		case "sentinel-master-kill", "sentinel-master-split":
+		case "sentinel-master-kill", "sentinel-master-split", "sentinel-master-pause", "sentinel-isolated", "sentinel-split-at-grant":
 			topo = "redis-sentinel" // they aim at a Sentinel group's master
 		}
 		s := f(impl, false, time.Second, testBound)

@@ -329,6 +329,11 @@ func validWindow(topo Topology, st Step) error {
 	if st.Window == "" {
 		return nil
 	}
+	if st.Window == KeepsGranting && st.Kind == NetIsolate && topo.IsSentinel(st.Target) {
+		// One sentinel of the group cut off: the others keep their quorum
+		// and the master is untouched, so grants go on.
+		return nil
+	}
 	cut, leaves := CutLeavesQuorum(st, len(topo.Servers))
 	switch {
 	case st.Window != KeepsGranting && st.Window != GrantsNothing:

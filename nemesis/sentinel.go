@@ -19,6 +19,10 @@ import (
 // the history records which node it was.
 const MasterTarget = "master"
 
+// IsolatedSentinel is the sentinel sentinel-isolated cuts off: the first
+// of the group, which every client asks first for the master.
+const IsolatedSentinel = "sentinel-1"
+
 // NetSplitWithHolder cuts one lock server together with the holder off
 // every other lock server and every other client, both ways, packets
 // dropped: the split a Sentinel group fails over under, with the holder
@@ -122,4 +126,10 @@ func (k splitWithHolder) Heal(ctx context.Context, sys System, target string) (s
 		return "", err
 	}
 	return "healed", nil
+}
+
+// IsSentinel reports whether the server called name is a Redis Sentinel
+// of the topology.
+func (t Topology) IsSentinel(name string) bool {
+	return slices.ContainsFunc(t.Servers, func(s Server) bool { return s.Name == name && s.Kind == topology.Sentinel })
 }

@@ -49,6 +49,9 @@ func TestScenarioSchedules(t *testing.T) {
 		{"holder-session-ended", true, ""},
 		{"sentinel-master-split", true, ""},
 		{"sentinel-master-kill", true, ""},
+		{"sentinel-master-pause", true, ""},
+		{"sentinel-split-at-grant", true, ""},
+		{"sentinel-isolated", true, ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
@@ -101,6 +104,12 @@ func TestScenarioSchedules(t *testing.T) {
 						if cut, l := nemesis.CutLeavesQuorum(sch.Faults[i], c.Impl.Backend.Nodes); !cut || l != leaves {
 							t.Errorf("%s: fault %d (%s) leaves a quorum %v, want %v", c.Name(), i, sch.Faults[i].Target, l, leaves)
 						}
+					}
+				} else if tt.scenario == "sentinel-isolated" {
+					// One cut at a set time, no failpoint: nothing may
+					// change, and grants must go on through it.
+					if len(sch.Faults) != 1 || sch.Faults[0].After != "" || sch.Faults[0].Window != nemesis.KeepsGranting {
+						t.Errorf("%s: want one cut with a keeps-granting window, got %+v", c.Name(), sch.Faults)
 					}
 				} else if len(sch.Faults) != 1 || sch.Faults[0].After == "" {
 					t.Errorf("%s: want one fault at a failpoint, got %+v", c.Name(), sch.Faults)

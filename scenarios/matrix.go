@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
@@ -103,11 +104,21 @@ func Brief(cells []Cell) []Cell {
 			out = append(out, c)
 			continue
 		}
+		if _, extra := briefExtra[c.Name()]; extra {
+			out = append(out, c)
+			continue
+		}
 		s, err := Lookup(c.Scenario)
 		if err != nil || c.Fencing || c.Impl.Peer || c.Impl.Broken != "" {
 			continue
 		}
 		if _, skip := briefSkip[c.Name()]; skip {
+			continue
+		}
+		if only, ok := briefOnly[t]; ok && !slices.Contains(only, c.Scenario) {
+			continue
+		}
+		if slices.Contains(briefNotFirst, c.Scenario) {
 			continue
 		}
 		if (c.Scenario == "contention" || c.Scenario == "holder-crash" || !s.RunsOn(topology.SingleName)) && !seen[t+"|"+c.Scenario] {
@@ -116,6 +127,28 @@ func Brief(cells []Cell) []Cell {
 		}
 	}
 	return out
+}
+
+// briefOnly narrows a topology's brief cells to these scenarios: a
+// topology that is another one plus a setting (redis-sentinel-min-replicas)
+// needs contention and one fault to show it starts and bites, not every
+// fault again.
+var briefOnly = map[string][]string{
+	topology.RedisSentinelMinReplicasName: {"contention", "sentinel-master-split"},
+}
+
+// briefNotFirst are topology-only scenarios make test runs for the locks
+// briefExtra names rather than for the first correct lock: the split at
+// the grant is where the WAIT lock differs, and the first lock's verdict
+// there repeats sentinel-master-split's.
+var briefNotFirst = []string{"sentinel-split-at-grant"}
+
+// briefExtra are cells make test runs besides the first lock's: the WAIT
+// lock, unfenced, with no fault and where its WAIT decides (its mutant's
+// catcher).
+var briefExtra = map[string]bool{
+	"redis-setnx-px-wait@redis-sentinel/contention":              true,
+	"redis-setnx-px-wait@redis-sentinel/sentinel-split-at-grant": true,
 }
 
 // briefSkip are cells make test leaves to make matrix, each with why: a

@@ -11,12 +11,24 @@ func init() {
 		"on a Sentinel group, whichever server is the master while the holder is in its section is cut off, with the holder, "+
 			"from the replicas, the sentinels and the other clients, past Sentinel's down-after time; a replica is promoted "+
 			"and the others are granted by it while the holder writes on the old side",
-		nil), topology.RedisSentinelName))
+		nil), topology.SentinelTopologies...))
 	Register(onTopologies(scheduleScenario("sentinel-master-kill",
 		"on a Sentinel group, the master is SIGKILLed while the holder is in its section; Sentinel promotes a replica, "+
 			"which has the holder's grant only if replication had carried it there",
-		nil), topology.RedisSentinelName))
+		nil), topology.SentinelTopologies...))
+	Register(onTopologies(scheduleScenario("sentinel-master-pause",
+		"on a Sentinel group, the master is SIGSTOPped past Sentinel's down-after time while the holder is in its section; "+
+			"a replica is promoted, and the old master wakes still believing it is the master until the sentinels demote it",
+		nil), topology.SentinelTopologies...))
+	Register(onTopologies(scheduleScenario("sentinel-split-at-grant",
+		"on a Sentinel group, the master is cut off with the holder right after the holder's grant was written "+
+			"(before a WAIT for replicas, where the lock has one), past down-after; a replica is promoted",
+		nil), topology.SentinelTopologies...))
+	Register(onTopologies(scheduleScenario("sentinel-isolated",
+		"on a Sentinel group, one sentinel is cut off every other host past a lease; one of three can neither call the "+
+			"master down nor lead a fail-over, so nothing may change: safe, and grants go on through the cut",
+		nil), topology.SentinelTopologies...))
 	for _, name := range []string{"contention", "holder-crash"} {
-		extend(name, topology.RedisSentinelName)
+		extend(name, topology.SentinelTopologies...)
 	}
 }

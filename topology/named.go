@@ -17,6 +17,9 @@ type Need struct {
 	// (0 means 1). A topology whose servers form one system (a quorum, a
 	// Sentinel group) carries only locks that need one.
 	Nodes int
+	// Replicas: the lock waits for replicas of its server to acknowledge
+	// its writes, so only a topology whose server has replicas carries it.
+	Replicas bool
 }
 
 // Count is Nodes with its zero value read as one server.
@@ -129,6 +132,9 @@ func init() {
 			if need.Kind == "" {
 				return Declaration{}, nil
 			}
+			if need.Replicas {
+				return Declaration{}, fmt.Errorf("the single topology's %s has no replica for the lock to wait for", need.Kind)
+			}
 			if need.Kind == Redis {
 				return Of(RedisNodes(need.Count())), nil
 			}
@@ -176,12 +182,21 @@ func RedisSentinel(need Need) (Declaration, error) {
 		return Declaration{}, fmt.Errorf("a Sentinel group is one system, and the lock asks for %d independent servers", need.Count())
 	}
 	master := RedisNodes(1)
+	master.Settings = SentinelRedisSettings
 	return Declaration{Groups: []Group{
 		master,
-		{Name: ReplicaName, Kind: Redis, Role: Replica, Count: 2, ReplicaOf: master.Name + "-1"},
+		{Name: ReplicaName, Kind: Redis, Role: Replica, Count: 2, ReplicaOf: master.Name + "-1", Settings: SentinelRedisSettings},
 		{Name: SentinelGroup, Kind: Sentinel, Role: Lock, Count: 3, ReplicaOf: master.Name + "-1", Ensemble: true},
 	}}, nil
 }
+
+// SentinelRedisSettings are the settings of every Redis of a Sentinel
+// group (a promoted replica is the next master). Redis 7 holds a diskless
+// full sync back 5 s for more replicas to join it (repl-diskless-sync-delay),
+// so a group's replicas had not synced for the first seconds of a run,
+// and a master lost then took every grant with it; the lab's group starts
+// them at once.
+var SentinelRedisSettings = []string{"repl-diskless-sync-delay 0"}
 
 // Ensemble declares n members of one system of kind, for a lock that talks
 // to one such system. Like every declaration, it puts each member on a host

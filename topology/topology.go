@@ -80,6 +80,11 @@ type Group struct {
 	// started knowing every member's address, where independent nodes
 	// (Redlock's) know none.
 	Ensemble bool
+	// Settings are server configuration lines in the server's own words
+	// ("min-replicas-to-write 1"), given to every member at start and at
+	// every restart: a topology that is a server setting away from another
+	// (redis-sentinel-min-replicas) declares it here, not in a scenario.
+	Settings []string
 }
 
 // Node is one declared node, its group expanded.
@@ -96,6 +101,8 @@ type Node struct {
 	TickTime   time.Duration
 	// Ensemble: the node is a member of its group's system (Group.Ensemble).
 	Ensemble bool
+	// Settings: Group.Settings.
+	Settings []string
 }
 
 // Declaration is the servers of one run.
@@ -146,7 +153,7 @@ func (d Declaration) Nodes() []Node {
 	var out []Node
 	for _, g := range d.Groups {
 		n := Node{Name: g.Name, Kind: g.Kind, Role: g.Role, Group: g.Name,
-			ReplicaOf: g.ReplicaOf, ClockShift: g.ClockShift, TickTime: g.TickTime, Ensemble: g.Ensemble}
+			ReplicaOf: g.ReplicaOf, ClockShift: g.ClockShift, TickTime: g.TickTime, Ensemble: g.Ensemble, Settings: g.Settings}
 		if g.Count == 0 {
 			out = append(out, n)
 			continue
@@ -211,6 +218,9 @@ func (d Declaration) Merge(o Declaration) Declaration {
 		}
 		if g.ReplicaOf != "" {
 			h.ReplicaOf = g.ReplicaOf
+		}
+		if len(g.Settings) > 0 {
+			h.Settings = g.Settings
 		}
 	}
 	return out

@@ -55,11 +55,20 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		specs = slices.DeleteFunc(specs, func(s impls.Spec) bool { return !named.Carries(s.Backend.Need()) })
 	}
 	opts.Impls = specs
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["topology"] {
+		// The default run measures on the single topology what it carries
+		// (a lock that waits for replicas has none there), and every lock
+		// on each other topology that carries it below, in one report.
+		single, _ := topology.Lookup(topology.SingleName)
+		opts.Impls = slices.DeleteFunc(slices.Clone(specs), func(s impls.Spec) bool {
+			return s.Backend.Kind != "" && !single.Carries(s.Backend.Need())
+		})
+	}
 	if opts.Workloads, err = benchmark.ParseWorkloads(*workloadList, opts.Workloads); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["duration"] {
 		opts.Duration = *duration
 	}
@@ -108,7 +117,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			o := opts
 			o.Topology, o.Impls = t.Name, nil
-			for _, s := range opts.Impls {
+			for _, s := range specs {
 				if t.Carries(s.Backend.Need()) {
 					o.Impls = append(o.Impls, s)
 				}

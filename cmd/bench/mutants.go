@@ -215,5 +215,5 @@ func liveMutant() (string, error) { return mutant.Live(), nil }
 // cellLabel is a cell's name without its lock, as the registry's Catcher
 // names it: "late-release", "pause-past-ttl/fenced".
 func cellLabel(c scenarios.Cell) string {
-	return strings.TrimPrefix(c.Name(), c.Impl.Name+"/")
+	return mutant.Label(c.Name(), c.Impl.Name)
 }

@@ -35,7 +35,17 @@ type server struct {
 func newServer(t *testing.T, topo *cluster.Topology) *server {
 	t.Helper()
 	s := &server{pgDSN: topo.Endpoints().First(topology.Postgres), etcd: etcdClient(t, topo), mysql: newMySQLServer(topo)}
-	for _, addr := range topo.Endpoints().Addrs(topology.Redis) {
+	addrs := topo.Endpoints().Addrs(topology.Redis)
+	if ep := topo.Endpoints()[topology.Redis]; ep.Via == "sentinel" {
+		// The suite reads and writes the lock's keys where the lock does:
+		// on the master the sentinels name, not on a sentinel.
+		addr, err := cluster.RedisAddr(context.Background(), ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs = []string{addr}
+	}
+	for _, addr := range addrs {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 		t.Cleanup(func() { rdb.Close() })
 		s.redis = append(s.redis, rdb)

@@ -16,6 +16,7 @@ const (
 	SetNXPXNoExpiry            = "setnx-px-no-expiry"
 	SetNXPXFenceReused         = "setnx-px-fence-reused"
 	SetNXPXGrantWithoutNX      = "setnx-px-grant-without-nx"
+	SetNXPXWaitShortfallKept   = "setnx-px-wait-shortfall-kept"
 	LuaSetNXExpireNoExpiry     = "lua-setnx-expire-no-expiry"
 	ReentrantReleaseUnchecked  = "reentrant-release-unchecked"
 	ReentrantNoWatchdog        = "reentrant-no-watchdog"
@@ -57,6 +58,7 @@ var all = []Mutant{
 	{SetNXPXNoExpiry, "redis-setnx-px", "the grant is SET NX without PX: the key never expires", "holder-crash"},
 	{SetNXPXFenceReused, "redis-setnx-px", "every grant gets fencing token 1 instead of the next INCR", "pause-past-ttl/fenced"},
 	{SetNXPXGrantWithoutNX, "redis-setnx-px", "the grant is SET without NX: it overwrites a live holder's key", "contention"},
+	{SetNXPXWaitShortfallKept, "redis-setnx-px-wait", "a grant whose WAIT fell short (or failed) is kept and handed out, as if the replica had acknowledged it", "@redis-sentinel/sentinel-split-at-grant"},
 	{LuaSetNXExpireNoExpiry, "redis-lua-setnx-expire", "the acquire script runs SETNX without its PEXPIRE: the key never expires", "crash-after-setnx"},
 	{ReentrantReleaseUnchecked, "redis-reentrant", "the last release deletes the hash without checking our owner field is in it", "late-release"},
 	{ReentrantNoWatchdog, "redis-reentrant", "no watchdog: the lease is never renewed and runs out under a live holder", "slow-work-past-ttl"},
@@ -77,6 +79,21 @@ var all = []Mutant{
 	{PGOptimisticNoCompare, "pg-optimistic", "the acquire's upsert has no WHERE: it takes the row whoever holds it", "contention"},
 	{PGOptimisticReleaseAny, "pg-optimistic", "release frees the row without checking owner and version", "late-release"},
 	{PGOptimisticVersionReused, "pg-optimistic", "a grant keeps the row's version instead of bumping it, so the token repeats", "pause-past-ttl/fenced"},
+}
+
+// Cell is the full name of the mutant's designed catcher: a single-topology
+// cell is "lock/scenario[/fenced]", a cell off it "lock@topology/scenario",
+// and Catcher is that name without the lock (and its slash).
+func (m Mutant) Cell() string {
+	if strings.HasPrefix(m.Catcher, "@") {
+		return m.Lock + m.Catcher
+	}
+	return m.Lock + "/" + m.Catcher
+}
+
+// Label is a cell's name without its lock, as Catcher names it.
+func Label(cell, lock string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(cell, lock), "/")
 }
 
 // All returns every mutant, in the registry's order.

@@ -50,7 +50,7 @@ func TestRegistry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := findCell(cells, m.Lock+"/"+m.Catcher); !ok {
+		if _, ok := findCell(cells, m.Cell()); !ok {
 			t.Errorf("mutant %s: its catcher %q is no cell of %s", m.Name, m.Catcher, m.Lock)
 		}
 	}
@@ -107,6 +107,8 @@ func TestMutantsCaught(t *testing.T) {
 		// Its catcher used to let it pass; the queue step that holds
 		// through the fault catches it by the schedule.
 		{mutant.ZooKeeperGrantOnWake, scenarios.Unsafe},
+		// Its catcher is off the single topology (a Sentinel group).
+		{mutant.SetNXPXWaitShortfallKept, scenarios.Unsafe},
 	}
 	for i, tt := range tests {
 		t.Run(tt.mutant, func(t *testing.T) {
@@ -127,11 +129,11 @@ func TestMutantsCaught(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, ok := findCell(cells, m.Lock+"/"+m.Catcher)
+			c, ok := findCell(cells, m.Cell())
 			if !ok {
-				t.Fatalf("no cell %s/%s", m.Lock, m.Catcher)
+				t.Fatalf("no cell %s", m.Cell())
 			}
-			opts := engine.Options{Impl: c.Impl, Fencing: c.Fencing, Seed: int64(7000 + i), TTL: time.Second,
+			opts := engine.Options{Impl: c.Impl, Topology: c.Topology, Fencing: c.Fencing, Seed: int64(7000 + i), TTL: time.Second,
 				Clients: 8, Sections: 1000, OutDir: t.TempDir()}
 
 			restore, err := mutant.Activate(m.Name)

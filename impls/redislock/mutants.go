@@ -77,3 +77,12 @@ func setnxReleaseScript() *redis.Script {
 	}
 	return redisclient.ReleaseScript
 }
+
+// waitShortfall is redis-setnx-px-wait's check of its WAIT, or its
+// mutant's, which takes any answer for a confirmation.
+func waitShortfall(n int64, err error) error {
+	if mutant.On(mutant.SetNXPXWaitShortfallKept) {
+		return nil
+	}
+	return replicaShortfall(n, err)
+}

@@ -60,11 +60,17 @@ return {0, redis.call('PTTL', KEYS[1])}
 type SetNXPX struct {
 	rdb *redis.Client
 	ttl time.Duration
+	// name is the registered name errors carry (redis-setnx-px, or the
+	// variant that waits for replicas).
+	name string
+	// confirm, when set, runs after every grant and says whether the
+	// grant stands (replicaWait, redis-setnx-px-wait).
+	confirm func(ctx context.Context, key, token string) error
 }
 
 // NewSetNXPX builds the lock on an existing client; the lock owns it from now on.
 func NewSetNXPX(rdb *redis.Client, ttl time.Duration) *SetNXPX {
-	return &SetNXPX{rdb: rdb, ttl: ttl}
+	return &SetNXPX{rdb: rdb, ttl: ttl, name: setnxPXName}
 }
 
 func (l *SetNXPX) TryAcquire(ctx context.Context, key string) (impls.Lease, error) {
@@ -81,16 +87,21 @@ func (l *SetNXPX) Acquire(ctx context.Context, key string) (impls.Lease, error) 
 func (l *SetNXPX) try(ctx context.Context, key string) (impls.Lease, time.Duration, error) {
 	token, err := impls.NewToken()
 	if err != nil {
-		return nil, 0, impls.Fail(setnxPXName, "acquire", impls.ErrBackend, err)
+		return nil, 0, impls.Fail(l.name, "acquire", impls.ErrBackend, err)
 	}
 	granted, n, err := runAcquire(ctx, setnxAcquireScript(), l.rdb, key, token, l.ttl)
 	if err != nil {
-		err = impls.Classify(ctx, setnxPXName, "acquire", err, true)
+		err = impls.Classify(ctx, l.name, "acquire", err, true)
 		return nil, 0, err
 	}
 	if !granted {
 		// n is the holder's PTTL: how long it has left (-1: no expiry).
-		return nil, time.Duration(n) * time.Millisecond, impls.Fail(setnxPXName, "acquire", impls.ErrHeld, nil)
+		return nil, time.Duration(n) * time.Millisecond, impls.Fail(l.name, "acquire", impls.ErrHeld, nil)
+	}
+	if l.confirm != nil {
+		if err := l.confirm(ctx, key, token); err != nil {
+			return nil, 0, err
+		}
 	}
 	return &setnxLease{l: l, key: key, token: token, fence: uint64(n)}, 0, nil
 }
@@ -115,10 +126,10 @@ func (s *setnxLease) String() string        { return s.key + "#" + strconv.Forma
 func (s *setnxLease) Refresh(ctx context.Context) error {
 	n, err := redisclient.RefreshScript.Run(ctx, s.l.rdb, []string{lockKey(s.key)}, s.token, s.l.ttl.Milliseconds()).Int64()
 	if err != nil {
-		return impls.Classify(ctx, setnxPXName, "refresh", err, true)
+		return impls.Classify(ctx, s.l.name, "refresh", err, true)
 	}
 	if n == 0 {
-		return impls.Fail(setnxPXName, "refresh", impls.ErrNotHeld, nil)
+		return impls.Fail(s.l.name, "refresh", impls.ErrNotHeld, nil)
 	}
 	return nil
 }
@@ -127,15 +138,15 @@ func (s *setnxLease) Release(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.released {
-		return impls.Fail(setnxPXName, "release", impls.ErrNotHeld, nil)
+		return impls.Fail(s.l.name, "release", impls.ErrNotHeld, nil)
 	}
 	n, err := setnxReleaseScript().Run(ctx, s.l.rdb, []string{lockKey(s.key)}, s.token).Int64()
 	if err != nil {
-		return impls.Classify(ctx, setnxPXName, "release", err, true)
+		return impls.Classify(ctx, s.l.name, "release", err, true)
 	}
 	s.released = true
 	if n == 0 {
-		return impls.Fail(setnxPXName, "release", impls.ErrNotHeld, nil)
+		return impls.Fail(s.l.name, "release", impls.ErrNotHeld, nil)
 	}
 	return nil
 }

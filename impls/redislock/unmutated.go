@@ -19,3 +19,6 @@ func luaSetNXExpireAcquire() *redis.Script { return luaSetNXExpireScript }
 
 // setnxReleaseScript is redis-setnx-px's release script.
 func setnxReleaseScript() *redis.Script { return redisclient.ReleaseScript }
+
+// waitShortfall is redis-setnx-px-wait's check of its WAIT.
+func waitShortfall(n int64, err error) error { return replicaShortfall(n, err) }

@@ -1,0 +1,97 @@
+package redislock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/faults/failpoint"
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/redisclient"
+	"github.com/locklab/locklab/topology"
+)
+
+const setnxPXWaitName = "redis-setnx-px-wait"
+
+// waitReplicas is how many replicas must acknowledge a grant. One: Sentinel
+// promotes the reachable replica with the most replication done, so one
+// acknowledgement is what keeps a grant through a fail-over of a master
+// with its replicas around it; asking for every replica would make the lock
+// unavailable whenever one replica is down, which is a different lock.
+const waitReplicas = 1
+
+// waitTimeoutOf is how long WAIT may block for a lease of ttl: an eighth of
+// it, under the client's read timeout (a quarter, redisclient.Options), so
+// a WAIT that times out is answered, not cut off; replication on a healthy
+// group takes well under a millisecond.
+func waitTimeoutOf(ttl time.Duration) time.Duration { return max(ttl/8, 10*time.Millisecond) }
+
+func init() {
+	impls.Register(impls.Spec{
+		Name: setnxPXWaitName,
+		Summary: "redis-setnx-px, then WAIT 1 replica for an eighth of the lease after every grant: a grant the replica has " +
+			"not acknowledged is released and reported as a backend failure",
+		Caps:       impls.Capabilities{Fencing: true, Expiry: true},
+		Backend:    impls.Backend{Kind: topology.Redis, Replicas: true},
+		Source:     "impls/redislock/setnxpx_wait.go",
+		Failpoints: []string{failpoint.AfterSetNX},
+		New: func(cfg impls.Config) (impls.Locker, error) {
+			rdb, err := client(cfg, setnxPXWaitName)
+			if err != nil {
+				return nil, err
+			}
+			return NewSetNXPXWait(rdb, cfg.TTL, cfg.Hit), nil
+		},
+	})
+}
+
+// NewSetNXPXWait is redis-setnx-px whose every grant waits for a replica's
+// acknowledgement (WAIT numreplicas timeout) before it is handed out. hit
+// is called at failpoint.AfterSetNX, between the grant and the WAIT.
+//
+// A grant the WAIT finds short is released (owner-checked) and the acquire
+// fails with ErrBackend: the server granted, but the lock cannot say the
+// grant would survive a fail-over, so it does not hand it out. It is not
+// ErrHeld (nobody else holds it) and not ErrUnknown (the lock knows what
+// happened, and gave the key back). Only when the release itself fails is
+// the outcome unknown: the key may stand on the master until its PX runs
+// out. WAIT does not make Redis consistent (a replica that acknowledged can
+// still be the one not promoted, and a write acknowledged by one replica
+// can be lost in a later fail-over); it closes the window of a grant lost
+// in the replication lag of a master that dies at once.
+func NewSetNXPXWait(rdb *redis.Client, ttl time.Duration, hit func(string)) *SetNXPX {
+	l := &SetNXPX{rdb: rdb, ttl: ttl, name: setnxPXWaitName}
+	timeout := waitTimeoutOf(ttl)
+	l.confirm = func(ctx context.Context, key, token string) error {
+		if hit != nil {
+			hit(failpoint.AfterSetNX)
+		}
+		n, err := rdb.Wait(ctx, waitReplicas, timeout).Result()
+		if waitShortfall(n, err) == nil {
+			return nil
+		}
+		short := waitShortfall(n, err)
+		rel, rerr := redisclient.ReleaseScript.Run(context.WithoutCancel(ctx), rdb, []string{lockKey(key)}, token).Int64()
+		if rerr != nil {
+			return impls.Fail(setnxPXWaitName, "acquire", impls.ErrUnknown,
+				fmt.Errorf("%w; giving the grant back failed too: %w", short, rerr))
+		}
+		return impls.Fail(setnxPXWaitName, "acquire", impls.ErrBackend,
+			fmt.Errorf("%w; the grant was given back (%d key deleted)", short, rel))
+	}
+	return l
+}
+
+// replicaShortfall says why a WAIT's answer does not confirm a grant: an
+// error, or fewer replicas than asked for within the timeout.
+func replicaShortfall(n int64, err error) error {
+	if err != nil {
+		return fmt.Errorf("WAIT %d: %w", waitReplicas, err)
+	}
+	if n < waitReplicas {
+		return fmt.Errorf("WAIT %d: %d replicas acknowledged the grant in time", waitReplicas, n)
+	}
+	return nil
+}
