@@ -282,7 +282,7 @@ func TestDeclaredRoundTripsMatchServerCounters(t *testing.T) {
 			}
 		}
 	}
-	var results []benchmark.Result
+	var results []record.BenchResult
 	for _, topo := range order {
 		impls, err := benchmark.ParseImpls(strings.Join(byTopology[topo], ","))
 		if err != nil {
