@@ -1,0 +1,96 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/topology"
+)
+
+// TestRedisCluster starts the Redis Cluster topology and checks what its
+// faults rely on: three masters and a replica of each, clients given every
+// member via cluster, a key's slot master found by asking the members,
+// and, once that master is SIGKILLed, its own replica promoted by the
+// cluster (not by the lab) and named the key's master by the survivors;
+// on loopback and on hosts of their own (the network faults' shape).
+func TestRedisCluster(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		hosts bool
+	}{
+		{"loopback", false},
+		{"hosts", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.hosts {
+				if err := hosts.Available(); err != nil {
+					t.Skip(err)
+				}
+			}
+			named, err := topology.Lookup(topology.RedisClusterName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decl, err := named.Declare(topology.Need{Kind: topology.Redis})
+			if err != nil {
+				t.Fatal(err)
+			}
+			decl.Hosts = tc.hosts
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			topo, err := Start(ctx, decl, External{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer topo.Close()
+			roles := map[string]string{}
+			for _, n := range topo.Lock(topology.RedisCluster) {
+				if roles[n.Name], err = topo.Role(ctx, n.Name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := map[string]string{"redis-1": "master", "redis-2": "master", "redis-3": "master",
+				"redis-4": "replica", "redis-5": "replica", "redis-6": "replica"}
+			if !maps.Equal(roles, want) {
+				t.Fatalf("roles %v, want %v", roles, want)
+			}
+			ep := topo.Endpoints()[topology.Redis]
+			if ep.Via != "cluster" || len(ep.Addrs) != 6 {
+				t.Fatalf("lock clients are given %+v, want the six members via cluster", ep)
+			}
+			const key = "locklab-slot-test"
+			master, ok, err := topo.MasterOf(ctx, key)
+			if err != nil || !ok {
+				t.Fatalf("master of %q: %q, %v, %v", key, master, ok, err)
+			}
+			var index int
+			if _, err := fmt.Sscanf(master, "redis-%d", &index); err != nil || index > 3 {
+				t.Fatalf("%q's slot is mastered by %q, want one of redis-1..3", key, master)
+			}
+			replica := fmt.Sprintf("redis-%d", index+3)
+			if err := topo.Node(master).Kill(); err != nil {
+				t.Fatal(err)
+			}
+			err = waitClusterFor(ctx, "the replica's promotion", func() error {
+				now, _, err := topo.MasterOf(ctx, key)
+				if err != nil {
+					return err
+				}
+				if now != replica {
+					return fmt.Errorf("%q's slot is still mastered by %s", key, now)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("after %s was killed: %v", master, err)
+			}
+			if r, err := topo.Role(ctx, replica); err != nil || r != "master" {
+				t.Fatalf("%s is %q (%v) after the fail-over, want master", replica, r, err)
+			}
+		})
+	}
+}
