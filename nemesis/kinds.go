@@ -94,8 +94,9 @@ func serverTargets(topo Topology) []string {
 		out = append(out, s.Name)
 	}
 	if topo.Ensemble {
-		if slices.ContainsFunc(topo.Servers, func(s Server) bool { return s.Kind == topology.Sentinel }) {
-			// A Sentinel group's roles are its Redis servers' own.
+		if slices.ContainsFunc(topo.Servers, func(s Server) bool { return s.Kind == topology.Sentinel || s.Kind == topology.RedisCluster }) {
+			// A Sentinel group's roles are its Redis servers' own; a Redis
+			// Cluster's master is the lock key's slot master.
 			out = append(out, MasterTarget)
 		} else {
 			out = append(out, LeaderTarget, FollowerTarget, HolderServerTarget)

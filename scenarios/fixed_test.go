@@ -49,6 +49,8 @@ func TestScenarioSchedules(t *testing.T) {
 		{"holder-session-ended", true, ""},
 		{"sentinel-master-split", true, ""},
 		{"sentinel-master-kill", true, ""},
+		{"cluster-master-split", true, ""},
+		{"cluster-master-kill", true, ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {

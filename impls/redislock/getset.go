@@ -96,7 +96,7 @@ type GetSet struct {
 	// checkOwnExpiry is 003's variant: Release skips the DEL when the
 	// lease has passed by this client's clock.
 	checkOwnExpiry bool
-	rdb            *redis.Client
+	rdb            redis.UniversalClient
 	ttl            time.Duration
 	cfg            impls.Config
 }

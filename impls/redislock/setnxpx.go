@@ -58,12 +58,12 @@ return {0, redis.call('PTTL', KEYS[1])}
 
 // SetNXPX is the correct single-node Redis lock.
 type SetNXPX struct {
-	rdb *redis.Client
+	rdb redis.UniversalClient
 	ttl time.Duration
 }
 
 // NewSetNXPX builds the lock on an existing client; the lock owns it from now on.
-func NewSetNXPX(rdb *redis.Client, ttl time.Duration) *SetNXPX {
+func NewSetNXPX(rdb redis.UniversalClient, ttl time.Duration) *SetNXPX {
 	return &SetNXPX{rdb: rdb, ttl: ttl}
 }
 
