@@ -72,6 +72,7 @@ func TestRedisCluster(t *testing.T) {
 				t.Fatalf("%q's slot is mastered by %q, want one of redis-1..3", key, master)
 			}
 			replica := fmt.Sprintf("redis-%d", index+3)
+			killed := time.Now()
 			if err := topo.Node(master).Kill(); err != nil {
 				t.Fatal(err)
 			}
@@ -88,6 +89,9 @@ func TestRedisCluster(t *testing.T) {
 			if err != nil {
 				t.Fatalf("after %s was killed: %v", master, err)
 			}
+			// A figure for the README, not an assertion (no wall-clock
+			// assertions in tests).
+			t.Logf("%s killed; %s named %q's master %v later", master, replica, key, time.Since(killed).Round(10*time.Millisecond))
 			if r, err := topo.Role(ctx, replica); err != nil || r != "master" {
 				t.Fatalf("%s is %q (%v) after the fail-over, want master", replica, r, err)
 			}
