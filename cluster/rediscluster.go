@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -257,7 +258,7 @@ func (redisClusterKind) Role(ctx context.Context, n *Node) (string, error) {
 }
 
 // MasterOf names the member that masters key's slot now, as the first
-// member that answers sees it (CLUSTER KEYSLOT, then CLUSTER SLOTS): the
+// member that answers sees it (CLUSTER KEYSLOT, then CLUSTER SHARDS): the
 // master a fault aimed at the lock's master strikes on a cluster. The lab's
 // locks put their keys in key's slot (hash tags around key), and the peers
 // use key itself, so key's slot is the lock's.
@@ -280,20 +281,26 @@ func masterOf(ctx context.Context, asked *Node, nodes []*Node, key string) (*Nod
 	if err != nil {
 		return nil, fmt.Errorf("CLUSTER KEYSLOT on %s: %w", asked.Name, err)
 	}
-	slots, err := c.ClusterSlots(ctx).Result()
+	shards, err := c.ClusterShards(ctx).Result()
 	if err != nil {
-		return nil, fmt.Errorf("CLUSTER SLOTS on %s: %w", asked.Name, err)
+		return nil, fmt.Errorf("CLUSTER SHARDS on %s: %w", asked.Name, err)
 	}
-	for _, s := range slots {
-		if int64(s.Start) > slot || slot > int64(s.End) || len(s.Nodes) == 0 {
+	for _, sh := range shards {
+		if !slices.ContainsFunc(sh.Slots, func(r redis.SlotRange) bool { return r.Start <= slot && slot <= r.End }) {
 			continue
 		}
-		for _, n := range nodes {
-			if sameAddr(n.Addr, s.Nodes[0].Addr) {
-				return n, nil
+		for _, m := range sh.Nodes {
+			if m.Role != "master" {
+				continue
 			}
+			addr := net.JoinHostPort(m.IP, strconv.FormatInt(m.Port, 10))
+			for _, n := range nodes {
+				if sameAddr(n.Addr, addr) {
+					return n, nil
+				}
+			}
+			return nil, fmt.Errorf("%s says slot %d is mastered at %s, no member of this run", asked.Name, slot, addr)
 		}
-		return nil, fmt.Errorf("%s says slot %d is mastered at %s, no member of this run", asked.Name, slot, s.Nodes[0].Addr)
 	}
 	return nil, fmt.Errorf("%s says no master serves slot %d", asked.Name, slot)
 }
