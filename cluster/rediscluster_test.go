@@ -2,12 +2,15 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -97,4 +100,87 @@ func TestRedisCluster(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRedisClusterMinorityMaster holds what the cluster-master-split rows
+// say of Redis 7.0: the lock key's slot master cut off alone from the
+// other members goes on taking writes for a while, then refuses them with
+// CLUSTERDOWN (it sees it is in a minority of masters), and only after
+// that does the majority promote its replica, so the two never both take
+// writes. The times are logged as figures, not asserted; the order is.
+func TestRedisClusterMinorityMaster(t *testing.T) {
+	if err := hosts.Available(); err != nil {
+		t.Skip(err)
+	}
+	decl, err := topology.DeclareRedisCluster(topology.Need{Kind: topology.Redis})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl.Hosts = true
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	topo, err := Start(ctx, decl, External{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Close()
+	const key = "locklab-minority"
+	master, _, err := topo.MasterOf(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var index int
+	if _, err := fmt.Sscanf(master, "redis-%d", &index); err != nil {
+		t.Fatal(err)
+	}
+	replica := fmt.Sprintf("redis-%d", index+3)
+	var alone, rest []*hosts.Host
+	for _, n := range topo.Lock(topology.RedisCluster) {
+		if n.Name == master {
+			alone = append(alone, n.Host)
+		} else {
+			rest = append(rest, n.Host)
+		}
+	}
+	// The lab reaches both sides from the hosts' switch, which the cut
+	// does not touch.
+	old, promoted := clusterClient(topo.Node(master)), clusterClient(topo.Node(replica))
+	defer old.Close()
+	defer promoted.Close()
+	if err := netfault.Partition(ctx, alone, rest); err != nil {
+		t.Fatal(err)
+	}
+	defer netfault.Heal(context.WithoutCancel(ctx), append(alone, rest...)...)
+	cut := time.Now()
+	var refusedAt, promotedAt time.Duration
+	err = waitClusterFor(ctx, "the old master's refusal and the replica's promotion", func() error {
+		if refusedAt == 0 {
+			err := old.Set(ctx, "{"+key+"}", "x", 0).Err()
+			switch {
+			case err != nil && strings.HasPrefix(err.Error(), "CLUSTERDOWN"):
+				refusedAt = time.Since(cut)
+			case err != nil:
+				return fmt.Errorf("the old master %s answered %v, want OK or CLUSTERDOWN", master, err)
+			case promotedAt != 0:
+				return fmt.Errorf("the old master %s took a write after %s was promoted", master, replica)
+			}
+		}
+		if promotedAt == 0 {
+			if r, err := topo.Role(ctx, replica); err == nil && r == "master" {
+				promotedAt = time.Since(cut)
+				if refusedAt == 0 {
+					return fmt.Errorf("%s was promoted while the old master %s still took writes", replica, master)
+				}
+			}
+		}
+		if refusedAt == 0 || promotedAt == 0 {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s cut off: it refused writes (CLUSTERDOWN) from %v; %s promoted at %v", master,
+		refusedAt.Round(10*time.Millisecond), replica, promotedAt.Round(10*time.Millisecond))
 }
