@@ -86,7 +86,9 @@ func (redisClusterKind) Start(ctx context.Context, members []Member) ([]*Node, e
 	for _, n := range nodes {
 		n.Kind = topology.RedisCluster
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	// Forming takes a few seconds of gossip; on a loaded machine (the
+	// matrix's cells beside other work) it took up to 20 s.
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if err := formCluster(ctx, nodes); err != nil {
 		stopNodes(nodes)
