@@ -44,6 +44,12 @@ func (splitWithHolder) Applies(spec impls.Spec, topo Topology) error {
 	if !topo.Ensemble {
 		return errors.New("it splits a group of servers that fail over (a Sentinel group); the lock's servers are independent")
 	}
+	// Its target is the master, a role only a Sentinel group's Redis
+	// servers and a Redis Cluster's have; a quorum's leader is cut off
+	// alone (leader-isolated).
+	if !hasMaster(topo) {
+		return errors.New("it cuts off a Sentinel group's or a Redis Cluster's master with the holder; this ensemble has a leader, not a master")
+	}
 	return serverApplies(spec, topo)
 }
 
