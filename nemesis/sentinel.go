@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // MasterTarget names no server but whichever Redis server is the master
@@ -47,7 +49,7 @@ func (splitWithHolder) Applies(spec impls.Spec, topo Topology) error {
 	// Its target is the master, a role only a Sentinel group's Redis
 	// servers and a Redis Cluster's have; a quorum's leader is cut off
 	// alone (leader-isolated).
-	if !hasMaster(topo) {
+	if !slices.ContainsFunc(topo.Servers, func(s Server) bool { return s.Kind == topology.Sentinel || s.Kind == topology.RedisCluster }) {
 		return errors.New("it cuts off a Sentinel group's or a Redis Cluster's master with the holder; this ensemble has a leader, not a master")
 	}
 	return serverApplies(spec, topo)
