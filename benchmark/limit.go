@@ -141,10 +141,12 @@ const hopWarmup = 20
 // its wait client: the lock clients' settings (no retries, one dial per
 // request), with a read timeout that outlasts a BLPOP. A pipeline's read
 // deadline is the client's ReadTimeout, whatever the BLPOP's own timeout.
-func (b *bench) newWaitClient(addr string) *redis.Client {
-	o := redisclient.Options(addr, b.opts.TTL)
-	o.ReadTimeout, o.PoolSize = hopWait+time.Second, 2
-	return redis.NewClient(o)
+func (b *bench) newWaitClient() (redis.UniversalClient, error) {
+	// Through the lock clients' own way in: one server, the master a
+	// Sentinel group names, or a cluster's slot master.
+	return redisclient.Open(b.topo.Endpoints()[topology.Redis], b.opts.TTL, func(o *redis.Options) {
+		o.ReadTimeout, o.PoolSize = hopWait+time.Second, 2
+	})
 }
 
 // wakeUpHop measures one hop, in milliseconds: two clients play ping-pong
@@ -173,7 +175,15 @@ func (b *bench) newWaitClient(addr string) *redis.Client {
 // 19 µs), so the choice changes what is timed, not the number.
 func (b *bench) wakeUpHop(ctx context.Context, d time.Duration) (float64, error) {
 	addr := b.redisNodes[0]
-	ping, pong := b.newWaitClient(addr), b.newWaitClient(addr)
+	ping, err := b.newWaitClient()
+	if err != nil {
+		return 0, fmt.Errorf("wake-up hop: %w", err)
+	}
+	pong, err := b.newWaitClient()
+	if err != nil {
+		ping.Close()
+		return 0, fmt.Errorf("wake-up hop: %w", err)
+	}
 	closed := false
 	closeAll := func() {
 		if !closed {
@@ -183,13 +193,15 @@ func (b *bench) wakeUpHop(ctx context.Context, d time.Duration) (float64, error)
 		}
 	}
 	defer closeAll()
-	for _, c := range []*redis.Client{ping, pong} {
+	for _, c := range []redis.UniversalClient{ping, pong} {
 		if err := c.Ping(ctx).Err(); err != nil {
 			return 0, fmt.Errorf("wake-up hop: connect to Redis %s: %w", addr, err)
 		}
 	}
 	base := b.key()
-	listPing, listPong := base+"-hop-ping", base+"-hop-pong"
+	// One hash tag: on a Redis Cluster both lists sit in one slot, so each
+	// side's RPUSH and BLPOP go to one server in one pipeline.
+	listPing, listPong := "{"+base+"}-hop-ping", "{"+base+"}-hop-pong"
 	const token, stop = "t", "stop"
 	// popped reads a BLPOP reply: the token, or an error saying which
 	// list stayed empty.
@@ -205,7 +217,7 @@ func (b *bench) wakeUpHop(ctx context.Context, d time.Duration) (float64, error)
 	}
 	// pass pushes the token onto to and waits on from, in one pipeline,
 	// and returns what it popped.
-	pass := func(c *redis.Client, to, from string) (string, error) {
+	pass := func(c redis.UniversalClient, to, from string) (string, error) {
 		pipe := c.Pipeline()
 		push := pipe.RPush(ctx, to, token)
 		pop := pipe.BLPop(ctx, hopWait, from)
@@ -227,7 +239,6 @@ func (b *bench) wakeUpHop(ctx context.Context, d time.Duration) (float64, error)
 	var (
 		cycles  int
 		started time.Time
-		err     error
 	)
 	for i := 0; ; i++ {
 		if i == hopWarmup {

@@ -76,7 +76,11 @@ func (b *bench) countRoundTrips(ctx context.Context, s impls.Spec) (*record.Meas
 				m.close()
 			}
 		}()
-		for _, addr := range b.redisNodes {
+		addrs, err := b.monitored(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, addr := range addrs {
 			m, err := startRedisMonitor(ctx, addr)
 			if err != nil {
 				return nil, err
@@ -204,7 +208,32 @@ func clientCommand(line string) bool {
 		return false
 	}
 	_, source, _ := strings.Cut(line[open+1:end], " ")
-	return source != "lua"
+	// A cluster client's CLUSTER SLOTS (its view of the slots, reloaded
+	// on a timer) is routing, not the lock's.
+	return source != "lua" && !strings.Contains(line, `] "cluster" `)
+}
+
+// monitored are the Redis servers whose MONITOR feed counts a lock's
+// commands: every independent lock node, a Sentinel group's master, or a
+// Redis Cluster's masters
+// (a replica's feed repeats its master's, replicated).
+func (b *bench) monitored(ctx context.Context) ([]string, error) {
+	members := b.topo.Lock(topology.RedisCluster)
+	if len(members) == 0 {
+		// Independent nodes, or a Sentinel group's master (b.redisNodes).
+		return b.redisNodes, nil
+	}
+	var out []string
+	for _, n := range members {
+		role, err := b.topo.Role(ctx, n.Name)
+		if err != nil {
+			return nil, err
+		}
+		if role == "master" {
+			out = append(out, n.Addr)
+		}
+	}
+	return out, nil
 }
 
 func (m *redisMonitor) stop(ctx context.Context) (int, error) { return m.until(ctx, m.marker+"-end") }

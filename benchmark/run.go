@@ -258,7 +258,7 @@ func (b *bench) measureLimit(ctx context.Context, trial int, be string) error {
 		return err
 	}
 	acc.hop = append(acc.hop, hop)
-	if n := len(b.redisNodes); n > 1 {
+	if n := b.independentRedis(); n > 1 {
 		b.step(trial, "limit: "+be, fmt.Sprintf("fan-out to %d", n))
 		all, err := b.fanOut(ctx, n, b.opts.Duration)
 		if err != nil {
@@ -280,7 +280,7 @@ func (b *bench) redisLimitSteps(backends []string) int {
 	if !slices.Contains(backends, BackendRedis) {
 		return 0
 	}
-	if len(b.redisNodes) > 1 {
+	if b.independentRedis() > 1 {
 		return 2
 	}
 	return 1
@@ -417,4 +417,16 @@ func oneLine(s string) string {
 		s = s[:160] + "…"
 	}
 	return s
+}
+
+// independentRedis is how many independent Redis lock nodes the run has,
+// whose fan-out bounds a lock over several: a Sentinel group's or a
+// cluster's members are one system reached through one way in (the
+// endpoint's Via), so they count as one.
+func (b *bench) independentRedis() int {
+	ep := b.topo.Endpoints()[topology.Redis]
+	if ep.Via != "" {
+		return 1
+	}
+	return len(ep.Addrs)
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -39,6 +40,11 @@ type RedisOptions struct {
 	// Settings are configuration lines ("min-replicas-to-write 1") given
 	// on the command line at every start (topology.Group.Settings).
 	Settings []string
+	// ClusterNodeTimeout, when set, starts a Redis Cluster member with this
+	// node timeout (cluster/rediscluster.go). Its cluster config file sits
+	// beside the data dir, so a restart without data keeps the node's
+	// identity and it rejoins its cluster, as a real member's disk would.
+	ClusterNodeTimeout time.Duration
 }
 
 // StartRedis starts one redis-server on a free loopback port and waits until
@@ -91,6 +97,11 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 			args = append(args, "--appendonly", "yes", "--appendfsync", "always")
 		} else {
 			args = append(args, "--appendonly", "no")
+		}
+		if opts.ClusterNodeTimeout > 0 {
+			args = append(args, "--cluster-enabled", "yes",
+				"--cluster-config-file", filepath.Join(n.Dir, "nodes.conf"),
+				"--cluster-node-timeout", strconv.FormatInt(opts.ClusterNodeTimeout.Milliseconds(), 10))
 		}
 		if opts.ReplicaOf != nil {
 			host, p, _ := splitHostPort(opts.ReplicaOf.Addr)
@@ -181,8 +192,11 @@ func (redisKind) Cheapest() string { return "PING" }
 // OpenCheapest opens a client with the locks' settings that matter to a
 // round trip (no retries, one connection per request in flight).
 func (redisKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (func(context.Context) error, func(), error) {
-	if ep.Via == "sentinel" {
+	switch ep.Via {
+	case "sentinel":
 		return sentinelKind{}.OpenCheapest(ctx, ep)
+	case "cluster":
+		return redisClusterKind{}.OpenCheapest(ctx, ep)
 	}
 	if len(ep.Addrs) == 0 {
 		return nil, nil, errors.New("no Redis address to measure")
@@ -195,8 +209,11 @@ func (redisKind) CostUnit() string { return "Redis commands" }
 
 // Served sums INFO commandstats over every lock node.
 func (redisKind) Served(ctx context.Context, ep topology.Endpoint, settle bool) (float64, error) {
-	if ep.Via == "sentinel" {
+	switch ep.Via {
+	case "sentinel":
 		return sentinelKind{}.Served(ctx, ep, settle)
+	case "cluster":
+		return redisClusterKind{}.Served(ctx, ep, settle)
 	}
 	var total float64
 	for _, addr := range ep.Addrs {
@@ -230,7 +247,9 @@ func redisCommands(ctx context.Context, addr string) (float64, error) {
 			continue
 		}
 		cmd := strings.TrimPrefix(name, "cmdstat_")
-		if connectionCommands[cmd] || strings.HasPrefix(cmd, "client|") {
+		// A cluster client's CLUSTER SLOTS (its view of the slots) is
+		// routing, not locking.
+		if connectionCommands[cmd] || strings.HasPrefix(cmd, "client|") || strings.HasPrefix(cmd, "cluster|") {
 			continue
 		}
 		for _, f := range strings.Split(rest, ",") {

@@ -104,6 +104,13 @@ func (x *system) host(name string) (*hosts.Host, error) {
 // that has it wins), so a fault aimed at the leader strikes whichever
 // server leads now.
 func (x *system) ServerWithRole(ctx context.Context, role string) (string, error) {
+	if role == nemesis.MasterTarget {
+		// On a Redis Cluster every master masters some slots: the master
+		// is the one of the run's lock key, asked of the members.
+		if name, ok, err := x.env.Topo.MasterOf(ctx, x.env.Key); ok {
+			return name, err
+		}
+	}
 	var seen []string
 	for _, name := range x.LockServers() {
 		r, err := x.env.Topo.Role(ctx, name)

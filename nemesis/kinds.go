@@ -95,14 +95,24 @@ func serverTargets(topo Topology) []string {
 		out = append(out, s.Name)
 	}
 	if topo.Ensemble {
-		if slices.ContainsFunc(topo.Servers, func(s Server) bool { return s.Kind == topology.Sentinel }) {
-			// A Sentinel group's roles are its Redis servers' own.
+		if hasMaster(topo) {
+			// A Sentinel group's roles are its Redis servers' own; a Redis
+			// Cluster's master is the lock key's slot master.
 			out = append(out, MasterTarget)
 		} else {
 			out = append(out, LeaderTarget, FollowerTarget, HolderServerTarget)
 		}
 	}
 	return out
+}
+
+// hasMaster reports whether the lock's servers have a master a fault can
+// aim at (MasterTarget): a Sentinel group's Redis master, or a Redis
+// Cluster's master of the lock key's slot. A quorum has a leader instead.
+func hasMaster(topo Topology) bool {
+	return slices.ContainsFunc(topo.Servers, func(s Server) bool {
+		return s.Kind == topology.Sentinel || s.Kind == topology.RedisCluster
+	})
 }
 
 // LeaderTarget and FollowerTarget name no server but whichever lock server

@@ -298,6 +298,8 @@ func TestValidate(t *testing.T) {
 			impl = "pg-advisory" // it ends a database session
 		case "sentinel-master-kill", "sentinel-master-split", "sentinel-master-pause", "sentinel-isolated", "sentinel-split-at-grant":
 			topo = "redis-sentinel" // they aim at a Sentinel group's master
+		case "cluster-master-kill", "cluster-master-split":
+			topo = "redis-cluster" // they aim at the lock key's slot master
 		}
 		s := f(impl, false, time.Second, testBound)
 		s.Topology = topo

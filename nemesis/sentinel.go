@@ -51,9 +51,10 @@ func (splitWithHolder) Applies(spec impls.Spec, topo Topology) error {
 		return errors.New("it splits a group of servers that fail over (a Sentinel group); the lock's servers are independent")
 	}
 	// Its target is the master, a role only a Sentinel group's Redis
-	// servers have; a quorum's leader is cut off alone (leader-isolated).
-	if !slices.ContainsFunc(topo.Servers, func(s Server) bool { return s.Kind == topology.Sentinel }) {
-		return errors.New("it cuts off a Sentinel group's master with the holder; this ensemble has a leader, not a master")
+	// servers and a Redis Cluster's have; a quorum's leader is cut off
+	// alone (leader-isolated).
+	if !slices.ContainsFunc(topo.Servers, func(s Server) bool { return s.Kind == topology.Sentinel || s.Kind == topology.RedisCluster }) {
+		return errors.New("it cuts off a Sentinel group's or a Redis Cluster's master with the holder; this ensemble has a leader, not a master")
 	}
 	return serverApplies(spec, topo)
 }

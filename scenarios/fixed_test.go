@@ -52,6 +52,8 @@ func TestScenarioSchedules(t *testing.T) {
 		{"sentinel-master-pause", true, ""},
 		{"sentinel-split-at-grant", true, ""},
 		{"sentinel-isolated", true, ""},
+		{"cluster-master-split", true, ""},
+		{"cluster-master-kill", true, ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {

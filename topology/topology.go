@@ -32,10 +32,14 @@ const (
 	// Redis master and its replicas, promotes a replica when the master
 	// is down, and tells clients which server is the master now.
 	Sentinel Kind = "sentinel"
+	// RedisCluster is a member of a Redis Cluster: redis-server with
+	// cluster mode on, serving the slots it masters. Its group is how
+	// clients reach Redis (via cluster), so the Redis locks run on it.
+	RedisCluster Kind = "redis-cluster"
 )
 
 // titles are the kinds' names as prose writes them.
-var titles = map[Kind]string{Redis: "Redis", ZooKeeper: "ZooKeeper", Postgres: "PostgreSQL", Etcd: "etcd", MySQL: "MySQL", Sentinel: "Redis Sentinel"}
+var titles = map[Kind]string{Redis: "Redis", ZooKeeper: "ZooKeeper", Postgres: "PostgreSQL", Etcd: "etcd", MySQL: "MySQL", Sentinel: "Redis Sentinel", RedisCluster: "Redis Cluster"}
 
 // Title is the kind's name as prose writes it ("PostgreSQL").
 func (k Kind) Title() string {

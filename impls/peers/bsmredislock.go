@@ -44,7 +44,7 @@ func init() {
 // BSMRedisLock adapts github.com/bsm/redislock: every lock call is one call
 // of the library, with its own scripts and retry loop.
 type BSMRedisLock struct {
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	client *redislock.Client
 	ttl    time.Duration
 }

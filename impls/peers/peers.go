@@ -34,7 +34,7 @@ var Modules = map[string]string{
 // redisClients builds one client per lock node with the same tuning as the
 // lab's own Redis locks (no hidden retries, timeouts under the TTL), so that
 // what differs between a peer and ours is the library, not the client.
-func redisClients(cfg impls.Config, name string, nodes int) ([]*redis.Client, error) {
+func redisClients(cfg impls.Config, name string, nodes int) ([]redis.UniversalClient, error) {
 	if nodes == 1 {
 		// One server: through the endpoint, so a Sentinel group's master
 		// is found the way the lab's own locks find it.
@@ -42,19 +42,19 @@ func redisClients(cfg impls.Config, name string, nodes int) ([]*redis.Client, er
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		return []*redis.Client{rdb}, nil
+		return []redis.UniversalClient{rdb}, nil
 	}
 	if len(cfg.Addrs(topology.Redis)) < nodes {
 		return nil, fmt.Errorf("%s: needs %d Redis nodes, %d configured", name, nodes, len(cfg.Addrs(topology.Redis)))
 	}
-	out := make([]*redis.Client, nodes)
+	out := make([]redis.UniversalClient, nodes)
 	for i, addr := range cfg.Addrs(topology.Redis)[:nodes] {
 		out[i] = redisclient.New(addr, cfg.TTL)
 	}
 	return out, nil
 }
 
-func closeAll(clients []*redis.Client) error {
+func closeAll(clients []redis.UniversalClient) error {
 	var first error
 	for _, c := range clients {
 		if err := c.Close(); err != nil && first == nil {

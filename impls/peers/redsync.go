@@ -60,7 +60,7 @@ func init() {
 // one lock value, the proof of one grant.
 type Redsync struct {
 	name    string
-	clients []*redis.Client
+	clients []redis.UniversalClient
 	rs      *redsync.Redsync
 	ttl     time.Duration
 	quorum  int // as the library computes it: a strict majority

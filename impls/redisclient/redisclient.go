@@ -29,11 +29,14 @@ func New(addr string, ttl time.Duration) *redis.Client {
 // applied to New's options first: the server at ep's first address or,
 // when ep is reached via Sentinel, whichever server the sentinels name as
 // the master of ep.Master (go-redis's failover client asks them at each
-// dial and follows a switch-master), so that a lock runs unchanged on a
-// single server and on a Sentinel group. A lock over one server takes
+// dial and follows a switch-master), or, when ep is a Redis Cluster's
+// members, go-redis's cluster client, which sends each command to the
+// master of its key's slot; so that a lock runs unchanged on a single
+// server, a Sentinel group and a cluster. A lock over one server takes
 // its client from here; only a lock over several independent nodes
-// (Redlock) reads the addresses itself.
-func Open(ep topology.Endpoint, ttl time.Duration, tune func(*redis.Options)) (*redis.Client, error) {
+// (Redlock) reads the addresses itself. On a cluster a script's keys must
+// share a slot (a hash tag), or Redis refuses it with CROSSSLOT.
+func Open(ep topology.Endpoint, ttl time.Duration, tune func(*redis.Options)) (redis.UniversalClient, error) {
 	if len(ep.Addrs) == 0 {
 		return nil, errors.New("no Redis address configured")
 	}
@@ -62,6 +65,8 @@ func Open(ep topology.Endpoint, ttl time.Duration, tune func(*redis.Options)) (*
 			PoolSize:              o.PoolSize,
 			ContextTimeoutEnabled: o.ContextTimeoutEnabled,
 		}), nil
+	case "cluster":
+		return redis.NewClusterClient(clusterOptions(ep.Addrs, o)), nil
 	default:
 		return nil, fmt.Errorf("redisclient: endpoint via %q is not supported by a single-server lock", ep.Via)
 	}

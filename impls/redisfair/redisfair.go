@@ -290,10 +290,10 @@ return 0
 
 // Locker is one client of the fair lock.
 type Locker struct {
-	rdb *redis.Client // attempts, releases, refreshes
+	rdb redis.UniversalClient // attempts, releases, refreshes
 	// wait carries the waits: a BLPOP holds its connection for up to a
 	// heartbeat, longer than rdb's read timeout allows.
-	wait *redis.Client
+	wait redis.UniversalClient
 	ttl  time.Duration
 	// heartbeat is the longest a waiter sleeps between attempts; deadline
 	// is how long after its last attempt a silent waiter drops out (a

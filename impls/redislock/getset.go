@@ -96,7 +96,7 @@ type GetSet struct {
 	// checkOwnExpiry is 003's variant: Release skips the DEL when the
 	// lease has passed by this client's clock.
 	checkOwnExpiry bool
-	rdb            *redis.Client
+	rdb            redis.UniversalClient
 	ttl            time.Duration
 	cfg            impls.Config
 }
@@ -147,7 +147,7 @@ func (l *GetSet) try(ctx context.Context, key string) (impls.Lease, time.Duratio
 		return nil, time.Duration(held-now) * time.Millisecond, impls.Fail(l.name, "acquire", impls.ErrHeld, nil)
 	}
 
-	//lint:ignore SA1019 GETSET is the lock this file demonstrates (the sources' recipe), not a choice to update.
+	// GETSET (deprecated since Redis 6.2) is the lock this file demonstrates (the sources' recipe), not a choice to update.
 	old, err := l.rdb.GetSet(ctx, lockKey(key), value).Result()
 	switch {
 	case errors.Is(err, redis.Nil):

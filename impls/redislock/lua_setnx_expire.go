@@ -47,7 +47,7 @@ return 0`)
 // that atomicity, not the command, fixes the deadlock of lesson 2. Release
 // and refresh are redis-setnx-px's, owner-checked in one script.
 type LuaSetNXExpire struct {
-	rdb *redis.Client
+	rdb redis.UniversalClient
 	ttl time.Duration
 }
 

@@ -22,7 +22,7 @@ func lockKey(key string) string { return "{" + key + "}" }
 
 // client opens the lock's client on its Redis endpoint (one server, or the
 // master a Sentinel group names).
-func client(cfg impls.Config, name string) (*redis.Client, error) {
+func client(cfg impls.Config, name string) (redis.UniversalClient, error) {
 	rdb, err := redisclient.Open(cfg.Servers[topology.Redis], cfg.TTL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -44,7 +44,7 @@ func init() {
 // (owner-checked release and refresh) is done right, so that this is the
 // only lesson.
 type SetNXExpire struct {
-	rdb *redis.Client
+	rdb redis.UniversalClient
 	ttl time.Duration
 	cfg impls.Config
 }

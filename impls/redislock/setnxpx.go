@@ -58,7 +58,7 @@ return {0, redis.call('PTTL', KEYS[1])}
 
 // SetNXPX is the correct single-node Redis lock.
 type SetNXPX struct {
-	rdb *redis.Client
+	rdb redis.UniversalClient
 	ttl time.Duration
 	// name is the registered name errors carry (redis-setnx-px, or the
 	// variant that waits for replicas).
@@ -69,7 +69,7 @@ type SetNXPX struct {
 }
 
 // NewSetNXPX builds the lock on an existing client; the lock owns it from now on.
-func NewSetNXPX(rdb *redis.Client, ttl time.Duration) *SetNXPX {
+func NewSetNXPX(rdb redis.UniversalClient, ttl time.Duration) *SetNXPX {
 	return &SetNXPX{rdb: rdb, ttl: ttl, name: setnxPXName}
 }
 

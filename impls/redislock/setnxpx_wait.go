@@ -61,14 +61,16 @@ func init() {
 // still be the one not promoted, and a write acknowledged by one replica
 // can be lost in a later fail-over); it closes the window of a grant lost
 // in the replication lag of a master that dies at once.
-func NewSetNXPXWait(rdb *redis.Client, ttl time.Duration, hit func(string)) *SetNXPX {
+func NewSetNXPXWait(rdb redis.UniversalClient, ttl time.Duration, hit func(string)) *SetNXPX {
 	l := &SetNXPX{rdb: rdb, ttl: ttl, name: setnxPXWaitName}
 	timeout := waitTimeoutOf(ttl)
 	l.confirm = func(ctx context.Context, key, token string) error {
 		if hit != nil {
 			hit(failpoint.AfterSetNX)
 		}
-		n, err := rdb.Wait(ctx, waitReplicas, timeout).Result()
+		// WAIT through Do: go-redis's Wait is not on UniversalClient, the
+		// client type every topology's Open gives.
+		n, err := rdb.Do(ctx, "wait", waitReplicas, timeout.Milliseconds()).Int64()
 		if waitShortfall(n, err) == nil {
 			return nil
 		}

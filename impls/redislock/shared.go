@@ -24,7 +24,7 @@ type releaseFunc func(ctx context.Context, s *tokenLease) (int64, error)
 // wrong only where its source documents say.
 type tokenLease struct {
 	name    string
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	ttl     time.Duration
 	key     string
 	token   string
@@ -89,7 +89,7 @@ func ownerCheckedRelease(ctx context.Context, s *tokenLease) (int64, error) {
 // runAcquire runs an acquire script of acquireScript's shape on key and
 // returns whether it granted, and then the fencing token, or else the
 // holder's PTTL.
-func runAcquire(ctx context.Context, s *redis.Script, rdb *redis.Client, key, token string, ttl time.Duration) (bool, int64, error) {
+func runAcquire(ctx context.Context, s *redis.Script, rdb redis.UniversalClient, key, token string, ttl time.Duration) (bool, int64, error) {
 	res, err := s.Run(ctx, rdb, []string{lockKey(key), fenceKey(key)}, token, ttl.Milliseconds()).Int64Slice()
 	if err != nil {
 		return false, 0, err
@@ -107,7 +107,7 @@ func runAcquire(ctx context.Context, s *redis.Script, rdb *redis.Client, key, to
 // one script) with a release of the variant's choosing.
 type fencedLock struct {
 	name    string
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	ttl     time.Duration
 	release releaseFunc
 }

@@ -21,7 +21,7 @@ const maxIdleChannels = 64
 // and kept subscribed between waits, as Redisson's PublishSubscribeService
 // shares one per connection manager. It is made on the first wait.
 type notifier struct {
-	rdb *redis.Client
+	rdb redis.UniversalClient
 
 	mu   sync.Mutex
 	conn *psConn // nil before the first wait, after a break, and after close

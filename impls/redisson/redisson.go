@@ -150,7 +150,7 @@ type Options struct {
 // independent client its own Locker (as the scenarios do).
 type Locker struct {
 	name    string
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	ttl     time.Duration
 	owner   string
 	fenced  bool
@@ -168,7 +168,7 @@ type Locker struct {
 }
 
 // New builds a Locker on an existing client; the Locker owns it from now on.
-func New(rdb *redis.Client, o Options) (*Locker, error) {
+func New(rdb redis.UniversalClient, o Options) (*Locker, error) {
 	name := plainName
 	if o.Fenced {
 		name = fencedName
