@@ -84,6 +84,7 @@ func TestConformance(t *testing.T) {
 		{"pg-optimistic", conformance.Options{KnownDefects: conformance.CounterResetLimitation}},
 		{"pg-unique-insert", conformance.Options{}},
 		{"pg-advisory", conformance.Options{}},
+		{"pg-for-update", conformance.Options{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +102,7 @@ func TestConformance(t *testing.T) {
 // backend) stopped or killed.
 func TestServerFaults(t *testing.T) {
 	node := sharedTopology(t).Lock(topology.Postgres)[0]
-	for _, name := range []string{"pg-optimistic", "pg-unique-insert", "pg-advisory"} {
+	for _, name := range []string{"pg-optimistic", "pg-unique-insert", "pg-advisory", "pg-for-update"} {
 		t.Run(name+"/StalledServerGivesUnknownOutcome", func(t *testing.T) {
 			l := newLocker(t, name, "stall", time.Second)
 			resume := pauseServer(t, node)
