@@ -27,6 +27,9 @@ type PostgresOptions struct {
 	Host *hosts.Host
 	// Port, when set, is the port to listen on (fixed by a group's start).
 	Port int
+	// Settings are the topology's declared server settings, each given to
+	// postgres as -c name=value after the lab's own (so they win).
+	Settings map[string]string
 }
 
 // postgresBinDir finds initdb and postgres: on PATH, else Debian's versioned dir.
@@ -82,6 +85,9 @@ func (n *Node) DSN() string {
 // loopback port, waiting until SELECT 1 answers.
 func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 	if ContainerMode() {
+		if len(opts.Settings) > 0 {
+			return nil, fmt.Errorf("%s: declared server settings (%s) need local servers", opts.Name, settingsList(opts.Settings, "", "="))
+		}
 		return startPostgresContainer(ctx, opts)
 	}
 	bin, err := postgresBinDir()
@@ -162,6 +168,9 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 			"-c", "synchronous_commit=off",
 			"-c", "full_page_writes=off",
 			"-c", "shared_buffers=64MB")
+		for _, kv := range settingsArgs(opts.Settings, "", "=") {
+			cmd.Args = append(cmd.Args, "-c", kv)
+		}
 		asServerUser(cmd)
 		return n.spawnLogged(cmd)
 	}
@@ -207,7 +216,7 @@ func (postgresKind) Image() string       { return "postgres" }
 
 func (postgresKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 	return startEach(members, func(m Member) (*Node, error) {
-		return StartPostgres(ctx, PostgresOptions{Name: m.Name, Host: m.Host, Port: m.Port})
+		return StartPostgres(ctx, PostgresOptions{Name: m.Name, Host: m.Host, Port: m.Port, Settings: m.Settings})
 	})
 }
 

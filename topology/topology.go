@@ -80,6 +80,11 @@ type Group struct {
 	// started knowing every member's address, where independent nodes
 	// (Redlock's) know none.
 	Ensemble bool
+	// Settings are server settings the topology declares, by the server's
+	// own name for each (PostgreSQL's idle_in_transaction_session_timeout,
+	// MariaDB's wait_timeout), as an operator's configuration file would
+	// set them: a scenario never sets a server setting itself.
+	Settings map[string]string
 }
 
 // Node is one declared node, its group expanded.
@@ -96,6 +101,8 @@ type Node struct {
 	TickTime   time.Duration
 	// Ensemble: the node is a member of its group's system (Group.Ensemble).
 	Ensemble bool
+	// Settings are the group's declared server settings (Group.Settings).
+	Settings map[string]string
 }
 
 // Declaration is the servers of one run.
@@ -146,7 +153,7 @@ func (d Declaration) Nodes() []Node {
 	var out []Node
 	for _, g := range d.Groups {
 		n := Node{Name: g.Name, Kind: g.Kind, Role: g.Role, Group: g.Name,
-			ReplicaOf: g.ReplicaOf, ClockShift: g.ClockShift, TickTime: g.TickTime, Ensemble: g.Ensemble}
+			ReplicaOf: g.ReplicaOf, ClockShift: g.ClockShift, TickTime: g.TickTime, Ensemble: g.Ensemble, Settings: g.Settings}
 		if g.Count == 0 {
 			out = append(out, n)
 			continue
