@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
@@ -159,12 +160,24 @@ func Brief(cells []Cell) []Cell {
 		if _, skip := briefSkip[c.Name()]; skip {
 			continue
 		}
-		if (c.Scenario == "contention" || c.Scenario == "holder-crash" || !s.RunsOn(topology.SingleName)) && !seen[t+"|"+c.Scenario] {
+		own := c.Scenario == "contention" || c.Scenario == "holder-crash" || !s.RunsOn(topology.SingleName) ||
+			slices.Contains(briefAlso[t], c.Scenario)
+		if own && !seen[t+"|"+c.Scenario] {
 			seen[t+"|"+c.Scenario] = true
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// briefAlso are scenarios make test runs briefly on a topology although
+// they run on the single one too: on a topology that differs from the
+// single one only by its server settings, the cell those settings change.
+var briefAlso = map[string][]string{
+	// The stalled holder's session idles past the timeout: unsafe for the
+	// session-bound locks, where the single topology says safe.
+	topology.PGIdleTimeoutsName:   {"pause-past-ttl"},
+	topology.MySQLWaitTimeoutName: {"pause-past-ttl"},
 }
 
 // briefSkip are cells make test leaves to make matrix, each with why: a
