@@ -49,6 +49,7 @@ func TestScenarioSchedules(t *testing.T) {
 		{"holder-session-ended", true, ""},
 		{"sentinel-master-split", true, ""},
 		{"sentinel-master-kill", true, ""},
+		{"primary-failover", true, ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
