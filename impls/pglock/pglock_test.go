@@ -214,8 +214,15 @@ func TestUniqueInsertCrashedHolderBlocksForever(t *testing.T) {
 }
 
 // A session lock goes with its session: the waiter gets it as soon as the
-// holder's connection ends, however it ends, and the holder hears of it.
-func TestAdvisoryFreesWhenHolderSessionEnds(t *testing.T) {
+// holder's connection ends, however it ends, and the holder hears of it,
+// at its watcher's next question (logged: how long after the waiter).
+func TestSessionLocksFreeWhenHolderSessionEnds(t *testing.T) {
+	for _, lock := range []string{"pg-advisory", "pg-for-update"} {
+		t.Run(lock, func(t *testing.T) { sessionLockFreesWhenSessionEnds(t, lock) })
+	}
+}
+
+func sessionLockFreesWhenSessionEnds(t *testing.T, lock string) {
 	tests := []struct {
 		name string
 		end  func(t *testing.T, holder impls.Locker, client string)
@@ -227,7 +234,7 @@ func TestAdvisoryFreesWhenHolderSessionEnds(t *testing.T) {
 			var n int
 			err := admin(t).QueryRow(context.Background(),
 				"SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
-				"locklab-pg-advisory-"+client).Scan(&n)
+				"locklab-"+lock+"-"+client).Scan(&n)
 			if err != nil || n == 0 {
 				t.Fatalf("terminate the holder's backend: %d terminated, %v", n, err)
 			}
@@ -236,10 +243,10 @@ func TestAdvisoryFreesWhenHolderSessionEnds(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			key := freshKey("advisory-end")
+			key := freshKey(lock + "-end")
 			client := fmt.Sprintf("holder-%d", i)
-			holder := newLocker(t, "pg-advisory", client, time.Second)
-			waiter := newLocker(t, "pg-advisory", "waiter", time.Second)
+			holder := newLocker(t, lock, client, time.Second)
+			waiter := newLocker(t, lock, "waiter", time.Second)
 			lease, err := holder.TryAcquire(ctx, key)
 			if err != nil {
 				t.Fatal(err)
@@ -264,8 +271,11 @@ func TestAdvisoryFreesWhenHolderSessionEnds(t *testing.T) {
 			if err := <-got; err != nil {
 				t.Fatalf("waiter after the holder's session ended: %v", err)
 			}
+			granted := time.Now()
 			select {
 			case <-lease.Lost():
+				t.Logf("%s, %s: the holder learned it lost the lock %v after the waiter had taken and released it (watcher every %v)",
+					lock, tt.name, time.Since(granted).Round(time.Millisecond), time.Second/3)
 			case <-time.After(5 * time.Second):
 				t.Fatal("Lost() not closed after the holder's session ended")
 			}
