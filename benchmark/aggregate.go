@@ -66,8 +66,8 @@ func (b *bench) report(servers []record.Server) *record.Bench {
 			// A lock on several nodes does each round trip as a fan-out to
 			// all of them: the bound is the fan-out's rate, the same round
 			// trip the targets' ceiling uses.
-			if lim := fl.roundTrip(shapeOf(r)); r.RoundTrips != nil && r.RoundTrips.PerPair > 0 && lim > 0 {
-				u.BoundPairsPerSec = ptr(lim / r.RoundTrips.PerPair)
+			if lim := fl.roundTrip(shapeOf(r)); r.RoundTrips != nil && r.RoundTrips.Divisor() > 0 && lim > 0 {
+				u.BoundPairsPerSec = ptr(lim / r.RoundTrips.Divisor())
 				u.FractionOfBound = ptr(u.PairsPerSec.Median / *u.BoundPairsPerSec)
 			}
 			r.Uncontended = u
@@ -98,8 +98,8 @@ func (b *bench) report(servers []record.Server) *record.Bench {
 		}
 		if len(a.ind) > 0 {
 			ir := &record.IndependentR{Clients: o.Clients, PairsPerSec: NewStat(a.ind), Errors: a.indErrors}
-			if lim, ok := limitMany[r.Backend]; ok && r.RoundTrips != nil && r.RoundTrips.PerPair > 0 && lim > 0 {
-				ir.BoundPairsPerSec = ptr(lim / r.RoundTrips.PerPair)
+			if lim, ok := limitMany[r.Backend]; ok && r.RoundTrips != nil && r.RoundTrips.Divisor() > 0 && lim > 0 {
+				ir.BoundPairsPerSec = ptr(lim / r.RoundTrips.Divisor())
 				ir.FractionOfBound = ptr(ir.PairsPerSec.Median / *ir.BoundPairsPerSec)
 			}
 			r.Independent = ir

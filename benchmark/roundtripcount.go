@@ -132,7 +132,7 @@ func (b *bench) countRoundTrips(ctx context.Context, s impls.Spec) (*record.Meas
 	}
 	m := &record.MeasuredRoundTrips{PerPair: busiest / countPairs, Pairs: countPairs, Counter: roundTripCounter[be]}
 	if rt, ok := declaredRoundTrips[s.Name]; ok {
-		m.Declared, m.Note = rt.N, rt.Note
+		m.Declared, m.Note, m.DeclaredCount = rt.N, rt.Note, countedAs[s.Name]
 	}
 	return m, nil
 }

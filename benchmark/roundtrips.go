@@ -20,6 +20,15 @@ type RoundTrips struct {
 	Note string
 }
 
+// countedAs is what the server's counter sees per pair for a lock where it
+// does not count round trips: PostgreSQL counts transactions, and a lock
+// held by an open transaction sends several statements in one. The
+// declaration is then checked against this, and the bound divides by the
+// declared round trips.
+var countedAs = map[string]int{
+	"pg-for-update": 2, // the INSERT's transaction and the lock's
+}
+
 // declaredRoundTrips: every server-backed lock must be declared here.
 var declaredRoundTrips = map[string]RoundTrips{
 	"redis-setnx-px":          {2, "acquire script (SET NX PX + INCR), release script (GET + DEL)"},
@@ -38,6 +47,7 @@ var declaredRoundTrips = map[string]RoundTrips{
 	"pg-advisory":             {2, "pg_advisory_lock, pg_advisory_unlock"},
 	"pg-optimistic":           {2, "INSERT ... ON CONFLICT DO UPDATE, conditioned release"},
 	"pg-unique-insert":        {2, "INSERT, DELETE"},
+	"pg-for-update":           {4, "INSERT ... ON CONFLICT DO NOTHING of the key's row, BEGIN, SELECT ... FOR UPDATE, COMMIT (two transactions: the INSERT's and the lock's)"},
 	"mysql-get-lock":          {2, "GET_LOCK, RELEASE_LOCK"},
 	"mysql-lock-table":        {2, "INSERT, DELETE"},
 	"mysql-optimistic":        {2, "conditional UPDATE (an INSERT IGNORE only for a key's first grant), conditioned release"},

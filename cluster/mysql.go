@@ -33,6 +33,9 @@ type MySQLOptions struct {
 	Host *hosts.Host
 	// Port, when set, is the port to listen on (fixed by a group's start).
 	Port int
+	// Settings are the topology's declared server settings, each given to
+	// the server as --name=value after the lab's own (so they win).
+	Settings map[string]string
 }
 
 // mysqlPackage is the Debian package that installs the server: MariaDB,
@@ -206,6 +209,7 @@ func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 			"--innodb-doublewrite=0",
 			"--innodb-buffer-pool-size=64M",
 			"--skip-log-bin")
+		args = append(args, settingsArgs(opts.Settings, "--", "=")...)
 		cmd := exec.Command(server, args...)
 		asServerUser(cmd)
 		return n.spawnLogged(cmd)
@@ -281,7 +285,7 @@ func (mysqlKind) Image() string { return "" }
 func (mysqlKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 	var out []*Node
 	for _, m := range members {
-		n, err := StartMySQL(ctx, MySQLOptions{Name: m.Name, Host: m.Host, Port: m.Port})
+		n, err := StartMySQL(ctx, MySQLOptions{Name: m.Name, Host: m.Host, Port: m.Port, Settings: m.Settings})
 		if err != nil {
 			stopNodes(out)
 			return nil, err

@@ -27,6 +27,14 @@ type PostgresOptions struct {
 	Host *hosts.Host
 	// Port, when set, is the port to listen on (fixed by a group's start).
 	Port int
+	// Settings are the topology's declared server settings, each given to
+	// postgres as -c name=value after the lab's own (so they win).
+	Settings map[string]string
+	// ReplicaOf makes the server a streaming replica of a PostgreSQL the
+	// lab started: its data dir is a base backup of that server
+	// (pg_basebackup -R: standby.signal and primary_conninfo), and it
+	// follows the primary's WAL until promoted.
+	ReplicaOf *Node
 }
 
 // postgresBinDir finds initdb and postgres: on PATH, else Debian's versioned dir.
@@ -82,6 +90,12 @@ func (n *Node) DSN() string {
 // loopback port, waiting until SELECT 1 answers.
 func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 	if ContainerMode() {
+		if opts.ReplicaOf != nil {
+			return nil, fmt.Errorf("%s: a PostgreSQL replica needs local servers", opts.Name)
+		}
+		if len(opts.Settings) > 0 {
+			return nil, fmt.Errorf("%s: declared server settings (%s) need local servers", opts.Name, settingsList(opts.Settings, "", "="))
+		}
 		return startPostgresContainer(ctx, opts)
 	}
 	bin, err := postgresBinDir()
@@ -128,6 +142,9 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 		if err := chown(); err != nil {
 			return err
 		}
+		if opts.ReplicaOf != nil {
+			return baseBackup(bin, data, opts, asServerUser)
+		}
 		cmd := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", PostgresUser,
 			"--auth=trust", "--encoding=UTF8", "--no-sync", "--no-instructions")
 		asServerUser(cmd)
@@ -142,7 +159,8 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 				return fmt.Errorf("trust the hosts' subnet: %w", err)
 			}
 			defer f.Close()
-			if _, err := fmt.Fprintf(f, "host all all %s trust\n", hosts.Subnet); err != nil {
+			// A replica on a host of its own streams from there too.
+			if _, err := fmt.Fprintf(f, "host all all %s trust\nhost replication all %s trust\n", hosts.Subnet, hosts.Subnet); err != nil {
 				return fmt.Errorf("trust the hosts' subnet: %w", err)
 			}
 		}
@@ -162,6 +180,9 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 			"-c", "synchronous_commit=off",
 			"-c", "full_page_writes=off",
 			"-c", "shared_buffers=64MB")
+		for _, kv := range settingsArgs(opts.Settings, "", "=") {
+			cmd.Args = append(cmd.Args, "-c", kv)
+		}
 		asServerUser(cmd)
 		return n.spawnLogged(cmd)
 	}
@@ -207,7 +228,7 @@ func (postgresKind) Image() string       { return "postgres" }
 
 func (postgresKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 	return startEach(members, func(m Member) (*Node, error) {
-		return StartPostgres(ctx, PostgresOptions{Name: m.Name, Host: m.Host, Port: m.Port})
+		return StartPostgres(ctx, PostgresOptions{Name: m.Name, Host: m.Host, Port: m.Port, Settings: m.Settings, ReplicaOf: m.ReplicaOf})
 	})
 }
 

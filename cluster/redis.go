@@ -37,9 +37,10 @@ type RedisOptions struct {
 	// Port, when set, is the port to listen on (fixed by a group's start);
 	// zero picks a free one.
 	Port int
-	// Settings are configuration lines ("min-replicas-to-write 1") given
-	// on the command line at every start (topology.Group.Settings).
-	Settings []string
+	// Settings are the topology's declared server settings, by Redis's
+	// name for each ("min-replicas-to-write": "1"), given on the command
+	// line at every start (topology.Group.Settings).
+	Settings map[string]string
 	// ClusterNodeTimeout, when set, starts a Redis Cluster member with this
 	// node timeout (cluster/rediscluster.go). Its cluster config file sits
 	// beside the data dir, so a restart without data keeps the node's
@@ -52,7 +53,7 @@ type RedisOptions struct {
 func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 	if ContainerMode() {
 		if len(opts.Settings) > 0 {
-			return nil, fmt.Errorf("%s: container mode starts Redis with the image's settings only, not %q", opts.Name, opts.Settings)
+			return nil, fmt.Errorf("%s: container mode starts Redis with the image's settings only, not %s", opts.Name, settingsList(opts.Settings, "", " "))
 		}
 		return startRedisContainer(ctx, opts)
 	}
@@ -107,7 +108,8 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 			host, p, _ := splitHostPort(opts.ReplicaOf.Addr)
 			args = append(args, "--replicaof", host, p)
 		}
-		for _, line := range opts.Settings {
+		for _, line := range settingsArgs(opts.Settings, "", " ") {
+			// "--name" then the value's words, as redis-server reads them.
 			name, value, _ := strings.Cut(line, " ")
 			args = append(args, "--"+name)
 			args = append(args, strings.Fields(value)...)

@@ -171,7 +171,7 @@ var Pages = []Page{
 	},
 	{
 		File: "10-database-locks.md", Title: "Database locks: unique row, optimistic version, advisory lock",
-		Impls: []string{"pg-unique-insert", "pg-optimistic", "pg-advisory", "mysql-lock-table", "mysql-optimistic", "mysql-for-update", "mysql-get-lock"},
+		Impls: []string{"pg-unique-insert", "pg-optimistic", "pg-advisory", "pg-for-update", "mysql-lock-table", "mysql-optimistic", "mysql-for-update", "mysql-get-lock"},
 		Runs: []Run{
 			{ID: "pg-unique-holder-crash", Impl: "pg-unique-insert", Scenario: "holder-crash", Seed: 1},
 			{ID: "pg-advisory-holder-crash", Impl: "pg-advisory", Scenario: "holder-crash", Seed: 1},

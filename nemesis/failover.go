@@ -33,7 +33,9 @@ func init() { register(failOver{}) }
 // NeedsHosts reports whether a kind needs the run's servers and clients on
 // hosts of their own: the network kinds, and a fail-over, which moves an
 // address between hosts.
-func NeedsHosts(kind string) bool { return IsNetwork(kind) || kind == FailOver }
+func NeedsHosts(kind string) bool {
+	return IsNetwork(kind) || kind == FailOver || kind == PrimaryPromotion
+}
 
 type failOver struct{}
 

@@ -135,8 +135,11 @@ func TestGenerateFailOver(t *testing.T) {
 // strike only at a failpoint.
 func randomKinds() []string {
 	// A split of a Sentinel group's master with the holder applies on that
-	// topology only; these tables are the single one's.
-	return slices.DeleteFunc(Names(), func(n string) bool { return n == ClientSlowSection || n == NetSplitWithHolder })
+	// topology only, and a promotion on a topology that declares a replica;
+	// these tables are the single one's.
+	return slices.DeleteFunc(Names(), func(n string) bool {
+		return n == ClientSlowSection || n == NetSplitWithHolder || n == PrimaryPromotion
+	})
 }
 
 // TestApplicable: on every server backend, each kind applies or says
@@ -300,6 +303,8 @@ func TestValidate(t *testing.T) {
 			topo = "redis-sentinel" // they aim at a Sentinel group's master
 		case "cluster-master-kill", "cluster-master-split":
 			topo = "redis-cluster" // they aim at the lock key's slot master
+		case PrimaryFailover:
+			impl, topo = "pg-advisory", "pg-replica-sync" // it promotes a PostgreSQL replica
 		}
 		s := f(impl, false, time.Second, testBound)
 		s.Topology = topo

@@ -256,13 +256,31 @@ type MeasuredRoundTrips struct {
 	Counter  string  `json:"counted_as"`
 	Declared int     `json:"declared,omitempty"`
 	Note     string  `json:"declared_note,omitempty"`
+	// DeclaredCount is what the counter should see per pair when it
+	// counts something else than round trips (countedAs).
+	DeclaredCount int `json:"declared_count,omitempty"`
+}
+
+// Divisor is the round trips per pair a bound divides by: the count, or,
+// where the counter does not count round trips, the declaration.
+func (m MeasuredRoundTrips) Divisor() float64 {
+	if m.DeclaredCount > 0 {
+		return float64(m.Declared)
+	}
+	return m.PerPair
 }
 
 // Rounded is the count as a whole number of round trips.
 func (m MeasuredRoundTrips) Rounded() int { return int(m.PerPair + 0.5) }
 
 // Agrees reports whether the declaration matches the count.
-func (m MeasuredRoundTrips) Agrees() bool { return m.Declared > 0 && m.Declared == m.Rounded() }
+func (m MeasuredRoundTrips) Agrees() bool {
+	want := m.Declared
+	if m.DeclaredCount > 0 {
+		want = m.DeclaredCount
+	}
+	return want > 0 && want == m.Rounded()
+}
 
 // UnmarshalJSON also reads reports written before round trips were
 // counted, where the field was the declared number, so that -compare can

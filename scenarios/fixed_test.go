@@ -54,6 +54,7 @@ func TestScenarioSchedules(t *testing.T) {
 		{"sentinel-isolated", true, ""},
 		{"cluster-master-split", true, ""},
 		{"cluster-master-kill", true, ""},
+		{"primary-failover", true, ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {

@@ -121,7 +121,9 @@ func Brief(cells []Cell) []Cell {
 		if slices.Contains(briefNotFirst, c.Scenario) {
 			continue
 		}
-		if (c.Scenario == "contention" || c.Scenario == "holder-crash" || !s.RunsOn(topology.SingleName)) && !seen[t+"|"+c.Scenario] {
+		own := c.Scenario == "contention" || c.Scenario == "holder-crash" || !s.RunsOn(topology.SingleName) ||
+			slices.Contains(briefAlso[t], c.Scenario)
+		if own && !seen[t+"|"+c.Scenario] {
 			seen[t+"|"+c.Scenario] = true
 			out = append(out, c)
 		}
@@ -149,6 +151,16 @@ var briefNotFirst = []string{"sentinel-split-at-grant"}
 var briefExtra = map[string]bool{
 	"redis-setnx-px-wait@redis-sentinel/contention":              true,
 	"redis-setnx-px-wait@redis-sentinel/sentinel-split-at-grant": true,
+}
+
+// briefAlso are scenarios make test runs briefly on a topology although
+// they run on the single one too: on a topology that differs from the
+// single one only by its server settings, the cell those settings change.
+var briefAlso = map[string][]string{
+	// The stalled holder's session idles past the timeout: unsafe for the
+	// session-bound locks, where the single topology says safe.
+	topology.PGIdleTimeoutsName:   {"pause-past-ttl"},
+	topology.MySQLWaitTimeoutName: {"pause-past-ttl"},
 }
 
 // briefSkip are cells make test leaves to make matrix, each with why: a

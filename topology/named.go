@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -182,10 +183,10 @@ func RedisSentinel(need Need) (Declaration, error) {
 		return Declaration{}, fmt.Errorf("a Sentinel group is one system, and the lock asks for %d independent servers", need.Count())
 	}
 	master := RedisNodes(1)
-	master.Settings = SentinelRedisSettings
+	master.Settings = maps.Clone(SentinelRedisSettings)
 	return Declaration{Groups: []Group{
 		master,
-		{Name: ReplicaName, Kind: Redis, Role: Replica, Count: 2, ReplicaOf: master.Name + "-1", Settings: SentinelRedisSettings},
+		{Name: ReplicaName, Kind: Redis, Role: Replica, Count: 2, ReplicaOf: master.Name + "-1", Settings: maps.Clone(SentinelRedisSettings)},
 		{Name: SentinelGroup, Kind: Sentinel, Role: Lock, Count: 3, ReplicaOf: master.Name + "-1", Ensemble: true},
 	}}, nil
 }
@@ -196,7 +197,7 @@ func RedisSentinel(need Need) (Declaration, error) {
 // so a group's replicas had not synced for the first seconds of a run,
 // and a master lost then took every grant with it; the lab's group starts
 // them at once.
-var SentinelRedisSettings = []string{"repl-diskless-sync-delay 0"}
+var SentinelRedisSettings = map[string]string{"repl-diskless-sync-delay": "0"}
 
 // Ensemble declares n members of one system of kind, for a lock that talks
 // to one such system. Like every declaration, it puts each member on a host

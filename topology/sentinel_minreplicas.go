@@ -1,6 +1,6 @@
 package topology
 
-import "slices"
+import "maps"
 
 // RedisSentinelMinReplicasName is the Sentinel topology with the
 // mitigation the Redis documentation gives for the isolated old master:
@@ -15,7 +15,7 @@ const RedisSentinelMinReplicasName = "redis-sentinel-min-replicas"
 // bound is in whole seconds; one is the tightest), so a master cut off its
 // replicas refuses writes (NOREPLICAS) a second or two after the cut,
 // where Sentinel promotes a replica after about a second and a half.
-var MinReplicasSettings = []string{"min-replicas-to-write 1", "min-replicas-max-lag 1"}
+var MinReplicasSettings = map[string]string{"min-replicas-to-write": "1", "min-replicas-max-lag": "1"}
 
 // SentinelTopologies are the Sentinel groups: the Sentinel scenarios run
 // on each, so every lock and scenario of redis-sentinel runs with the
@@ -35,7 +35,12 @@ func init() {
 			}
 			for i, g := range d.Groups {
 				if g.Kind == Redis {
-					d.Groups[i].Settings = append(slices.Clone(g.Settings), MinReplicasSettings...)
+					s := maps.Clone(g.Settings)
+					if s == nil {
+						s = map[string]string{}
+					}
+					maps.Copy(s, MinReplicasSettings)
+					d.Groups[i].Settings = s
 				}
 			}
 			return d, nil

@@ -1,7 +1,6 @@
 package topology
 
 import (
-	"slices"
 	"testing"
 )
 
@@ -27,19 +26,19 @@ func TestSentinelMinReplicasSettings(t *testing.T) {
 	for i, n := range bound.Nodes() {
 		p := plain.Nodes()[i]
 		tests := []struct {
-			setting string
-			want    bool
+			setting, value string
+			want           bool
 		}{
-			{"min-replicas-to-write 1", n.Kind == Redis},
-			{"min-replicas-max-lag 1", n.Kind == Redis},
-			{"repl-diskless-sync-delay 0", n.Kind == Redis},
+			{"min-replicas-to-write", "1", n.Kind == Redis},
+			{"min-replicas-max-lag", "1", n.Kind == Redis},
+			{"repl-diskless-sync-delay", "0", n.Kind == Redis},
 		}
 		for _, tt := range tests {
-			if got := slices.Contains(n.Settings, tt.setting); got != tt.want {
-				t.Errorf("%s has %q: %v, want %v", n.Name, tt.setting, got, tt.want)
+			if got := n.Settings[tt.setting] == tt.value; got != tt.want {
+				t.Errorf("%s has %s %s: %v, want %v", n.Name, tt.setting, tt.value, got, tt.want)
 			}
 		}
-		if slices.Contains(p.Settings, "min-replicas-to-write 1") {
+		if _, ok := p.Settings["min-replicas-to-write"]; ok {
 			t.Errorf("redis-sentinel's %s has the min-replicas bound too", p.Name)
 		}
 	}

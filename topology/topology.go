@@ -84,11 +84,11 @@ type Group struct {
 	// started knowing every member's address, where independent nodes
 	// (Redlock's) know none.
 	Ensemble bool
-	// Settings are server configuration lines in the server's own words
-	// ("min-replicas-to-write 1"), given to every member at start and at
-	// every restart: a topology that is a server setting away from another
-	// (redis-sentinel-min-replicas) declares it here, not in a scenario.
-	Settings []string
+	// Settings are server settings the topology declares, by the server's
+	// own name for each (PostgreSQL's idle_in_transaction_session_timeout,
+	// MariaDB's wait_timeout), as an operator's configuration file would
+	// set them: a scenario never sets a server setting itself.
+	Settings map[string]string
 }
 
 // Node is one declared node, its group expanded.
@@ -105,8 +105,8 @@ type Node struct {
 	TickTime   time.Duration
 	// Ensemble: the node is a member of its group's system (Group.Ensemble).
 	Ensemble bool
-	// Settings: Group.Settings.
-	Settings []string
+	// Settings are the group's declared server settings (Group.Settings).
+	Settings map[string]string
 }
 
 // Declaration is the servers of one run.

@@ -1,8 +1,12 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // adversarialPostgres leaves a PostgreSQL lock's rows as other owners and
@@ -21,6 +25,35 @@ func adversarialPostgres(t *testing.T, e *env) {
 				e.srv.pg(t, "INSERT INTO locklab_unique_lock (key, owner) VALUES ($1, 'foreign-owner')", key)
 				defect := refusal(t, e, key, false)
 				e.judge(t, DefectImmortalKeyGranted, defect)
+			})
+		case "locklab_row_lock":
+			t.Run("RowLockedByAnotherTransaction", func(t *testing.T) {
+				key := freshKey(t)
+				e.srv.pg(t, "INSERT INTO locklab_row_lock (key) VALUES ($1)", key)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				c, err := pgx.Connect(ctx, e.srv.pgDSN)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close(context.Background())
+				for _, q := range []string{"BEGIN", "SELECT key FROM locklab_row_lock WHERE key = '" + key + "' FOR UPDATE"} {
+					if _, err := c.Exec(ctx, q); err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+				}
+				defect := refusal(t, e, key, false)
+				if defect == "" {
+					defect = waitsOut(t, e, key, false)
+				}
+				e.judge(t, DefectImmortalKeyGranted, defect)
+			})
+			t.Run("RowDeletedWhileFree", func(t *testing.T) {
+				key := freshKey(t)
+				l := e.newLocker(t)
+				mustRelease(t, mustAcquire(t, l, key))
+				e.srv.pg(t, "DELETE FROM locklab_row_lock WHERE key = $1", key)
+				mustRelease(t, mustAcquire(t, l, key))
 			})
 		case "locklab_optimistic_lock":
 			t.Run("RowOfAnotherOwnerWithoutExpiry", func(t *testing.T) {

@@ -29,6 +29,8 @@ type shape struct {
 	pgTable          string
 	pgVersionIsToken bool
 	pgAdvisory       bool // a session advisory lock on hashtextextended(K, 0)
+	// pgRowLocked: the key's row is locked by the lease's transaction.
+	pgRowLocked bool
 	// mysqlTable is the MySQL table holding a row for K while held (for
 	// locklab_row_lock, a row the lease's transaction has locked);
 	// mysqlGetLock says a session holds the GET_LOCK name of K.
@@ -74,6 +76,7 @@ var documented = map[string]shape{
 	"pg-unique-insert":        {pgTable: "locklab_unique_lock"},
 	"pg-optimistic":           {pgTable: "locklab_optimistic_lock", pgVersionIsToken: true},
 	"pg-advisory":             {pgAdvisory: true},
+	"pg-for-update":           {pgTable: "locklab_row_lock", pgRowLocked: true},
 	"mysql-lock-table":        {mysqlTable: "locklab_lock_table"},
 	"mysql-for-update":        {mysqlTable: "locklab_row_lock"},
 	"mysql-get-lock":          {mysqlGetLock: true},
@@ -229,6 +232,16 @@ func runServerSide(t *testing.T, e *env) {
 				if left <= 0 || left > e.o.TTL+time.Since(sent) {
 					t.Errorf("the row expires in %v, documented within the TTL %v", left, e.o.TTL)
 				}
+			}
+			// A row held by another transaction is skipped by SKIP LOCKED:
+			// a row that exists and is skipped is locked.
+			rowLocked := false
+			if len(tables) == 1 && tables[0] == "locklab_row_lock" {
+				rowLocked = e.srv.pgCount(t, `SELECT count(*) FROM (SELECT 1 FROM locklab_row_lock WHERE key = $1
+					FOR UPDATE SKIP LOCKED) AS r`, key) == 0
+			}
+			if rowLocked != want.pgRowLocked {
+				t.Errorf("the key's row in locklab_row_lock locked: %v, documented %v", rowLocked, want.pgRowLocked)
 			}
 			advisory := e.srv.pgCount(t, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
 				AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, key)

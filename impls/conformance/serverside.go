@@ -321,8 +321,14 @@ func (s *server) steal(t *testing.T, key string, f *redisFootprint, zkDir string
 		s.stealEtcd(t, key)
 	}
 	if s.pgDSN != "" {
+		// A row lock is its transaction's: ending the session that holds
+		// it is the only way to take it from outside (a DELETE would wait
+		// for it). The row itself is the lock's place, not the lock.
+		s.pgEndRowHolder(t, key)
 		for _, tb := range s.pgTables(t, key) {
-			s.pg(t, "DELETE FROM "+pgx.Identifier{tb}.Sanitize()+" WHERE key = $1", key)
+			if tb != "locklab_row_lock" {
+				s.pg(t, "DELETE FROM "+pgx.Identifier{tb}.Sanitize()+" WHERE key = $1", key)
+			}
 		}
 		// An advisory lock is a session's: ending that session is the only
 		// way to take it from outside; the timeout makes the call wait until the
@@ -351,4 +357,57 @@ func (s *server) pgCount(t *testing.T, sql string, args ...any) int64 {
 		t.Fatalf("%s: %v", sql, err)
 	}
 	return n
+}
+
+// pgEndRowHolder ends the session whose transaction holds key's row in
+// locklab_row_lock, if one does. PostgreSQL names a row lock's holder only
+// to a transaction waiting for it, so a session of ours waits for the row
+// and pg_blocking_pids says who blocks it.
+func (s *server) pgEndRowHolder(t *testing.T, key string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	waiter, err := pgx.Connect(ctx, s.pgDSN)
+	if err != nil {
+		t.Fatalf("connect to PostgreSQL: %v", err)
+	}
+	defer waiter.Close(context.Background())
+	var exists bool
+	if err := waiter.QueryRow(ctx, "SELECT to_regclass('locklab_row_lock') IS NOT NULL").Scan(&exists); err != nil || !exists {
+		return
+	}
+	var pid int32
+	if err := waiter.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := waiter.Exec(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := waiter.Exec(ctx, "SELECT key FROM locklab_row_lock WHERE key = $1 FOR UPDATE", key)
+		got <- err
+	}()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		select {
+		case err := <-got:
+			if err != nil {
+				t.Fatalf("probe the row lock: %v", err)
+			}
+			return // nobody held it
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the waiter on %q's row neither got it nor named its holder", key)
+		}
+		ended := s.pg(t, `SELECT pg_terminate_backend(b, 5000) FROM unnest(pg_blocking_pids($1)) AS b`, pid)
+		if ended > 0 {
+			if err := <-got; err != nil {
+				t.Fatalf("the row after its holder's session ended: %v", err)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -34,6 +34,7 @@ const (
 	PGOptimisticNoCompare      = "pg-optimistic-no-compare"
 	PGOptimisticReleaseAny     = "pg-optimistic-release-unchecked"
 	PGOptimisticVersionReused  = "pg-optimistic-version-reused"
+	PGForUpdateSkipLocked      = "pg-for-update-skip-locked-grants"
 	MySQLGetLockIgnoreResult   = "mysql-get-lock-ignore-result"
 	MySQLForUpdateSkipLocked   = "mysql-for-update-skip-locked-grants"
 	MySQLOptimisticNoCompare   = "mysql-optimistic-no-compare"
@@ -70,6 +71,7 @@ var all = []Mutant{
 	{ZooKeeperNotLowest, "zookeeper", "a client takes the lock as soon as its node exists, without checking it is the lowest sequence node", "contention"},
 	{EtcdNotHead, "etcd-lock", "a client takes the lock as soon as its key is made, without checking it has the oldest create revision of the line", "contention"},
 	{ZooKeeperTokenReused, "zookeeper", "every grant's fencing token is 1 instead of its directory's czxid + its sequence number", "pause-past-ttl/fenced"},
+	{PGForUpdateSkipLocked, "pg-for-update", "acquire locks the row with SKIP LOCKED and takes no row back (locked by another transaction) for a grant", "contention"},
 	{MySQLGetLockIgnoreResult, "mysql-get-lock", "acquire asks GET_LOCK with a zero timeout and grants whatever it answered, 0 (held by another session) too", "contention"},
 	{MySQLForUpdateSkipLocked, "mysql-for-update", "acquire locks the row with SKIP LOCKED and takes no row back (locked by another transaction) for a grant", "contention"},
 	{MySQLOptimisticNoCompare, "mysql-optimistic", "the grant's UPDATE has no condition on owner and expiry: it takes the row whoever holds it", "contention"},

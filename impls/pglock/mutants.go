@@ -65,3 +65,16 @@ func advisoryWaitSQL() string {
 	}
 	return advisoryWait
 }
+
+// forUpdateWaitSQL is pg-for-update's blocking acquire; under its mutant,
+// SKIP LOCKED, which does not wait and answers no row when the row is held.
+func forUpdateWaitSQL() string {
+	if mutant.On(mutant.PGForUpdateSkipLocked) {
+		return tryRow
+	}
+	return waitRow
+}
+
+// skippedRowGrants: under the SKIP LOCKED mutant, no row back is taken for
+// a grant.
+func skippedRowGrants() bool { return mutant.On(mutant.PGForUpdateSkipLocked) }

@@ -84,6 +84,7 @@ func TestConformance(t *testing.T) {
 		{"pg-optimistic", conformance.Options{KnownDefects: conformance.CounterResetLimitation}},
 		{"pg-unique-insert", conformance.Options{}},
 		{"pg-advisory", conformance.Options{}},
+		{"pg-for-update", conformance.Options{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +102,7 @@ func TestConformance(t *testing.T) {
 // backend) stopped or killed.
 func TestServerFaults(t *testing.T) {
 	node := sharedTopology(t).Lock(topology.Postgres)[0]
-	for _, name := range []string{"pg-optimistic", "pg-unique-insert", "pg-advisory"} {
+	for _, name := range []string{"pg-optimistic", "pg-unique-insert", "pg-advisory", "pg-for-update"} {
 		t.Run(name+"/StalledServerGivesUnknownOutcome", func(t *testing.T) {
 			l := newLocker(t, name, "stall", time.Second)
 			resume := pauseServer(t, node)
@@ -213,8 +214,15 @@ func TestUniqueInsertCrashedHolderBlocksForever(t *testing.T) {
 }
 
 // A session lock goes with its session: the waiter gets it as soon as the
-// holder's connection ends, however it ends, and the holder hears of it.
-func TestAdvisoryFreesWhenHolderSessionEnds(t *testing.T) {
+// holder's connection ends, however it ends, and the holder hears of it,
+// at its watcher's next question (logged: how long after the waiter).
+func TestSessionLocksFreeWhenHolderSessionEnds(t *testing.T) {
+	for _, lock := range []string{"pg-advisory", "pg-for-update"} {
+		t.Run(lock, func(t *testing.T) { sessionLockFreesWhenSessionEnds(t, lock) })
+	}
+}
+
+func sessionLockFreesWhenSessionEnds(t *testing.T, lock string) {
 	tests := []struct {
 		name string
 		end  func(t *testing.T, holder impls.Locker, client string)
@@ -226,7 +234,7 @@ func TestAdvisoryFreesWhenHolderSessionEnds(t *testing.T) {
 			var n int
 			err := admin(t).QueryRow(context.Background(),
 				"SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
-				"locklab-pg-advisory-"+client).Scan(&n)
+				"locklab-"+lock+"-"+client).Scan(&n)
 			if err != nil || n == 0 {
 				t.Fatalf("terminate the holder's backend: %d terminated, %v", n, err)
 			}
@@ -235,10 +243,10 @@ func TestAdvisoryFreesWhenHolderSessionEnds(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			key := freshKey("advisory-end")
+			key := freshKey(lock + "-end")
 			client := fmt.Sprintf("holder-%d", i)
-			holder := newLocker(t, "pg-advisory", client, time.Second)
-			waiter := newLocker(t, "pg-advisory", "waiter", time.Second)
+			holder := newLocker(t, lock, client, time.Second)
+			waiter := newLocker(t, lock, "waiter", time.Second)
 			lease, err := holder.TryAcquire(ctx, key)
 			if err != nil {
 				t.Fatal(err)
@@ -263,8 +271,11 @@ func TestAdvisoryFreesWhenHolderSessionEnds(t *testing.T) {
 			if err := <-got; err != nil {
 				t.Fatalf("waiter after the holder's session ended: %v", err)
 			}
+			granted := time.Now()
 			select {
 			case <-lease.Lost():
+				t.Logf("%s, %s: the holder learned it lost the lock %v after the waiter had taken and released it (watcher every %v)",
+					lock, tt.name, time.Since(granted).Round(time.Millisecond), time.Second/3)
 			case <-time.After(5 * time.Second):
 				t.Fatal("Lost() not closed after the holder's session ended")
 			}

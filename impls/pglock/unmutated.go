@@ -17,3 +17,9 @@ func releaseKeepsLock() bool { return false }
 
 // advisoryWaitSQL is pg-advisory's blocking acquire.
 func advisoryWaitSQL() string { return advisoryWait }
+
+// forUpdateWaitSQL is pg-for-update's blocking acquire, which waits.
+func forUpdateWaitSQL() string { return waitRow }
+
+// skippedRowGrants is false: no row back is never a grant.
+func skippedRowGrants() bool { return false }

@@ -1,0 +1,324 @@
+package pglock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
+)
+
+const forUpdateName = "pg-for-update"
+
+func init() {
+	impls.Register(impls.Spec{
+		Name: forUpdateName,
+		Summary: "a row lock held by an open transaction: one row per key, locked with SELECT ... FOR UPDATE on a " +
+			"dedicated connection and released by COMMIT; waiters wait in the server's row-lock queue (a cancel " +
+			"request when the caller gives up); no TTL: the server rolls back, and so frees the row, when the " +
+			"holder's session ends",
+		Caps:    impls.Capabilities{LostNotify: true, NoPolling: true},
+		Backend: impls.Backend{Kind: topology.Postgres},
+		Source:  "impls/pglock/forupdate.go",
+		New: func(cfg impls.Config) (impls.Locker, error) {
+			return NewForUpdate(context.Background(), cfg)
+		},
+	})
+}
+
+// rowLockTable has one row per key ever locked; rows are never deleted, as
+// a lock on a row needs the row.
+const rowLockTable = `CREATE TABLE IF NOT EXISTS locklab_row_lock (
+	key text PRIMARY KEY
+)`
+
+const (
+	// ensureRow makes the key's row exist, outside the lock's transaction
+	// (autocommitted). ON CONFLICT DO NOTHING does not lock the row it
+	// meets, so it passes a held row without waiting for its holder.
+	ensureRow = "INSERT INTO locklab_row_lock (key) VALUES ($1) ON CONFLICT (key) DO NOTHING"
+	// tryRow skips the row if another transaction holds it: no row back
+	// means held.
+	tryRow  = "SELECT key FROM locklab_row_lock WHERE key = $1 FOR UPDATE SKIP LOCKED"
+	waitRow = "SELECT key FROM locklab_row_lock WHERE key = $1 FOR UPDATE"
+)
+
+// inTransaction is the status byte of the server's ReadyForQuery while a
+// transaction is open and sound ('I' idle, 'E' failed).
+const inTransaction = 'T'
+
+// ForUpdate is the transaction-held row lock (the source documents' "for
+// update"), PostgreSQL's twin of mysql-for-update. The lock is the
+// transaction's, so it belongs to one server session, as an advisory lock
+// does, and ends with it: COMMIT or ROLLBACK release it, and so does the
+// server when the session ends (a crashed client, a cut connection,
+// idle_in_transaction_session_timeout, pg_terminate_backend), rolling the
+// transaction back. Every lease owns its connection from grant to release.
+type ForUpdate struct {
+	s    *connSettings
+	pool *connPool
+}
+
+// NewForUpdate connects and creates the row table if needed.
+func NewForUpdate(ctx context.Context, cfg impls.Config) (*ForUpdate, error) {
+	// cancelOnCtx: a blocked SELECT ... FOR UPDATE is ended by a cancel
+	// request, which keeps the connection, so its ROLLBACK can settle
+	// whether the row was granted just before.
+	s, err := newSettings(forUpdateName, cfg, true)
+	if err != nil {
+		return nil, err
+	}
+	l := &ForUpdate{s: s, pool: newConnPool(s)}
+	if err := ensureSchema(ctx, l.pool, 3, rowLockTable); err != nil {
+		l.pool.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// exec runs one statement under the statement timeout.
+func (l *ForUpdate) exec(ctx context.Context, c *pgx.Conn, sql string, args ...any) error {
+	octx, cancel := l.s.withOp(ctx)
+	defer cancel()
+	_, err := c.Exec(octx, sql, args...)
+	return err
+}
+
+// begin makes the key's row exist and opens the lock's transaction.
+func (l *ForUpdate) begin(ctx context.Context, c *pgx.Conn, key string) error {
+	if err := l.exec(ctx, c, ensureRow, rowKey(key)); err != nil {
+		return err
+	}
+	return l.exec(ctx, c, "BEGIN")
+}
+
+// settle ends an acquire that did not grant: a ROLLBACK on the connection
+// frees whatever its transaction may have locked, and the outcome is known
+// (kind); when the connection cannot roll back, it is ended, which frees
+// the row once the server sees it gone, and until then the outcome is
+// unknown.
+func (l *ForUpdate) settle(ctx context.Context, c *pgx.Conn, kind, cause error) error {
+	if !c.IsClosed() && l.exec(context.Background(), c, "ROLLBACK") == nil {
+		l.pool.put(c)
+		if kind == nil {
+			return impls.Classify(ctx, forUpdateName, "acquire", cause, false)
+		}
+		return impls.Fail(forUpdateName, "acquire", kind, cause)
+	}
+	l.pool.discard(c)
+	return impls.Classify(ctx, forUpdateName, "acquire", cause, true)
+}
+
+func (l *ForUpdate) TryAcquire(ctx context.Context, key string) (impls.Lease, error) {
+	c, err := l.pool.get(ctx, "acquire")
+	if err != nil {
+		return nil, err
+	}
+	if err := l.begin(ctx, c, key); err != nil {
+		return nil, l.settle(ctx, c, nil, err)
+	}
+	octx, cancel := l.s.withOp(ctx)
+	var got string
+	err = c.QueryRow(octx, tryRow, rowKey(key)).Scan(&got)
+	cancel()
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, l.settle(ctx, c, impls.ErrHeld, nil)
+	}
+	if err != nil {
+		return nil, l.settle(ctx, c, nil, err)
+	}
+	return l.newLease(c, key), nil
+}
+
+// Acquire waits in the server's row-lock queue, which grants the row to a
+// waiter as soon as the holder's transaction ends: no polling. When ctx
+// ends, pgx sends a cancel request that ends the wait.
+func (l *ForUpdate) Acquire(ctx context.Context, key string) (impls.Lease, error) {
+	c, err := l.pool.get(ctx, "acquire")
+	if err != nil {
+		return nil, err
+	}
+	if err := l.begin(ctx, c, key); err != nil {
+		return nil, l.settle(ctx, c, nil, err)
+	}
+	var got string
+	err = c.QueryRow(ctx, forUpdateWaitSQL(), rowKey(key)).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) && skippedRowGrants() {
+		err = nil
+	}
+	if ctxErr := impls.ContextErr(ctx); ctxErr != nil {
+		// Granted or not just before the cancel, the ROLLBACK frees it.
+		return nil, l.settle(ctx, c, ctxErr, err)
+	}
+	if err != nil {
+		return nil, l.settle(ctx, c, nil, err)
+	}
+	return l.newLease(c, key), nil
+}
+
+// Close ends every session without committing: the server rolls their
+// transactions back and frees the rows, as after a crash.
+func (l *ForUpdate) Close() error { return l.pool.Close() }
+
+type forUpdateLease struct {
+	l    *ForUpdate
+	key  string
+	conn *pgx.Conn
+
+	// mu serialises the lease's connection between Refresh, Release and
+	// the watcher: a pgx.Conn runs one statement at a time.
+	mu       sync.Mutex
+	released bool
+	lost     chan struct{}
+	lostOnce sync.Once
+	stop     chan struct{}
+}
+
+func (l *ForUpdate) newLease(c *pgx.Conn, key string) *forUpdateLease {
+	s := &forUpdateLease{l: l, key: key, conn: c, lost: make(chan struct{}), stop: make(chan struct{})}
+	go s.watch()
+	return s
+}
+
+func (s *forUpdateLease) Key() string           { return s.key }
+func (s *forUpdateLease) Token() (uint64, bool) { return 0, false }
+func (s *forUpdateLease) Lost() <-chan struct{} { return s.lost }
+func (s *forUpdateLease) String() string        { return s.key + "@for-update" }
+
+// watch asks every TTL/3 whether the transaction is still open: a failed
+// question means the session is gone or in doubt, and with it the row lock.
+// The TTL here is only how soon the holder hears of it; the lock has none.
+func (s *forUpdateLease) watch() {
+	t := time.NewTicker(max(s.l.s.ttl/3, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		if s.released {
+			s.mu.Unlock()
+			return
+		}
+		if open, err := s.openLocked(context.Background()); err != nil || !open {
+			s.loseLocked()
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+	}
+}
+
+// openLocked makes one round trip (an empty statement) and reads the
+// transaction status the server reports after it: the row lock lasts
+// exactly as long as the transaction is open. s.mu must be held.
+func (s *forUpdateLease) openLocked(ctx context.Context) (bool, error) {
+	octx, cancel := s.l.s.withOp(ctx)
+	defer cancel()
+	if err := s.conn.Ping(octx); err != nil {
+		return false, err
+	}
+	return s.conn.PgConn().TxStatus() == inTransaction, nil
+}
+
+// loseLocked ends the session (so the server surely rolls back) and tells
+// the holder. s.mu must be held.
+func (s *forUpdateLease) loseLocked() {
+	s.lostOnce.Do(func() {
+		s.l.pool.discard(s.conn)
+		close(s.lost)
+	})
+}
+
+func (s *forUpdateLease) isLost() bool {
+	select {
+	case <-s.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// Refresh has no TTL to extend; it asks whether the transaction holding
+// the row is still open.
+func (s *forUpdateLease) Refresh(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released || s.isLost() {
+		return impls.Fail(forUpdateName, "refresh", impls.ErrNotHeld, nil)
+	}
+	open, err := s.openLocked(ctx)
+	if err != nil && !s.conn.IsClosed() && !sessionEnded(err) {
+		// The connection lives (pgx cuts it when a statement's context
+		// ends without an answer): a server error, the lock still ours.
+		return impls.Classify(ctx, forUpdateName, "refresh", err, false)
+	}
+	if err != nil || !open {
+		s.loseLocked()
+		return impls.Fail(forUpdateName, "refresh", impls.ErrNotHeld, err)
+	}
+	return nil
+}
+
+// Release commits the lease's transaction, which frees the row. It first
+// makes sure the transaction is still the one that locked the row: COMMIT
+// with none open only warns, and would hide a lock lost before.
+func (s *forUpdateLease) Release(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, nil)
+	}
+	s.released = true
+	close(s.stop)
+	if s.isLost() {
+		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, nil)
+	}
+	s.l.pool.mu.Lock()
+	closed := s.l.pool.closed
+	s.l.pool.mu.Unlock()
+	if closed || s.conn.IsClosed() {
+		// Closed before the COMMIT was sent: the session, and the row lock
+		// with it, is gone; nothing is unknown.
+		s.l.pool.discard(s.conn)
+		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, errors.New("the lease's session is closed"))
+	}
+	if s.conn.PgConn().TxStatus() != inTransaction {
+		s.l.pool.discard(s.conn)
+		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld,
+			fmt.Errorf("the lease's transaction had ended (status %q)", s.conn.PgConn().TxStatus()))
+	}
+	octx, cancel := s.l.s.withOp(ctx)
+	_, err := s.conn.Exec(octx, "COMMIT")
+	cancel()
+	if sessionEnded(err) {
+		// The server had ended the session (terminated, timed out) and
+		// said so: it rolled the transaction back, and the row was no
+		// longer ours.
+		s.l.pool.discard(s.conn)
+		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, err)
+	}
+	if err != nil {
+		// Ending the session rolls back what the COMMIT did not end;
+		// whether the row was still ours until then is unknown.
+		s.l.pool.discard(s.conn)
+		return impls.Classify(ctx, forUpdateName, "release", err, true)
+	}
+	s.l.pool.put(s.conn)
+	return nil
+}
+
+// sessionEnded says err is the server's own FATAL report that it ended the
+// session (pg_terminate_backend, an idle timeout): it rolled back first.
+func sessionEnded(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Severity == "FATAL"
+}

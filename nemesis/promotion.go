@@ -1,0 +1,127 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults/failpoint"
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
+)
+
+// PrimaryPromotion is a database fail-over by promotion: the primary is
+// SIGKILLed, its streaming replica promoted (PostgreSQL's pg_promote), and
+// the primary's address moved to the replica's host, as the Redis
+// fail-over moves it (moveAddress), so clients reconnect to the address
+// they know and reach the new primary. What lived only in the primary's
+// sessions (advisory locks, an open transaction's row locks) is gone, and
+// so is a commit that had not reached an asynchronous replica. The old
+// primary stays dead: a promotion is a schedule's last fault.
+const PrimaryPromotion = "primary-promotion"
+
+// PrimaryFailover is the fixed schedule (and matrix scenario) that fails
+// the primary over to its replica while the holder is inside its section.
+const PrimaryFailover = "primary-failover"
+
+// promotedReplica names the node a promotion promotes, by server kind, as
+// the topologies that declare one name it.
+var promotedReplica = map[topology.Kind]string{topology.Postgres: topology.PGReplicaName}
+
+func init() {
+	register(primaryPromotion{})
+	// The holder, stopped inside its section, goes on once the promotion
+	// is done and another client has had the lock (or half a TTL passed),
+	// then writes and leaves, as in server-restart: a lock that survived
+	// the fail-over still holds then, and one that did not has been
+	// granted to a client that reconnected to the new primary.
+	Fixed[PrimaryFailover] = func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		s := fixed(impl, fencing, ttl, Step{Kind: PrimaryPromotion, Target: firstServer(impl), Holder: "client-0",
+			After: failpoint.InCriticalSection}, serverShape)
+		s.Name = PrimaryFailover
+		return s
+	}
+}
+
+type primaryPromotion struct{}
+
+func (primaryPromotion) Name() string { return PrimaryPromotion }
+
+// Applies: the lock's kind can promote a replica, the named topology
+// declares one, and the address can move between hosts.
+func (primaryPromotion) Applies(spec impls.Spec, topo Topology) error {
+	replica, ok := promotedReplica[spec.Backend.Kind]
+	if !ok || spec.Backend.InProcess {
+		return fmt.Errorf("a promotion fails a database primary over to its replica, and %s's servers have none the lab promotes", spec.Name)
+	}
+	k, err := cluster.KindOf(spec.Backend.Kind)
+	if err != nil {
+		return err
+	}
+	if _, ok := k.(cluster.Promoter); !ok {
+		return fmt.Errorf("the lab cannot promote a %s replica", spec.Backend.Kind.Title())
+	}
+	named, err := topology.Lookup(topo.Name)
+	if err != nil {
+		return err
+	}
+	decl, err := spec.Backend.On(named)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(decl.Nodes(), func(n topology.Node) bool { return n.Name == replica && n.Role == topology.Replica }) {
+		return fmt.Errorf("the %s topology declares no replica of the primary to promote", topology.Or(topo.Name))
+	}
+	if topo.NoHosts != "" {
+		return fmt.Errorf("the primary's address moves between hosts of the lab's own: %s", topo.NoHosts)
+	}
+	return nil
+}
+
+func (primaryPromotion) Targets(topo Topology) []string {
+	for _, s := range topo.Servers {
+		if _, ok := promotedReplica[s.Kind]; ok {
+			return []string{s.Name}
+		}
+	}
+	return nil
+}
+
+func (primaryPromotion) Inject(ctx context.Context, sys System, target string) (string, error) {
+	primary, err := sys.Server(target)
+	if err != nil {
+		return "", err
+	}
+	replica, err := sys.Server(promotedReplica[primary.Kind])
+	if err != nil {
+		return "", err
+	}
+	if primary.Host == nil || replica.Host == nil {
+		return "", errors.New("promotion: the primary and its replica must run on hosts of their own")
+	}
+	k, err := cluster.KindOf(primary.Kind)
+	if err != nil {
+		return "", err
+	}
+	promoter, ok := k.(cluster.Promoter)
+	if !ok {
+		return "", fmt.Errorf("the lab cannot promote a %s replica", primary.Kind.Title())
+	}
+	if err := primary.Kill(); err != nil {
+		return "", fmt.Errorf("SIGKILL %s: %w", target, err)
+	}
+	if err := promoter.Promote(ctx, replica); err != nil {
+		return "", err
+	}
+	if err := moveAddress(ctx, primary, replica); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("SIGKILL %s; %s promoted; %s now answers on %s's host", target, replica.Name, primary.Addr, replica.Name), nil
+}
+
+func (primaryPromotion) Heal(context.Context, System, string) (string, error) {
+	return "old primary stays down; clients stay on the promoted replica", nil
+}
