@@ -63,8 +63,11 @@ type Spec struct {
 	Name    string
 	Summary string // one line for `bench list`
 	// Broken names the flaw of a deliberately broken variant ("" if none).
-	Broken  string
-	Peer    bool // an adapter around a third-party library
+	Broken string
+	Peer   bool // an adapter around a third-party library
+	// Guest: a lock of another language run behind the worker protocol
+	// (impls/guest, docs/guests); also a Peer.
+	Guest   bool
 	Caps    Capabilities
 	Backend Backend
 	// Source is the file a reader should open, relative to the repo root.

@@ -85,4 +85,18 @@ function hostPort(addr) {
   return { host: addr.slice(0, i), port: Number(addr.slice(i + 1)) };
 }
 
-module.exports = { serve, GuestError, sleep, lost, hostPort };
+// ready resolves when every ioredis client is connected, and fails as a
+// backend error after ms: a guest connects in hello, so its first grant
+// does not spend its timeout in the client's offline queue.
+function ready(clients, ms) {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new GuestError('backend', `not connected within ${ms} ms`)), ms);
+    Promise.all(clients.map((c) => new Promise((ok) => {
+      c.on('error', () => {}); // a failed request reports its own error
+      if (c.status === 'ready') ok();
+      else c.once('ready', ok);
+    }))).then(() => { clearTimeout(t); resolve(); });
+  });
+}
+
+module.exports = { serve, GuestError, sleep, lost, hostPort, ready };

@@ -7,7 +7,7 @@
 
 const Redis = require('ioredis');
 const Redlock = require('redlock');
-const { serve, GuestError, sleep, hostPort } = require('../lib-node/protocol.js');
+const { serve, GuestError, sleep, hostPort, ready } = require('../lib-node/protocol.js');
 
 const RETRY_DELAY = 200;
 const RETRY_JITTER = 100;
@@ -58,13 +58,9 @@ serve({
         enableOfflineQueue: false,
         retryStrategy: () => 50,
       });
-      c.on('error', () => {}); // redlock's clientError counts what matters
       return c;
     });
-    await Promise.all(clients.map((c) => new Promise((resolve) => {
-      if (c.status === 'ready') resolve();
-      else c.once('ready', resolve);
-    })));
+    await ready(clients, 10000);
     redlock = new Redlock(clients, { retryCount: 0, retryDelay: RETRY_DELAY, retryJitter: RETRY_JITTER });
     redlock.on('clientError', (e) => {
       if (!(e instanceof Redis.ReplyError)) clientErrors += 1;

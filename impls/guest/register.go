@@ -24,6 +24,7 @@ func Spec(m Manifest) impls.Spec {
 		Name:    m.ImplName(),
 		Summary: m.Summary,
 		Peer:    true,
+		Guest:   true,
 		Caps:    m.Capabilities.Impls(),
 		Backend: impls.Backend{Kind: m.Kind, Nodes: m.Nodes, Direct: true},
 		Source:  "guests/" + m.Name + "/",
