@@ -2,6 +2,8 @@ package guest_test
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +62,22 @@ func TestConformance(t *testing.T) {
 			}
 			conformance.Run(t, spec, conformance.Topology(t, spec), opts)
 		})
+	}
+}
+
+// The page for lock authors lists every guest the repository ships.
+func TestEveryGuestHasARow(t *testing.T) {
+	ms, err := guest.LoadAll(guest.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(guest.Root(), "docs", "guests", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if !strings.Contains(string(page), "| `"+m.ImplName()+"` |") {
+			t.Errorf("docs/guests/README.md has no row for %s", m.ImplName())
+		}
 	}
 }
