@@ -78,7 +78,8 @@ func redisNodes(s impls.Spec) int {
 
 // closestPeer picks the peer library a lock is compared with: same backend,
 // then the nearest number of Redis nodes (a one-node lock is compared with a
-// one-node peer, Redlock with five-node Redsync), then by name. Peers and
+// one-node peer, Redlock with five-node Redsync), then a Go peer before a
+// guest, then by name. Peers and
 // in-process locks have no closest peer.
 func closestPeer(s impls.Spec, among []impls.Spec) (impls.Spec, bool) {
 	if s.Peer || backendOf(s) == BackendInProcess {
@@ -103,6 +104,14 @@ func closestPeer(s impls.Spec, among []impls.Spec) (impls.Spec, bool) {
 	slices.SortStableFunc(cands, func(a, b impls.Spec) int {
 		if da, db := dist(a), dist(b); da != db {
 			return da - db
+		}
+		if a.Guest != b.Guest {
+			// A guest pays two pipe crossings per operation: a lock of ours
+			// is held to a peer in its own language before a guest.
+			if a.Guest {
+				return 1
+			}
+			return -1
 		}
 		return strings.Compare(a.Name, b.Name)
 	})

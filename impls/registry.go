@@ -25,11 +25,14 @@ type Backend struct {
 	// (redis-setnx-px-wait's WAIT), so only a topology with replicas
 	// carries it.
 	Replicas bool
+	// Direct: the client takes plain server addresses only (a guest), so a
+	// topology reached through Sentinel cannot carry it (topology.Need).
+	Direct bool
 }
 
 // Need is what the backend asks of a topology.
 func (b Backend) Need() topology.Need {
-	return topology.Need{Kind: b.Kind, Nodes: b.Nodes, Replicas: b.Replicas}
+	return topology.Need{Kind: b.Kind, Nodes: b.Nodes, Replicas: b.Replicas, Direct: b.Direct}
 }
 
 // On declares the lock servers the backend needs on topology t.
@@ -64,8 +67,11 @@ type Spec struct {
 	Name    string
 	Summary string // one line for `bench list`
 	// Broken names the flaw of a deliberately broken variant ("" if none).
-	Broken  string
-	Peer    bool // an adapter around a third-party library
+	Broken string
+	Peer   bool // an adapter around a third-party library
+	// Guest: a lock of another language run behind the worker protocol
+	// (impls/guest, docs/guests); also a Peer.
+	Guest   bool
 	Caps    Capabilities
 	Backend Backend
 	// Source is the file a reader should open, relative to the repo root.

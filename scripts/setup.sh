@@ -34,6 +34,13 @@ if [ "${LOCKLAB_SERVERS:-local}" != containers ]; then
 		need+=(mariadb-server)
 	fi
 fi
+# Guests (guests/*/, docs/guests): the Debian packages their adapters run on,
+# needed in either mode (a guest runs beside its worker, not in a container).
+# redis-py's Lock: Debian's python3-redis, for /usr/bin/python3.
+[ -f /usr/lib/python3/dist-packages/redis/lock.py ] || need+=(python3-redis)
+# node-redlock, node-redlock-5, node-redisson: Node.js and npm (install.sh).
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 # Installed where apt-get can, never demanded elsewhere: the tools of the
 # lab's hosts (network namespaces, Linux only), and for container mode the
 # engine (docker.io brings dockerd, runc and containerd; not needed when an
@@ -73,6 +80,16 @@ elif [ $((${#need[@]} + ${#extra[@]})) -gt 0 ]; then
 		$sudo service "$svc" stop >/dev/null 2>&1 || true
 	done
 fi
+
+# Each guest's own install.sh (its registry's packages: npm, Maven), run from
+# the guest's folder; each is idempotent and quiet when there is nothing to do.
+for install in "$(dirname "$0")"/../guests/*/install.sh; do
+	[ -f "$install" ] || continue
+	bash "$install" || {
+		echo "locklab setup: $install failed" >&2
+		exit 1
+	}
+done
 
 # A Docker engine for container mode. Debian's docker.io installs dockerd but
 # nothing starts it where there is no init system, so start it ourselves when

@@ -95,7 +95,7 @@ func (r exploreOptions) tableOptions(out string) (tableOptions, error) {
 	return o, nil
 }
 
-// exploreRow is one row of explore.json (engine.ExploreRow, where the
+// exploreRow is one row of explore.json (record.ExploreRow, where the
 // report site reads it too).
 type exploreRow = record.ExploreRow
 

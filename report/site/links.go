@@ -55,11 +55,13 @@ func (l links) page(from, to string) string {
 	return l.from(from, filepath.Join(l.out, filepath.FromSlash(to)))
 }
 
-// escapePath escapes each segment, so a name with '#' or '?' stays a path.
+// escapePath escapes each segment, so a name with '#' or '?' stays a path,
+// and one with ':' (a guest's lock, "guest:redis-py") is not read as a URL
+// scheme when it is the first segment of a link to the same folder.
 func escapePath(p string) string {
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
-		segs[i] = strings.NewReplacer("%", "%25", "#", "%23", "?", "%3F", " ", "%20").Replace(s)
+		segs[i] = strings.NewReplacer("%", "%25", "#", "%23", "?", "%3F", " ", "%20", ":", "%3A").Replace(s)
 	}
 	return strings.Join(segs, "/")
 }
