@@ -1,6 +1,9 @@
 package topology
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // RedisClusterName is the Redis Cluster topology's name.
 const RedisClusterName = "redis-cluster"
@@ -35,6 +38,9 @@ func DeclareRedisCluster(need Need) (Declaration, error) {
 	}
 	if need.Count() != 1 {
 		return Declaration{}, fmt.Errorf("a Redis Cluster is one system, and the lock asks for %d independent servers", need.Count())
+	}
+	if need.Direct {
+		return Declaration{}, errors.New("a Redis Cluster's clients follow its slots from member to member, and the lock's client takes plain server addresses only")
 	}
 	return Declaration{Groups: []Group{{Name: string(Redis), Kind: RedisCluster, Role: Lock, Count: 2 * RedisClusterMasters, Ensemble: true}}}, nil
 }
