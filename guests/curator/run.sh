@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Starts the Curator guest: a small JVM (one per lab client) speaking the
+# worker protocol on stdin/stdout. install.sh (run by scripts/setup.sh)
+# builds it first.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=classpath.sh
+. "$here/classpath.sh"
+stamp="$here/build/.built"
+if [ ! -f "$stamp" ] || [ -n "$(find "$here/src" -newer "$stamp" -name '*.java')" ]; then
+	echo "curator guest: not built, or its sources changed since: run scripts/setup.sh (or guests/curator/install.sh)" >&2
+	exit 1
+fi
+# A small heap, the serial collector and the client compiler: a lab run
+# starts several of these on two cores, and each lives seconds.
+exec java -Xmx96m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto \
+	-Dorg.slf4j.simpleLogger.defaultLogLevel="${LOCKLAB_CURATOR_LOG:-off}" \
+	-cp "$here/build:$classpath" CuratorGuest
