@@ -2,8 +2,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
-import java.io.FileOutputStream;
 import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -11,38 +13,50 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 /**
- * The lab's guest for Apache Curator's InterProcessMutex: it reads one JSON
- * request a line on stdin and writes one JSON answer (or event) a line on
- * stdout, as docs/guests/protocol.md describes. stdout belongs to the
+ * The lab's guest for Apache Curator's InterProcessMutex: one JSON request a
+ * line on stdin, one JSON answer or event a line on stdout, as
+ * docs/guests/protocol.md (version 1) describes. stdout belongs to the
  * protocol alone, so System.out is pointed at stderr before any library can
  * print to it.
  *
- * Requests are handled in order on the reading thread, except acquire and
- * try-acquire, which may wait and so run on the lease's own thread (Curator
- * ties a mutex's ownership to the thread that acquired it, so release must
- * run there too).
+ * The reading thread never waits on ZooKeeper except in hello: every lease
+ * operation runs on that lease's own thread (Curator ties a mutex to the
+ * thread that acquired it), so a refresh or a cancel is read while an
+ * acquire waits.
  */
 public final class CuratorGuest {
     static final String NAME = "curator";
     static final int PROTOCOL = 1;
+    /** How long after a cancel (or a deadline) Curator gets to return before the guest answers for it. */
+    static final long GRACE_MS = 2000;
 
     private final ObjectMapper json = new ObjectMapper();
     private final OutputStream out;
     private CuratorFramework client;
-    private boolean fenced;
-    private final Map<Long, CuratorLease> leases = new ConcurrentHashMap<>();
+    private final Map<String, CuratorLease> leases = new ConcurrentHashMap<>();
+    private final Map<Long, Call> calls = new ConcurrentHashMap<>();
     private final AtomicLong nextLease = new AtomicLong(1);
+    final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "deadlines");
+        t.setDaemon(true);
+        return t;
+    });
     /** The latest connection state Curator reported; null before the first. */
     private volatile ConnectionState state;
+    private volatile boolean closed;
 
     private CuratorGuest(OutputStream out) {
         this.out = out;
@@ -54,7 +68,8 @@ public final class CuratorGuest {
         new CuratorGuest(protocolOut).serve();
     }
 
-    private void serve() throws Exception {
+    /** serve reads requests until stdin ends, then exits without releasing anything, as a crash would. */
+    private void serve() throws IOException {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         while ((line = in.readLine()) != null) {
@@ -64,53 +79,57 @@ public final class CuratorGuest {
             JsonNode req;
             try {
                 req = json.readTree(line);
-            } catch (Exception e) {
+            } catch (IOException e) {
                 // Without a readable id there is nothing to answer to.
                 System.err.println("curator guest: unreadable request: " + e.getMessage());
                 continue;
             }
-            if (!handle(req)) {
-                break;
-            }
+            handle(req);
         }
-        shutdown();
+        closeClient();
         System.exit(0);
     }
 
-    /** handle answers one request; false means close was asked. */
-    private boolean handle(JsonNode req) {
+    private void handle(JsonNode req) {
         long id = req.path("id").asLong();
         String op = req.path("op").asText("");
+        Call call = new Call(this, id, op);
+        calls.put(id, call);
         try {
+            if (closed && !op.equals("close") && !op.equals("cancel")) {
+                throw new GuestError("backend", "the client was closed");
+            }
             switch (op) {
                 case "hello":
-                    hello(id, req);
-                    return true;
+                    hello(call, req);
+                    break;
                 case "acquire":
                 case "try-acquire":
-                    startAcquire(id, req, op.equals("acquire"));
-                    return true;
+                    acquire(call, req);
+                    break;
                 case "refresh":
-                    lease(id, req).refresh(id);
-                    return true;
+                    lease(req).refresh(call, req.path("timeout_ms").asLong(0));
+                    break;
                 case "release":
-                    lease(id, req).release(id);
-                    return true;
+                    lease(req).release(call, req.path("timeout_ms").asLong(0));
+                    break;
+                case "cancel":
+                    cancel(req.path("target").asLong(-1));
+                    call.ok();
+                    break;
                 case "close":
-                    shutdown();
-                    answer(ok(id));
-                    return false;
+                    close();
+                    call.ok();
+                    break;
                 default:
-                    answer(error(id, "protocol", "unknown op \"" + op + "\""));
-                    return true;
+                    throw new GuestError("protocol", "unknown op \"" + op + "\"");
             }
         } catch (GuestError e) {
-            answer(error(id, e.kind, e.getMessage()));
-            return true;
+            call.fail(e.kind, e.getMessage());
         }
     }
 
-    private void hello(long id, JsonNode req) throws GuestError {
+    private void hello(Call call, JsonNode req) throws GuestError {
         int protocol = req.path("protocol").asInt(-1);
         if (protocol != PROTOCOL) {
             throw new GuestError("protocol", "this guest speaks protocol " + PROTOCOL + ", asked for " + protocol);
@@ -119,18 +138,26 @@ public final class CuratorGuest {
         List<String> servers = new ArrayList<>();
         config.path("servers").path("zookeeper").forEach(s -> servers.add(s.asText()));
         if (servers.isEmpty()) {
-            throw new GuestError("backend", "no zookeeper servers in config.servers");
+            throw new GuestError("protocol", "hello's config.servers has no zookeeper addresses");
         }
         int ttl = config.path("ttl_ms").asInt(10000);
-        fenced = config.path("fenced").asBoolean(false);
-        // The session timeout is the lease: the server drops a silent
-        // client's session, and its lock nodes, after it.
-        client = CuratorFrameworkFactory.builder()
+        String clientId = config.path("client_id").asText("");
+        // The session timeout is the lease: the server ends a silent
+        // client's session, and deletes its lock nodes, after it. Curator's
+        // connection timeout bounds each wait for a connection, and the
+        // retries are short, so the library's own timeouts stay near it.
+        CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder()
                 .connectString(String.join(",", servers))
                 .sessionTimeoutMs(ttl)
                 .connectionTimeoutMs(ttl)
-                .retryPolicy(new ExponentialBackoffRetry(50, 3))
-                .build();
+                .retryPolicy(new ExponentialBackoffRetry(50, 3));
+        if (!clientId.isEmpty()) {
+            // Curator writes this into every lock node (by default the
+            // host's address), so the lab's client id is what a human
+            // reading the lock's children sees.
+            b.defaultData(clientId.getBytes(StandardCharsets.UTF_8));
+        }
+        client = b.build();
         client.getConnectionStateListenable().addListener((c, newState) -> onState(newState));
         client.start();
         try {
@@ -140,70 +167,124 @@ public final class CuratorGuest {
         } catch (InterruptedException e) {
             throw new GuestError("backend", "interrupted while connecting");
         }
-        ObjectNode a = ok(id);
-        a.put("name", NAME);
-        a.put("version", "curator-recipes " + curatorVersion());
+        ObjectNode a = ok(call.id);
+        a.put("name", "curator-recipes");
+        a.put("version", curatorVersion());
         a.put("protocol", PROTOCOL);
         ObjectNode caps = a.putObject("capabilities");
         caps.put("fencing", true);
-        caps.put("renewal", true);
-        caps.put("lost_notify", true);
-        caps.put("no_polling", true);
-        caps.put("expiry", true);
         caps.put("reentrant", false);
-        answer(a);
+        caps.put("renewal", true);
+        caps.put("lostnotify", true);
+        caps.put("nopolling", true);
+        caps.put("expiry", true);
+        caps.put("validity", false);
+        call.answer(a);
     }
 
     /** curatorVersion reads the version Maven recorded in the recipes jar (its manifest has none). */
     private static String curatorVersion() {
         String res = "/META-INF/maven/org.apache.curator/curator-recipes/pom.properties";
-        try (java.io.InputStream in = org.apache.curator.framework.recipes.locks.InterProcessMutex.class.getResourceAsStream(res)) {
+        try (InputStream in = InterProcessMutex.class.getResourceAsStream(res)) {
             if (in == null) {
                 return "unknown";
             }
-            java.util.Properties p = new java.util.Properties();
+            Properties p = new Properties();
             p.load(in);
             return p.getProperty("version", "unknown");
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return "unknown";
         }
     }
 
-    private void startAcquire(long id, JsonNode req, boolean wait) throws GuestError {
+    private void acquire(Call call, JsonNode req) throws GuestError {
         if (client == null) {
-            throw new GuestError("protocol", "acquire before hello");
+            throw new GuestError("protocol", call.op + " before hello");
         }
         String key = req.path("key").asText("");
         if (key.isEmpty()) {
-            throw new GuestError("protocol", "acquire without a key");
+            throw new GuestError("protocol", call.op + " without a key");
         }
-        long timeoutMs = req.path("timeout_ms").asLong(0);
-        long leaseId = nextLease.getAndIncrement();
+        String leaseId = "L" + nextLease.getAndIncrement();
         CuratorLease lease = new CuratorLease(this, leaseId, key);
-        lease.acquire(id, wait, timeoutMs);
+        lease.acquire(call, call.op.equals("acquire"), req.path("timeout_ms").asLong(0));
     }
 
-    private CuratorLease lease(long id, JsonNode req) throws GuestError {
-        long leaseId = req.path("lease").asLong(-1);
+    /**
+     * lease finds the lease a refresh or release names. One the guest no
+     * longer has (released, or given up after a late grant) is answered
+     * "lost" by the lease-less stand-in, as the protocol asks of a lease
+     * that is no longer ours.
+     */
+    private CuratorLease lease(JsonNode req) throws GuestError {
+        String leaseId = req.path("lease").asText("");
+        if (leaseId.isEmpty()) {
+            throw new GuestError("protocol", "no lease named");
+        }
         CuratorLease l = leases.get(leaseId);
         if (l == null) {
-            throw new GuestError("protocol", "no lease " + leaseId);
+            throw new GuestError("lost", "lease " + leaseId + " is no longer held");
         }
         return l;
     }
 
     /**
-     * onState follows Curator's advice for its locks: on SUSPENDED the holder
-     * can no longer be sure it holds the lock (the server may expire the
-     * session and grant the next waiter before the client hears of it), and
-     * on LOST it surely does not. Either way every lease held is reported
-     * lost; a RECONNECTED does not give it back.
+     * cancel ends a waiting acquire: its thread is interrupted, Curator
+     * deletes the node it stood in line with and throws, and the acquire is
+     * answered "timeout" (or with its grant, if that came first). Should
+     * Curator not return within GRACE_MS, the guest answers for it.
+     */
+    private void cancel(long target) {
+        Call c = calls.get(target);
+        if (c == null || c.answered()) {
+            return;
+        }
+        c.cancelled = true;
+        if (c.work != null) {
+            c.work.cancel(true);
+        }
+        timers.schedule(() -> c.fail("timeout", "cancelled"), GRACE_MS, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * close ends the session without releasing anything: the server deletes
+     * the session's ephemeral nodes at once, which frees every lock it held
+     * or waited for. Requests still waiting are answered first.
+     */
+    private void close() {
+        closed = true;
+        for (Call c : calls.values()) {
+            if (c.work != null) {
+                c.work.cancel(true);
+            }
+            if (!c.op.equals("close")) {
+                c.fail("backend", "the client was closed");
+            }
+        }
+        closeClient();
+    }
+
+    private void closeClient() {
+        for (CuratorLease l : leases.values()) {
+            l.stop();
+        }
+        if (client != null) {
+            client.close();
+        }
+    }
+
+    /**
+     * onState follows Curator's advice for its locks: after SUSPENDED the
+     * holder can no longer be sure it holds the lock (the server may expire
+     * the session and grant the next waiter before this client hears of
+     * it), and after LOST it surely does not. Either way every lease held is
+     * reported lost; a RECONNECTED does not give it back.
      */
     private void onState(ConnectionState s) {
         state = s;
         if (s == ConnectionState.SUSPENDED || s == ConnectionState.LOST) {
             for (CuratorLease l : leases.values()) {
-                l.markLost(s.name());
+                l.markLost("connection " + s.name());
             }
         }
     }
@@ -218,10 +299,6 @@ public final class CuratorGuest {
         return client;
     }
 
-    boolean fenced() {
-        return fenced;
-    }
-
     void track(CuratorLease l) {
         leases.put(l.id, l);
     }
@@ -230,15 +307,8 @@ public final class CuratorGuest {
         leases.remove(l.id);
     }
 
-    private void shutdown() {
-        for (CuratorLease l : leases.values()) {
-            l.stop();
-        }
-        leases.clear();
-        if (client != null) {
-            client.close();
-            client = null;
-        }
+    void forgetCall(Call c) {
+        calls.remove(c.id, c);
     }
 
     ObjectNode ok(long id) {
@@ -264,13 +334,13 @@ public final class CuratorGuest {
         return a;
     }
 
-    /** answer writes one line; lines from several threads never interleave. */
-    synchronized void answer(ObjectNode a) {
+    /** write sends one line, whole; lines from several threads never interleave. */
+    synchronized void write(ObjectNode a) {
         try {
             out.write(json.writeValueAsBytes(a));
             out.write('\n');
             out.flush();
-        } catch (Exception e) {
+        } catch (IOException e) {
             // The lab has gone: nothing is left to answer to.
             System.exit(1);
         }

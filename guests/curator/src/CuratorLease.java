@@ -13,35 +13,33 @@ import org.apache.zookeeper.data.Stat;
 /**
  * One grant of Curator's InterProcessMutex, from its acquire to its release.
  *
- * Curator ties a mutex to the thread that acquired it (release from another
- * thread throws IllegalMonitorStateException, and a second acquire on the
- * same thread re-enters), so every lease has a thread of its own, and each
- * lease is a new InterProcessMutex: two acquires of one key by one guest
- * contend like two processes, as the lab's other clients do.
+ * Curator ties a mutex to the thread that acquired it (a release from
+ * another thread throws IllegalMonitorStateException, and a second acquire
+ * on the same thread re-enters), so every lease has a thread of its own, and
+ * each lease is a new InterProcessMutex: two acquires of one key by one
+ * guest contend like two processes, as the lab's other clients do.
  */
 final class CuratorLease {
     /**
-     * Root is the lab's own zookeeper lock's root (impls/zklock.Root), and
+     * ROOT is the lab's own zookeeper lock's root (impls/zklock.Root), and
      * keys are escaped the same way, so the two locks contend on one path:
      * Curator's children are "_c_<guid>-lock-<seq>" like the lab's, and both
      * order them by the sequence after "lock-".
      */
     static final String ROOT = "/locklab/locks";
 
-    final long id;
+    final String id;
     private final CuratorGuest guest;
-    private final String key;
     private final String dir;
     private final ExecutorService thread;
-    private Mutex mutex;
+    private volatile Mutex mutex;
     private boolean granted;
     private boolean lost;
     private boolean released;
 
-    CuratorLease(CuratorGuest guest, long id, String key) {
+    CuratorLease(CuratorGuest guest, String id, String key) {
         this.guest = guest;
         this.id = id;
-        this.key = key;
         this.dir = ROOT + "/" + escapeKey(key);
         this.thread = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "lease-" + id);
@@ -61,15 +59,26 @@ final class CuratorLease {
         }
     }
 
-    void acquire(long reqId, boolean wait, long timeoutMs) {
+    /**
+     * acquire waits for the lock on the lease's thread. An acquire with a
+     * bound is Curator's acquire(time); a try-acquire is Curator's
+     * acquire(0): it makes its node, looks once, and deletes the node if it
+     * is not first. Should Curator not return within the bound (plus
+     * GRACE_MS, for a create stuck behind a cut connection), the guest
+     * answers "unknown": the node may stand in line, and a grant that comes
+     * after the answer is released at once.
+     */
+    void acquire(Call call, boolean wait, long timeoutMs) {
         guest.track(this);
-        submit(reqId, () -> {
+        if (timeoutMs > 0) {
+            guest.timers.schedule(() -> call.fail("unknown", "Curator did not return within " + timeoutMs + "ms"),
+                    timeoutMs + CuratorGuest.GRACE_MS, TimeUnit.MILLISECONDS);
+        }
+        call.work = submit(call, () -> {
             mutex = new Mutex(guest.client(), dir);
             boolean got;
             try {
                 if (!wait) {
-                    // A zero wait: Curator makes its node, looks once, and
-                    // deletes the node if it is not first.
                     got = mutex.acquire(0, TimeUnit.MILLISECONDS);
                 } else if (timeoutMs > 0) {
                     got = mutex.acquire(timeoutMs, TimeUnit.MILLISECONDS);
@@ -78,58 +87,72 @@ final class CuratorLease {
                     got = true;
                 }
             } catch (Exception e) {
-                guest.forget(this);
-                guest.answer(guest.error(reqId, acquireErrorKind(e), describe(e)));
-                stop();
+                end();
+                if (call.cancelled || e instanceof InterruptedException) {
+                    call.fail("timeout", "cancelled");
+                } else {
+                    call.fail(acquireErrorKind(e), describe(e));
+                }
                 return;
             }
             if (!got) {
-                guest.forget(this);
-                guest.answer(guest.error(reqId, wait ? "timeout" : "held",
-                        wait ? "not granted within " + timeoutMs + "ms" : "held by another client"));
-                stop();
+                end();
+                if (!wait) {
+                    call.fail("held", "held by another client");
+                } else {
+                    call.fail("timeout", "not granted within " + timeoutMs + "ms");
+                }
                 return;
             }
-            Long token = null;
-            if (guest.fenced()) {
-                try {
-                    token = token();
-                } catch (Exception e) {
-                    releaseQuietly();
-                    guest.forget(this);
-                    guest.answer(guest.error(reqId, e instanceof KeeperException.NoNodeException ? "lost" : "backend",
-                            "reading the fencing token: " + describe(e)));
-                    stop();
-                    return;
-                }
-            }
-            synchronized (this) {
-                granted = true;
-                ObjectNode a = guest.ok(reqId);
-                a.put("lease", id);
-                if (token != null) {
-                    a.put("token", token);
-                }
-                guest.answer(a);
-                // A grant made while the connection is suspended is in doubt
-                // from its first moment, as Curator's advice says of a held
-                // lock.
-                if (guest.connectionDoubtful()) {
-                    markLost("granted while the connection was suspended");
-                }
-            }
+            grant(call);
         });
     }
 
     /**
+     * grant answers the acquire with the lease and its token. A grant made
+     * while the connection is suspended is in doubt from its first moment,
+     * as Curator's advice says of a held lock, so it is reported lost at
+     * once.
+     */
+    private void grant(Call call) {
+        long token;
+        try {
+            token = token();
+        } catch (Exception e) {
+            releaseQuietly();
+            end();
+            call.fail(e instanceof KeeperException.NoNodeException ? "backend" : "unknown",
+                    "reading the fencing token: " + describe(e));
+            return;
+        }
+        synchronized (this) {
+            ObjectNode a = guest.ok(call.id);
+            a.put("lease", id);
+            a.put("token", token);
+            granted = true;
+            if (!call.answer(a)) {
+                // Answered already (a deadline, a cancel, a close): nobody
+                // will release this grant, so give it up now.
+                released = true;
+                releaseQuietly();
+                end();
+                return;
+            }
+            if (guest.connectionDoubtful()) {
+                markLost("granted while the connection was suspended");
+            }
+        }
+    }
+
+    /**
      * token is the lock directory's creation zxid plus our node's sequence
-     * number, the lab's zookeeper lock's token (impls/zklock, lease.Token,
-     * says why it grows with every grant of the key, across deletions of the
-     * directory; Curator makes the directory a container node, which the
-     * server deletes once empty). Curator issues no token, so this costs one
-     * listing per grant, made only when the lab asks for fencing. The
-     * listing and the directory's stat come in one reply, and our node being
-     * in it proves the stat is of the directory our sequence counts in.
+     * number, the lab's zookeeper lock's token (impls/zklock's lease.Token
+     * says why it grows with every grant of a key, across deletions of the
+     * directory: Curator makes it a container node, which the server deletes
+     * once empty). Curator issues no token; reading it costs one listing per
+     * grant. The listing and the directory's stat come in one reply, and our
+     * node being in it proves the stat is of the directory our sequence
+     * counts in.
      */
     private long token() throws Exception {
         String path = mutex.nodePath();
@@ -144,29 +167,31 @@ final class CuratorLease {
 
     /**
      * refresh has no lease time to extend (the session's pings keep the
-     * node); it checks that the node is still this session's.
+     * node); it checks that the node is still this session's, which also
+     * catches a node left from an expired session (CURATOR-604's case).
      */
-    void refresh(long reqId) {
-        submit(reqId, () -> {
+    void refresh(Call call, long timeoutMs) {
+        deadline(call, timeoutMs);
+        call.work = submit(call, () -> {
             if (!holding()) {
-                guest.answer(guest.error(reqId, "lost", "the lock was lost or released"));
+                call.fail("lost", "the lock was lost or released");
                 return;
             }
             try {
                 Stat stat = guest.client().checkExists().forPath(mutex.nodePath());
                 long session = guest.client().getZookeeperClient().getZooKeeper().getSessionId();
                 if (stat == null) {
-                    guest.answer(guest.error(reqId, "lost", "lock node " + mutex.nodePath() + " is gone"));
+                    call.fail("lost", "lock node " + mutex.nodePath() + " is gone");
                 } else if (stat.getEphemeralOwner() != session) {
-                    guest.answer(guest.error(reqId, "lost", "lock node belongs to session 0x"
-                            + Long.toHexString(stat.getEphemeralOwner()) + ", ours is 0x" + Long.toHexString(session)));
-                } else if (isLost()) {
-                    guest.answer(guest.error(reqId, "lost", "the connection was suspended while we asked"));
+                    call.fail("lost", "lock node belongs to session 0x" + Long.toHexString(stat.getEphemeralOwner())
+                            + ", ours is 0x" + Long.toHexString(session));
+                } else if (!holding()) {
+                    call.fail("lost", "the connection was suspended while we asked");
                 } else {
-                    guest.answer(guest.ok(reqId));
+                    call.ok();
                 }
             } catch (Exception e) {
-                guest.answer(guest.error(reqId, "backend", describe(e)));
+                call.fail("unknown", describe(e));
             }
         });
     }
@@ -174,33 +199,39 @@ final class CuratorLease {
     /**
      * release deletes our node through Curator, which retries the delete in
      * the background until it succeeds ("guaranteed") and ignores a node
-     * already gone: so a lost lease is answered "lost" from what the guest
-     * learnt, not from the delete.
+     * already gone: so whether the lease was still ours comes from what the
+     * guest learnt before (a lost lease is answered "lost"), not from the
+     * delete. The lease counts as released from the moment the request is
+     * read, so no lost event follows it.
      */
-    void release(long reqId) {
-        submit(reqId, () -> {
-            boolean wasLost;
-            synchronized (this) {
-                if (released) {
-                    guest.answer(guest.error(reqId, "lost", "already released"));
-                    return;
-                }
-                released = true;
-                wasLost = lost;
+    void release(Call call, long timeoutMs) {
+        boolean wasLost;
+        synchronized (this) {
+            if (released) {
+                call.fail("lost", "already released");
+                return;
             }
-            guest.forget(this);
+            released = true;
+            wasLost = lost;
+        }
+        guest.forget(this);
+        deadline(call, timeoutMs);
+        call.work = submit(call, () -> {
             try {
                 mutex.release();
-                guest.answer(wasLost ? guest.error(reqId, "lost", "the lock was lost before the release")
-                        : guest.ok(reqId));
+                if (wasLost) {
+                    call.fail("lost", "the lock was lost before the release");
+                } else {
+                    call.ok();
+                }
             } catch (Exception e) {
-                guest.answer(guest.error(reqId, "unknown", "release: " + describe(e)));
+                call.fail("unknown", "release: " + describe(e));
             }
             stop();
         });
     }
 
-    /** markLost reports a held lease lost, once; a lease not granted yet is left alone. */
+    /** markLost reports a held lease lost, once; a lease not granted yet or released is left alone. */
     synchronized void markLost(String reason) {
         if (!granted || lost || released) {
             return;
@@ -209,34 +240,45 @@ final class CuratorLease {
         ObjectNode e = guest.event("lost");
         e.put("lease", id);
         e.put("reason", reason);
-        guest.answer(e);
+        guest.write(e);
     }
 
     private synchronized boolean holding() {
         return granted && !lost && !released;
     }
 
-    private synchronized boolean isLost() {
-        return lost;
+    /** deadline answers "unknown" for Curator if it is still at work when the lab stops waiting. */
+    private void deadline(Call call, long timeoutMs) {
+        if (timeoutMs > 0) {
+            guest.timers.schedule(() -> call.fail("unknown", "Curator did not return within " + timeoutMs + "ms"),
+                    timeoutMs, TimeUnit.MILLISECONDS);
+        }
     }
 
     private void releaseQuietly() {
         try {
             mutex.release();
         } catch (Exception ignored) {
-            // the node is gone or Curator's guaranteed delete will finish it
+            // the node is gone, or Curator's guaranteed delete finishes it
         }
     }
 
-    void stop() {
-        thread.shutdownNow();
+    /** end forgets a lease that was never granted (or given up) and stops its thread. */
+    private void end() {
+        guest.forget(this);
+        stop();
     }
 
-    private void submit(long reqId, Runnable r) {
+    void stop() {
+        thread.shutdown();
+    }
+
+    private java.util.concurrent.Future<?> submit(Call call, Runnable r) {
         try {
-            thread.execute(r);
+            return thread.submit(r);
         } catch (RejectedExecutionException e) {
-            guest.answer(guest.error(reqId, "lost", "lease " + id + " is over"));
+            call.fail("lost", "lease " + id + " is over");
+            return null;
         }
     }
 
