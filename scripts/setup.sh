@@ -25,6 +25,10 @@ if [ "${LOCKLAB_SERVERS:-local}" != containers ]; then
 	command -v redis-sentinel >/dev/null 2>&1 || need+=(redis-sentinel)
 	[ -f /usr/share/java/zookeeper.jar ] || [ -n "${LOCKLAB_ZOOKEEPER_CLASSPATH:-}" ] || need+=(zookeeper)
 	command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+	# The curator guest (guests/curator): Apache Curator's jars with their
+	# dependencies, and javac, which its install.sh compiles it with.
+	[ -f /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java)
+	command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 	command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 	if ! command -v postgres >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
 		need+=(postgresql)

@@ -7,7 +7,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=classpath.sh
 . "$here/classpath.sh"
 stamp="$here/build/.built"
-if [ ! -f "$stamp" ] || [ -n "$(find "$here/src" -newer "$stamp" -name '*.java')" ]; then
+if [ ! -f "$stamp" ] || [ -n "$(find "$here/src" "$here/classpath.sh" -newer "$stamp" | head -1)" ]; then
 	echo "curator guest: not built, or its sources changed since: run scripts/setup.sh (or guests/curator/install.sh)" >&2
 	exit 1
 fi
