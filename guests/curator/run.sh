@@ -12,7 +12,11 @@ if [ ! -f "$stamp" ] || [ -n "$(find "$here/src" "$here/classpath.sh" -newer "$s
 	exit 1
 fi
 # A small heap, the serial collector and the client compiler: a lab run
-# starts several of these on two cores, and each lives seconds.
+# starts several of these on two cores, and each lives seconds. IPv4
+# sockets: a JVM's default dual-stack sockets show their peers as
+# [::ffff:a.b.c.d]:port, which the lab's search for the server a client is
+# connected to (ss, for the holder-server-cut fault) does not match.
 exec java -Xmx96m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto \
+	-Djava.net.preferIPv4Stack=true \
 	-Dorg.slf4j.simpleLogger.defaultLogLevel="${LOCKLAB_CURATOR_LOG:-off}" \
 	-cp "$here/build:$classpath" CuratorGuest
