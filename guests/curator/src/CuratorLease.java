@@ -125,6 +125,7 @@ final class CuratorLease {
                     "reading the fencing token: " + describe(e));
             return;
         }
+        OwnerAudit.check(guest.client(), mutex.nodePath());
         synchronized (this) {
             ObjectNode a = guest.ok(call.id);
             a.put("lease", id);
