@@ -21,10 +21,15 @@ type Backend struct {
 	// (local-mutex shares one mutex between them): no worker processes, so
 	// no client faults.
 	InProcess bool
+	// Direct: the client takes plain server addresses only (a guest), so a
+	// topology reached through Sentinel cannot carry it (topology.Need).
+	Direct bool
 }
 
 // Need is what the backend asks of a topology.
-func (b Backend) Need() topology.Need { return topology.Need{Kind: b.Kind, Nodes: b.Nodes} }
+func (b Backend) Need() topology.Need {
+	return topology.Need{Kind: b.Kind, Nodes: b.Nodes, Direct: b.Direct}
+}
 
 // On declares the lock servers the backend needs on topology t.
 func (b Backend) On(t topology.Named) (topology.Declaration, error) {
@@ -58,8 +63,11 @@ type Spec struct {
 	Name    string
 	Summary string // one line for `bench list`
 	// Broken names the flaw of a deliberately broken variant ("" if none).
-	Broken  string
-	Peer    bool // an adapter around a third-party library
+	Broken string
+	Peer   bool // an adapter around a third-party library
+	// Guest: a lock of another language run behind the worker protocol
+	// (impls/guest, docs/guests); also a Peer.
+	Guest   bool
 	Caps    Capabilities
 	Backend Backend
 	// Source is the file a reader should open, relative to the repo root.

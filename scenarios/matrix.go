@@ -137,7 +137,9 @@ func (r CellResult) Row() string {
 }
 
 // Brief keeps what make test runs of the matrix: every cell on the single
-// topology, and each other topology briefly: contention, a crashed holder
+// topology (of a guest, only its holder-crash cell: the SIGKILL of the
+// worker must take the guest library with it, and the guest's conformance
+// run covers the rest of make test's share), and each other topology briefly: contention, a crashed holder
 // and the faults only that kind of topology has (the scenarios that do not
 // run on the single one), unfenced, for the first correct lock of ours that
 // has the cell (cells come ours first), less the cells in briefSkip. `bench matrix` runs them all: a cell off the
@@ -149,6 +151,9 @@ func Brief(cells []Cell) []Cell {
 	for _, c := range cells {
 		t := topology.Or(c.Topology)
 		if t == topology.SingleName {
+			if c.Impl.Guest && (c.Scenario != "holder-crash" || c.Fencing) {
+				continue
+			}
 			out = append(out, c)
 			continue
 		}

@@ -25,10 +25,6 @@ if [ "${LOCKLAB_SERVERS:-local}" != containers ]; then
 	command -v redis-sentinel >/dev/null 2>&1 || need+=(redis-sentinel)
 	[ -f /usr/share/java/zookeeper.jar ] || [ -n "${LOCKLAB_ZOOKEEPER_CLASSPATH:-}" ] || need+=(zookeeper)
 	command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
-	# The curator guest (guests/curator): Apache Curator's jars with their
-	# dependencies, and javac, which its install.sh compiles it with.
-	[ -f /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java)
-	command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 	command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 	if ! command -v postgres >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
 		need+=(postgresql)
@@ -38,6 +34,17 @@ if [ "${LOCKLAB_SERVERS:-local}" != containers ]; then
 		need+=(mariadb-server)
 	fi
 fi
+# Guests (guests/*/, docs/guests): the Debian packages their adapters run on,
+# needed in either mode (a guest runs beside its worker, not in a container).
+# redis-py's Lock: Debian's python3-redis, for /usr/bin/python3.
+[ -f /usr/lib/python3/dist-packages/redis/lock.py ] || need+=(python3-redis)
+# node-redlock, node-redlock-5, node-redisson: Node.js and npm (install.sh).
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
+# curator: Apache Curator's jars with their dependencies (ZooKeeper's client,
+# Guava, Jackson, SLF4J), and javac, which its install.sh compiles it with.
+[ -f /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java)
+command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 # Installed where apt-get can, never demanded elsewhere: the tools of the
 # lab's hosts (network namespaces, Linux only), and for container mode the
 # engine (docker.io brings dockerd, runc and containerd; not needed when an
@@ -77,6 +84,16 @@ elif [ $((${#need[@]} + ${#extra[@]})) -gt 0 ]; then
 		$sudo service "$svc" stop >/dev/null 2>&1 || true
 	done
 fi
+
+# Each guest's own install.sh (its registry's packages: npm, Maven), run from
+# the guest's folder; each is idempotent and quiet when there is nothing to do.
+for install in "$(dirname "$0")"/../guests/*/install.sh; do
+	[ -f "$install" ] || continue
+	bash "$install" || {
+		echo "locklab setup: $install failed" >&2
+		exit 1
+	}
+done
 
 # A Docker engine for container mode. Debian's docker.io installs dockerd but
 # nothing starts it where there is no init system, so start it ourselves when

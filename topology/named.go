@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -17,6 +18,11 @@ type Need struct {
 	// (0 means 1). A topology whose servers form one system (a quorum, a
 	// Sentinel group) carries only locks that need one.
 	Nodes int
+	// Direct: the lock's client takes the servers' own addresses and
+	// nothing else (a guest speaking protocol 1), so a topology whose
+	// clients find the server through a discovery service (Sentinel)
+	// cannot carry it.
+	Direct bool
 }
 
 // Count is Nodes with its zero value read as one server.
@@ -174,6 +180,9 @@ func RedisSentinel(need Need) (Declaration, error) {
 	}
 	if need.Count() != 1 {
 		return Declaration{}, fmt.Errorf("a Sentinel group is one system, and the lock asks for %d independent servers", need.Count())
+	}
+	if need.Direct {
+		return Declaration{}, errors.New("a Sentinel group's clients find the master through the sentinels, and the lock's client takes plain server addresses only")
 	}
 	master := RedisNodes(1)
 	return Declaration{Groups: []Group{

@@ -25,7 +25,7 @@ var layers = [][]string{
 	// The Redis client the lock families share.
 	{"impls/etcdclient", "impls/redisclient"},
 	// Lock families and peers' adapters.
-	{"impls/control", "impls/etcdlock", "impls/mysqllock", "impls/peers", "impls/pglock", "impls/redisfair", "impls/redislock", "impls/redisson", "impls/redlock", "impls/zklock"},
+	{"impls/control", "impls/etcdlock", "impls/guest", "impls/mysqllock", "impls/peers", "impls/pglock", "impls/redisfair", "impls/redislock", "impls/redisson", "impls/redlock", "impls/zklock"},
 	{"impls/all", "cluster"},
 	{"impls/conformance", "workload", "workload/sale", "workload/takeover"},
 	{"runner"},

@@ -4,6 +4,7 @@ package all
 import (
 	_ "github.com/locklab/locklab/impls/control"
 	_ "github.com/locklab/locklab/impls/etcdlock"
+	_ "github.com/locklab/locklab/impls/guest"
 	_ "github.com/locklab/locklab/impls/mysqllock"
 	_ "github.com/locklab/locklab/impls/peers"
 	_ "github.com/locklab/locklab/impls/pglock"

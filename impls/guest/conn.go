@@ -36,6 +36,8 @@ type conn struct {
 	stdin  io.WriteCloser
 	stderr *tail
 	grace  time.Duration
+	// onLost takes the guest's lost events; set before hello, as no event
+	// can come before it.
 	onLost func(lease, reason string)
 
 	wmu sync.Mutex // one line at a time on stdin
@@ -47,6 +49,7 @@ type conn struct {
 	closing   bool
 	dead      error         // why no request can be made any more
 	deadCh    chan struct{} // closed when dead is set
+	closingCh chan struct{} // closed when close begins: waits end at once
 	exited    chan struct{} // closed once the process is reaped
 }
 
@@ -64,7 +67,7 @@ type call struct {
 // startConn runs the guest's command as a child of this process: it stays
 // in this process's group (no Setpgid) and network namespace, so whatever
 // freezes, kills or cuts off this process does the same to the guest.
-func startConn(m Manifest, grace time.Duration, onLost func(lease, reason string)) (*conn, error) {
+func startConn(m Manifest, grace time.Duration) (*conn, error) {
 	argv := m.argv()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = m.Dir
@@ -72,8 +75,9 @@ func startConn(m Manifest, grace time.Duration, onLost func(lease, reason string
 	// If the lab dies without closing it (a test binary's panic), the guest
 	// dies too: nothing is left running.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	c := &conn{m: m, cmd: cmd, stderr: &tail{max: 4000}, grace: grace, onLost: onLost,
-		pending: map[int64]*call{}, deadCh: make(chan struct{}), exited: make(chan struct{})}
+	c := &conn{m: m, cmd: cmd, stderr: &tail{max: 4000}, grace: grace,
+		pending: map[int64]*call{}, deadCh: make(chan struct{}), closingCh: make(chan struct{}),
+		exited: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	var err error
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
@@ -303,6 +307,8 @@ func (c *conn) await(ctx context.Context, cl *call, into *line) error {
 		return nil
 	case <-c.deadCh:
 		return c.dead
+	case <-c.closingCh:
+		return errClosed
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -339,6 +345,9 @@ func (c *conn) close() error {
 	already := c.closing
 	c.closing = true
 	dead := c.dead
+	if !already {
+		close(c.closingCh)
+	}
 	c.mu.Unlock()
 	if already {
 		<-c.exited
@@ -348,12 +357,14 @@ func (c *conn) close() error {
 	if dead == nil {
 		_, cl, serr := c.send(request{Op: "close"}, time.Now().Add(c.grace), BreachSilence)
 		if serr == nil {
-			var l line
-			ctx, cancel := context.WithTimeout(context.Background(), c.grace)
-			if aerr := c.await(ctx, cl, &l); aerr == nil && !*l.OK {
-				err = fmt.Errorf("guest %s: close: %s", c.m.Name, msg(l))
+			select {
+			case l := <-cl.reply:
+				if !*l.OK {
+					err = fmt.Errorf("guest %s: close: %s", c.m.Name, msg(l))
+				}
+			case <-c.deadCh:
+			case <-time.After(c.grace):
 			}
-			cancel()
 		}
 	}
 	_ = c.stdin.Close()

@@ -68,7 +68,7 @@ func TestBreaches(t *testing.T) {
 		t.Run(tt.mode, func(t *testing.T) {
 			m, pidfile := fake(t, tt.mode)
 			if tt.mode == "silent-hello" {
-				m.StartTimeoutMS = 200
+				m.StartTimeoutMS = 2000
 			}
 			l, err := Start(m, fakeCfg, Options{Grace: 200 * time.Millisecond})
 			if !tt.atStart {

@@ -14,6 +14,9 @@ import (
 // documented one. Tests shorten Grace to see a silent guest sooner.
 type Options struct {
 	Grace time.Duration // past a request's timeout; 0: defaultGrace
+	// spare: the client may be a process Prestart started in advance (the
+	// registry's clients; the protocol's own tests start each of theirs).
+	spare bool
 }
 
 // Locker is one guest process: one lock client of the guest's library.
@@ -40,10 +43,11 @@ func Start(m Manifest, cfg impls.Config, o Options) (*Locker, error) {
 		o.Grace = defaultGrace
 	}
 	l := &Locker{m: m, name: name, leases: map[string]*lease{}}
-	c, err := startConn(m, o.Grace, l.lost)
+	c, err := spawn(m, o.Grace, o.spare)
 	if err != nil {
 		return nil, impls.Fail(name, "start", impls.ErrBackend, err)
 	}
+	c.onLost = l.lost
 	l.c = c
 	go l.loseAllOnBreach()
 	if err := l.hello(hc); err != nil {
@@ -175,7 +179,9 @@ func (l *Locker) grant(ctx context.Context, op, key string) (impls.Lease, error)
 	}
 	var a line
 	if err := l.c.await(ctx, cl, &a); err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, errClosed) {
+			// A grant that comes anyway is given back, so a wait its
+			// caller left (or a closed client's) never holds the lock.
 			l.abandonGrant(id, key)
 		}
 		return nil, l.fail(ctx, op, err)
@@ -212,8 +218,11 @@ func (l *Locker) newLease(key string, a line) impls.Lease {
 	l.mu.Lock()
 	l.leases[a.Lease] = ls
 	l.mu.Unlock()
-	if l.m.Capabilities.Validity && a.ValidMS != nil {
-		return &validLease{lease: ls, until: time.Now().Add(time.Duration(*a.ValidMS) * time.Millisecond)}
+	if l.m.Capabilities.Validity && a.ValidUntilMS != nil {
+		v := &validLease{lease: ls}
+		v.set(*a.ValidUntilMS)
+		ls.valid = v
+		return v
 	}
 	return ls
 }
@@ -273,6 +282,7 @@ type lease struct {
 	token    *uint64
 	lostOnce sync.Once
 	lostCh   chan struct{}
+	valid    *validLease // with the validity capability
 }
 
 func (s *lease) Key() string { return s.key }
@@ -314,13 +324,27 @@ func (s *lease) do(ctx context.Context, op string) error {
 	if !*a.OK {
 		return s.l.answerErr(ctx, op, a)
 	}
+	if s.valid != nil && a.ValidUntilMS != nil {
+		s.valid.set(*a.ValidUntilMS)
+	}
 	return nil
 }
 
 // validLease is a lease whose grant said how long it is surely valid.
 type validLease struct {
 	*lease
+	mu    sync.Mutex
 	until time.Time
 }
 
-func (v *validLease) ValidUntil() time.Time { return v.until }
+func (v *validLease) set(unixMS int64) {
+	v.mu.Lock()
+	v.until = time.UnixMilli(unixMS)
+	v.mu.Unlock()
+}
+
+func (v *validLease) ValidUntil() time.Time {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.until
+}

@@ -24,11 +24,12 @@ func Spec(m Manifest) impls.Spec {
 		Name:    m.ImplName(),
 		Summary: m.Summary,
 		Peer:    true,
+		Guest:   true,
 		Caps:    m.Capabilities.Impls(),
-		Backend: impls.Backend{Kind: m.Kind, Nodes: m.Nodes},
+		Backend: impls.Backend{Kind: m.Kind, Nodes: m.Nodes, Direct: true},
 		Source:  "guests/" + m.Name + "/",
 		New: func(cfg impls.Config) (impls.Locker, error) {
-			return Start(m, cfg, Options{})
+			return Start(m, cfg, Options{spare: true})
 		},
 	}
 }

@@ -39,10 +39,10 @@ type line struct {
 	Capabilities *Capabilities `json:"capabilities"`
 
 	// grants and events
-	Lease   string  `json:"lease"`
-	Token   *uint64 `json:"token"`
-	ValidMS *int64  `json:"valid_ms"`
-	Reason  string  `json:"reason"`
+	Lease        string  `json:"lease"`
+	Token        *uint64 `json:"token"`
+	ValidUntilMS *int64  `json:"valid_until_ms"`
+	Reason       string  `json:"reason"`
 }
 
 type answerError struct {

@@ -1,0 +1,112 @@
+// node-redlock (npm `redlock` 4.2.0, its `latest`) as a locklab guest: the
+// Redlock algorithm over every Redis server the lab gives (one, or five).
+// The library's own defaults are kept (drift factor 0.01, a retry every
+// 200 ms ± 100 ms); the wait loop is the library's retry made cancellable:
+// one library attempt (retryCount 0) at a time, the library's delay between.
+'use strict';
+
+const Redis = require('ioredis');
+const Redlock = require('redlock');
+const { serve, GuestError, sleep, hostPort, ready } = require('../lib-node/protocol.js');
+
+const RETRY_DELAY = 200;
+const RETRY_JITTER = 100;
+
+let clients = [];
+let redlock;
+let ttl = 1000;
+// Requests the library sent whose fate is unknown: a connection failed or
+// timed out. A server's error reply (WRONGTYPE) is not one: the server
+// answered, and a script that errs has no effect.
+let clientErrors = 0;
+const leases = new Map();
+let seq = 0;
+
+// attempt runs one library call and classifies its failure: the library
+// says only "no quorum"; if a server failed meanwhile, the request may
+// have taken effect there, so the outcome is unknown.
+async function attempt(fn, noQuorum) {
+  const before = clientErrors;
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof Redlock.LockError && clientErrors === before) {
+      throw new GuestError(noQuorum, e.message);
+    }
+    throw new GuestError('unknown', `${e.message} (server errors meanwhile: ${clientErrors - before})`);
+  }
+}
+
+function grant(lock) {
+  seq += 1;
+  const id = `L${seq}`;
+  leases.set(id, lock);
+  return { lease: id, valid_until_ms: lock.expiration };
+}
+
+serve({
+  async hello(config) {
+    ttl = config.ttl_ms;
+    clients = config.servers.redis.map((addr) => {
+      const c = new Redis({
+        ...hostPort(addr),
+        // Timeouts under the TTL, as the lab's own clients have; no queue
+        // while disconnected and no hidden retries: a failed request fails.
+        connectTimeout: Math.max(100, ttl / 2),
+        commandTimeout: Math.max(100, ttl / 2),
+        maxRetriesPerRequest: 0,
+        enableOfflineQueue: false,
+        retryStrategy: () => 50,
+      });
+      return c;
+    });
+    await ready(clients, 10000);
+    redlock = new Redlock(clients, { retryCount: 0, retryDelay: RETRY_DELAY, retryJitter: RETRY_JITTER });
+    redlock.on('clientError', (e) => {
+      if (!(e instanceof Redis.ReplyError)) clientErrors += 1;
+    });
+    return {
+      name: 'redlock', version: require('redlock/package.json').version, protocol: 1,
+      capabilities: { expiry: true, validity: true },
+    };
+  },
+
+  async tryAcquire(req) {
+    return grant(await attempt(() => redlock.lock(req.key, ttl), 'held'));
+  },
+
+  async acquire(req, signal) {
+    const end = req.timeout_ms ? Date.now() + req.timeout_ms : Infinity;
+    for (;;) {
+      try {
+        return grant(await attempt(() => redlock.lock(req.key, ttl), 'held'));
+      } catch (e) {
+        if (e.kind !== 'held') throw e;
+      }
+      const delay = RETRY_DELAY + Math.floor((Math.random() * 2 - 1) * RETRY_JITTER);
+      if (signal.aborted || Date.now() + delay > end) {
+        throw new GuestError('timeout', 'not granted in time');
+      }
+      await sleep(delay, signal);
+    }
+  },
+
+  async refresh(req) {
+    const lock = leases.get(req.lease);
+    if (!lock) throw new GuestError('lost', `no lease ${req.lease}`);
+    await attempt(() => redlock.extend(lock, ttl), 'lost');
+    return { valid_until_ms: lock.expiration };
+  },
+
+  async release(req) {
+    const lock = leases.get(req.lease);
+    if (!lock) throw new GuestError('lost', `no lease ${req.lease}`);
+    leases.delete(req.lease);
+    await attempt(() => redlock.unlock(lock), 'lost');
+    return {};
+  },
+
+  async close() {
+    clients.forEach((c) => c.disconnect());
+  },
+});
