@@ -8,8 +8,6 @@ import (
 
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
-	// Every guest in guests/, as the matrix sees them.
-	_ "github.com/locklab/locklab/impls/guest"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/scenarios"
 )
