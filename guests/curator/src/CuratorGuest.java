@@ -142,6 +142,7 @@ public final class CuratorGuest {
         }
         int ttl = config.path("ttl_ms").asInt(10000);
         String clientId = config.path("client_id").asText("");
+        OwnerAudit.clientId = clientId;
         // The session timeout is the lease: the server ends a silent
         // client's session, and deletes its lock nodes, after it. Curator's
         // connection timeout bounds each wait for a connection, and the

@@ -15,6 +15,8 @@ import org.apache.zookeeper.data.Stat;
  */
 final class OwnerAudit {
     private static final String LOG = System.getenv("LOCKLAB_CURATOR_OWNER_LOG");
+    /** clientId is hello's client_id, which names the client in the lab's history. */
+    static volatile String clientId = "";
 
     private OwnerAudit() {
     }
@@ -40,7 +42,7 @@ final class OwnerAudit {
         }
         synchronized (OwnerAudit.class) {
             try (FileWriter w = new FileWriter(LOG, true)) {
-                w.write(System.currentTimeMillis() + " pid " + ProcessHandle.current().pid() + " " + line + "\n");
+                w.write(System.currentTimeMillis() + " pid " + ProcessHandle.current().pid() + " client " + clientId + " " + line + "\n");
             } catch (IOException e) {
                 System.err.println("curator guest: owner audit: " + e.getMessage());
             }
