@@ -129,7 +129,10 @@ func list(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	for _, s := range impls.All() {
 		kind := "impl"
-		if s.Peer {
+		switch {
+		case s.Guest:
+			kind = "guest" // another language's lock, behind the worker protocol
+		case s.Peer:
 			kind = "peer"
 		}
 		note := s.Summary

@@ -86,10 +86,20 @@ def release(req):
     lock = leases[req["lease"]]
     try:
         lock.release()
-    finally:
-        with table:
-            leases.pop(req["lease"], None)
+    except (ConnectionError, TimeoutError):
+        # The lease stays: a retried release goes to the library again,
+        # which decides what it can still do.
+        raise
+    except BaseException:
+        forget(req["lease"])
+        raise
+    forget(req["lease"])
     return {}
+
+
+def forget(lease):
+    with table:
+        leases.pop(lease, None)
 
 
 ops = {"hello": hello, "acquire": lambda r: grant(r, True), "try-acquire": lambda r: grant(r, False),

@@ -60,7 +60,9 @@ func TestConformance(t *testing.T) {
 		t.Run(m.Name, func(t *testing.T) {
 			opts, ok := guestSuites[m.Name]
 			if !ok {
-				t.Skipf("guest %s has no conformance options in this test yet", m.Name)
+				// A new guest is held to the whole suite until its line
+				// above records what its library does not do.
+				opts = conformance.Options{TTL: guestTTL}
 			}
 			spec, err := impls.Lookup(m.ImplName())
 			if err != nil {

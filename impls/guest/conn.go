@@ -195,8 +195,10 @@ func (c *conn) watch() {
 		select {
 		case <-c.deadCh:
 			return
-		case now := <-t.C:
-			now = time.Now()
+		case <-t.C:
+			// The time now, not the tick's: after a freeze the tick waiting
+			// in the channel is old, and the gap is what was lost.
+			now := time.Now()
 			frozen := now.Sub(last) - every
 			last = now
 			c.mu.Lock()
