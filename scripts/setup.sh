@@ -41,6 +41,10 @@ fi
 # node-redlock, node-redlock-5, node-redisson: Node.js and npm (install.sh).
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
+# curator: Apache Curator's jars with their dependencies (ZooKeeper's client,
+# Guava, Jackson, SLF4J), and javac, which its install.sh compiles it with.
+[ -f /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java)
+command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 # Installed where apt-get can, never demanded elsewhere: the tools of the
 # lab's hosts (network namespaces, Linux only), and for container mode the
 # engine (docker.io brings dockerd, runc and containerd; not needed when an

@@ -125,3 +125,9 @@ func waitsOut(t *testing.T, e *env, key string, allowBackend bool) string {
 	t.Fatalf("blocking Acquire of an occupied lock: %v", err)
 	return ""
 }
+
+// ForeignContender names the defect of ignoring a contender of the named
+// library (Curator, GoZookeeper, Kazoo) queued in the lock's directory: it
+// is recorded per library, since a lock may honour one library's node
+// names and not another's (Curator honours go-zookeeper's, not kazoo's).
+func ForeignContender(library string) string { return DefectForeignContender + ":" + library }

@@ -49,7 +49,7 @@ func adversarialZooKeeper(t *testing.T, e *env) {
 			defect := refusal(t, e, key, false)
 			if defect != "" {
 				zc.Delete(node, -1)
-				e.judge(t, DefectForeignContender, defect)
+				e.judge(t, ForeignContender(c.name), defect)
 				return
 			}
 			// The foreign holder leaves: a waiter must be granted, woken
@@ -71,7 +71,7 @@ func adversarialZooKeeper(t *testing.T, e *env) {
 			if err := <-got; err != nil {
 				defect = fmt.Sprintf("after the foreign contender left, the waiter got %v", err)
 			}
-			e.judge(t, DefectForeignContender, defect)
+			e.judge(t, ForeignContender(c.name), defect)
 		})
 	}
 

@@ -51,8 +51,10 @@ type redisShape struct {
 
 var (
 	setnxShape = []redisShape{{"{K}", "string", true, false}, {"{K}:fence", "string", false, true}}
-	// protectedChild is Curator's and go-zookeeper's protected node name.
+	// protectedChild is go-zookeeper's protected node name (and the lab's).
 	protectedChild = regexp.MustCompile(`^_c_[0-9a-f]{32}-lock-[0-9]{10}$`)
+	// curatorChild is Curator's: the same form, its GUID a dashed UUID.
+	curatorChild = regexp.MustCompile(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-lock-[0-9]{10}$`)
 )
 
 // documented is every lock's server-side shape, from its Summary and docs.
@@ -73,6 +75,7 @@ var documented = map[string]shape{
 	"peer-redsync-5":          {redis: []redisShape{{"K", "string", true, false}}},
 	"zookeeper":               {zkDir: "/locklab/locks/K", zkChild: protectedChild},
 	"peer-zk-lock":            {zkDir: "/locklab/peer-locks/K", zkChild: protectedChild},
+	"guest:curator":           {zkDir: "/locklab/locks/K", zkChild: curatorChild}, // on the zookeeper lock's path, so both contend
 	"pg-unique-insert":        {pgTable: "locklab_unique_lock"},
 	"pg-optimistic":           {pgTable: "locklab_optimistic_lock", pgVersionIsToken: true},
 	"pg-advisory":             {pgAdvisory: true},
