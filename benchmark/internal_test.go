@@ -328,7 +328,7 @@ func TestRedisFloorsAgainstServers(t *testing.T) {
 	}
 	defer topo.Close()
 	opts := Defaults(true)
-	b := &bench{opts: opts, topo: topo, runID: "floors"}
+	b := &bench{opts: opts, topo: topo, runID: "floors", redisNodes: topo.Endpoints().Addrs(topology.Redis)}
 	d := 100 * time.Millisecond
 
 	hop, err := b.wakeUpHop(ctx, d)
