@@ -54,6 +54,9 @@ def grant(req, blocking):
     lock = client.lock(req["key"], timeout=ttl, sleep=0.01, thread_local=False)
     end = time.monotonic() + req["timeout_ms"] / 1000.0
     while True:
+        # A cancel seen between slices ends the wait before another try.
+        if blocking and req["id"] in cancelled:
+            raise Timeout()
         # One SET NX PX per call; the wait loop is redis-py's own, cut into
         # slices so that a cancel is seen.
         left = end - time.monotonic() if req["timeout_ms"] else 0.05
