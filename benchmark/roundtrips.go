@@ -57,6 +57,11 @@ var declaredRoundTrips = map[string]RoundTrips{
 	"peer-redsync-5":          {2, "SET NX PX on 5 nodes in parallel, release script on 5 nodes in parallel"},
 	"peer-zk-lock":            {3, "create protected ephemeral sequential, getChildren, delete"},
 	"etcd-lock":               {2, "transaction putting the key when absent and reading the line's head, transaction deleting the key at its create revision (the lease is granted once per client)"},
+	"guest:redis-py":          {2, "Lock.acquire's SET NX PX, Lock.release's script (EVALSHA)"},
+	"guest:node-redlock":      {2, "redlock's acquire script, its release script"},
+	"guest:node-redlock-5":    {2, "redlock's acquire script on 5 nodes in parallel, its release script on 5 nodes in parallel"},
+	"guest:node-redisson":     {3, "Redisson's lock script, its unlock script (which publishes to waiters), a DEL of the unlock latch"},
+	"guest:curator":           {4, "create ephemeral sequential, getChildren, the adapter's read of the lock directory's czxid (the fencing token; Curator issues none), delete"},
 	"peer-etcd-mutex":         {3, "Mutex's transaction (put when absent, read the head), the adapter's ownership check (a transaction with a read), Unlock's delete"},
 }
 

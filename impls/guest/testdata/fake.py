@@ -77,6 +77,12 @@ def serve(req):
     if op in ("acquire", "try-acquire"):
         end = time.time() + req.get("timeout_ms", 0) / 1000.0
         while True:
+            # A cancel is read before any later request on the same pipe,
+            # so checking it before each try means a wait the lab gave up
+            # on never takes a lock released after the cancel.
+            if rid in cancelled:
+                send({"id": rid, "ok": False, "error": {"kind": "timeout", "message": "cancelled"}})
+                return
             lease = grant(req["key"])
             if lease:
                 send({"id": rid, "ok": True, "lease": lease})
@@ -89,9 +95,6 @@ def serve(req):
                 return
             if req.get("timeout_ms", 0) and time.time() > end:
                 send({"id": rid, "ok": False, "error": {"kind": "timeout", "message": "waited"}})
-                return
-            if rid in cancelled:
-                send({"id": rid, "ok": False, "error": {"kind": "timeout", "message": "cancelled"}})
                 return
             time.sleep(0.01)
     if op in ("refresh", "release"):
