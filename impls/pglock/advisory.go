@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -144,78 +142,28 @@ func (l *Advisory) Acquire(ctx context.Context, key string) (impls.Lease, error)
 func (l *Advisory) Close() error { return l.pool.Close() }
 
 type advisoryLease struct {
-	l    *Advisory
-	key  string
-	conn *pgx.Conn
-
-	// mu serialises the lease's connection between Refresh, Release and
-	// the watcher: a pgx.Conn runs one statement at a time.
-	mu       sync.Mutex
-	released bool
-	lost     chan struct{}
-	lostOnce sync.Once
-	stop     chan struct{}
+	session
+	l   *Advisory
+	key string
 }
 
+// newLease starts the watcher: it pings the lease's connection every
+// TTL/3 until release, and a failed ping means the session is gone (server
+// crash, connection cut, backend terminated) or soon will be, and with it
+// the lock.
 func (l *Advisory) newLease(c *pgx.Conn, key string) *advisoryLease {
-	s := &advisoryLease{l: l, key: key, conn: c, lost: make(chan struct{}), stop: make(chan struct{})}
-	go s.watch()
+	s := &advisoryLease{session: newSession(l.pool, c), l: l, key: key}
+	go s.watch(l.s.ttl, func() bool {
+		ctx, cancel := l.s.withOp(context.Background())
+		defer cancel()
+		return s.conn.Ping(ctx) == nil && !s.conn.IsClosed()
+	})
 	return s
 }
 
 func (s *advisoryLease) Key() string           { return s.key }
 func (s *advisoryLease) Token() (uint64, bool) { return 0, false }
-func (s *advisoryLease) Lost() <-chan struct{} { return s.lost }
 func (s *advisoryLease) String() string        { return s.key + "@advisory" }
-
-// watch pings the lease's connection every TTL/3 until release: a failed
-// ping means the session is gone (server crash, connection cut, backend
-// terminated) or soon will be, and with it the lock. The TTL here is only
-// how soon the holder hears of it; the lock itself has no TTL.
-func (s *advisoryLease) watch() {
-	every := max(s.l.s.ttl/3, 10*time.Millisecond)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-		s.mu.Lock()
-		if s.released {
-			s.mu.Unlock()
-			return
-		}
-		ctx, cancel := s.l.s.withOp(context.Background())
-		err := s.conn.Ping(ctx)
-		cancel()
-		if err != nil || s.conn.IsClosed() {
-			s.loseLocked()
-			s.mu.Unlock()
-			return
-		}
-		s.mu.Unlock()
-	}
-}
-
-// loseLocked closes the session (so the server surely frees the lock) and
-// tells the holder. s.mu must be held.
-func (s *advisoryLease) loseLocked() {
-	s.lostOnce.Do(func() {
-		s.l.pool.discard(s.conn)
-		close(s.lost)
-	})
-}
-
-func (s *advisoryLease) isLost() bool {
-	select {
-	case <-s.lost:
-		return true
-	default:
-		return false
-	}
-}
 
 // Refresh has no TTL to extend; it asks the server whether this session
 // still holds the lock.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -167,55 +165,26 @@ func (l *ForUpdate) Acquire(ctx context.Context, key string) (impls.Lease, error
 func (l *ForUpdate) Close() error { return l.pool.Close() }
 
 type forUpdateLease struct {
-	l    *ForUpdate
-	key  string
-	conn *pgx.Conn
-
-	// mu serialises the lease's connection between Refresh, Release and
-	// the watcher: a pgx.Conn runs one statement at a time.
-	mu       sync.Mutex
-	released bool
-	lost     chan struct{}
-	lostOnce sync.Once
-	stop     chan struct{}
+	session
+	l   *ForUpdate
+	key string
 }
 
+// newLease starts the watcher: it asks every TTL/3 whether the transaction
+// is still open, and a failed question means the session is gone or in
+// doubt, and with it the row lock.
 func (l *ForUpdate) newLease(c *pgx.Conn, key string) *forUpdateLease {
-	s := &forUpdateLease{l: l, key: key, conn: c, lost: make(chan struct{}), stop: make(chan struct{})}
-	go s.watch()
+	s := &forUpdateLease{session: newSession(l.pool, c), l: l, key: key}
+	go s.watch(l.s.ttl, func() bool {
+		open, err := s.openLocked(context.Background())
+		return err == nil && open
+	})
 	return s
 }
 
 func (s *forUpdateLease) Key() string           { return s.key }
 func (s *forUpdateLease) Token() (uint64, bool) { return 0, false }
-func (s *forUpdateLease) Lost() <-chan struct{} { return s.lost }
 func (s *forUpdateLease) String() string        { return s.key + "@for-update" }
-
-// watch asks every TTL/3 whether the transaction is still open: a failed
-// question means the session is gone or in doubt, and with it the row lock.
-// The TTL here is only how soon the holder hears of it; the lock has none.
-func (s *forUpdateLease) watch() {
-	t := time.NewTicker(max(s.l.s.ttl/3, 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-		s.mu.Lock()
-		if s.released {
-			s.mu.Unlock()
-			return
-		}
-		if open, err := s.openLocked(context.Background()); err != nil || !open {
-			s.loseLocked()
-			s.mu.Unlock()
-			return
-		}
-		s.mu.Unlock()
-	}
-}
 
 // openLocked makes one round trip (an empty statement) and reads the
 // transaction status the server reports after it: the row lock lasts
@@ -227,24 +196,6 @@ func (s *forUpdateLease) openLocked(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	return s.conn.PgConn().TxStatus() == inTransaction, nil
-}
-
-// loseLocked ends the session (so the server surely rolls back) and tells
-// the holder. s.mu must be held.
-func (s *forUpdateLease) loseLocked() {
-	s.lostOnce.Do(func() {
-		s.l.pool.discard(s.conn)
-		close(s.lost)
-	})
-}
-
-func (s *forUpdateLease) isLost() bool {
-	select {
-	case <-s.lost:
-		return true
-	default:
-		return false
-	}
 }
 
 // Refresh has no TTL to extend; it asks whether the transaction holding
