@@ -38,6 +38,10 @@ type MySQLOptions struct {
 	Settings map[string]string
 }
 
+// innodbLogFileSize keeps the redo log small, as every node's dir is a
+// temp dir; the bootstrap and the server must agree on it.
+const innodbLogFileSize = "--innodb-log-file-size=16M"
+
 // mysqlPackage is the Debian package that installs the server: MariaDB,
 // which Debian ships in MySQL's place and which speaks its protocol.
 const mysqlPackage = "mariadb-server"
@@ -161,8 +165,7 @@ func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 	}
 	// Both the bootstrap and the server read no option file (--no-defaults
 	// must come first): the machine's /etc/mysql settings are not the lab's.
-	// The redo log is made small, as every node's dir is a temp dir.
-	common := []string{"--no-defaults", "--datadir=" + data, "--innodb-log-file-size=16M"}
+	common := []string{"--no-defaults", "--datadir=" + data, innodbLogFileSize}
 	install := func() error {
 		if _, err := os.Stat(filepath.Join(data, "mysql")); err == nil {
 			return nil // a restart that keeps its data
@@ -170,14 +173,21 @@ func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 		if err := chown(); err != nil {
 			return err
 		}
-		args := append(append([]string{}, common...), "--skip-test-db", "--skip-name-resolve",
-			"--auth-root-authentication-method=normal")
-		cmd := exec.Command(installDB, args...)
-		asServerUser(cmd)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %w\n%s", filepath.Base(installDB), err, out)
-		}
-		return nil
+		return copyOfBootstrap("mysql "+installDB, "mysql", data, func(into string) error {
+			if cred != nil {
+				if err := os.Chown(filepath.Dir(into), int(cred.Uid), int(cred.Gid)); err != nil {
+					return fmt.Errorf("%s: %w", filepath.Base(installDB), err)
+				}
+			}
+			args := []string{"--no-defaults", "--datadir=" + into, innodbLogFileSize,
+				"--skip-test-db", "--skip-name-resolve", "--auth-root-authentication-method=normal"}
+			cmd := exec.Command(installDB, args...)
+			asServerUser(cmd)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("%s: %w\n%s", filepath.Base(installDB), err, out)
+			}
+			return nil
+		})
 	}
 	initFile := filepath.Join(dir, "init.sql")
 	if err := os.WriteFile(initFile, []byte(mysqlInitSQL), 0o644); err != nil {

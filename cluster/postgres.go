@@ -145,11 +145,22 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 		if opts.ReplicaOf != nil {
 			return baseBackup(bin, data, opts, asServerUser)
 		}
-		cmd := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", PostgresUser,
-			"--auth=trust", "--encoding=UTF8", "--no-sync", "--no-instructions")
-		asServerUser(cmd)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("initdb: %w\n%s", err, out)
+		err := copyOfBootstrap("postgres "+bin, "PG_VERSION", data, func(into string) error {
+			if cred != nil {
+				if err := os.Chown(filepath.Dir(into), int(cred.Uid), int(cred.Gid)); err != nil {
+					return fmt.Errorf("initdb: %w", err)
+				}
+			}
+			cmd := exec.Command(filepath.Join(bin, "initdb"), "-D", into, "-U", PostgresUser,
+				"--auth=trust", "--encoding=UTF8", "--no-sync", "--no-instructions")
+			asServerUser(cmd)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("initdb: %w\n%s", err, out)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		if opts.Host != nil {
 			// initdb trusts loopback only; on a host, clients and the lab
