@@ -165,7 +165,11 @@ func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 	}
 	// Both the bootstrap and the server read no option file (--no-defaults
 	// must come first): the machine's /etc/mysql settings are not the lab's.
-	common := []string{"--no-defaults", "--datadir=" + data, innodbLogFileSize}
+	// Temp files go under the node's dir too: in the shared /tmp, a
+	// bootstrap running beside another server once failed deleting its own
+	// temp table ("Error on delete of '/tmp/#sql-temptable-…'").
+	tmp := filepath.Join(dir, "tmp")
+	common := []string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, innodbLogFileSize}
 	install := func() error {
 		if _, err := os.Stat(filepath.Join(data, "mysql")); err == nil {
 			return nil // a restart that keeps its data
@@ -174,12 +178,18 @@ func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 			return err
 		}
 		return copyOfBootstrap("mysql "+installDB, "mysql", data, func(into string) error {
+			tmp := filepath.Join(filepath.Dir(into), "tmp")
+			if err := os.Mkdir(tmp, 0o700); err != nil {
+				return fmt.Errorf("%s: %w", filepath.Base(installDB), err)
+			}
 			if cred != nil {
-				if err := os.Chown(filepath.Dir(into), int(cred.Uid), int(cred.Gid)); err != nil {
-					return fmt.Errorf("%s: %w", filepath.Base(installDB), err)
+				for _, d := range []string{filepath.Dir(into), tmp} {
+					if err := os.Chown(d, int(cred.Uid), int(cred.Gid)); err != nil {
+						return fmt.Errorf("%s: %w", filepath.Base(installDB), err)
+					}
 				}
 			}
-			args := []string{"--no-defaults", "--datadir=" + into, innodbLogFileSize,
+			args := []string{"--no-defaults", "--datadir=" + into, "--tmpdir=" + tmp, innodbLogFileSize,
 				"--skip-test-db", "--skip-name-resolve", "--auth-root-authentication-method=normal"}
 			cmd := exec.Command(installDB, args...)
 			asServerUser(cmd)
@@ -188,6 +198,10 @@ func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 			}
 			return nil
 		})
+	}
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		n.Stop()
+		return nil, fmt.Errorf("make %s: %w", tmp, err)
 	}
 	initFile := filepath.Join(dir, "init.sql")
 	if err := os.WriteFile(initFile, []byte(mysqlInitSQL), 0o644); err != nil {
