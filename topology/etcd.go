@@ -1,12 +1,15 @@
 package topology
 
+// EtcdClusterName is the etcd cluster's name.
+const EtcdClusterName = "etcd-cluster"
+
 // The etcd cluster of three members, each on a host of its own when the
 // run's faults need hosts (cutting its leader off the rest while they keep
 // a quorum), on loopback otherwise. A lock of one etcd runs on the single
 // topology, which carries any kind with one server.
 func init() {
 	Register(Named{
-		Name:    "etcd-cluster",
+		Name:    EtcdClusterName,
 		Summary: "an etcd cluster of three members (each on a host of its own under network faults); clients are given every member",
 		Kinds:   []Kind{Etcd},
 		Declare: func(need Need) (Declaration, error) {
