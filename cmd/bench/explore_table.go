@@ -212,7 +212,7 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 		}
 		return writePartial(partial, o.Out, started, stdout)
 	}
-	if err := writeExploreTable(scratch, o, rows, time.Since(started)); err != nil {
+	if err := writeExploreTable(scratch, o, rows, commitNamed(), time.Since(started)); err != nil {
 		return err
 	}
 	// The new table replaces the old one's files, and a counterexample of
@@ -247,7 +247,7 @@ func mergeExplore(run shard.Run, stage, out string, stdout io.Writer) error {
 	if err := writeFiles(stage, run.Files); err != nil {
 		return err
 	}
-	if err := writeExploreTable(stage, o, rows, time.Duration(run.Seconds*float64(time.Second))); err != nil {
+	if err := writeExploreTable(stage, o, rows, run.Commit, time.Duration(run.Seconds*float64(time.Second))); err != nil {
 		return err
 	}
 	if _, err := report.Publish(stage, out, tableFiles); err != nil {
@@ -366,7 +366,7 @@ func rel(dir, path string) string {
 }
 
 // writeExploreTable writes README.md and explore.json into dir.
-func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed time.Duration) error {
+func writeExploreTable(dir string, o tableOptions, rows []exploreRow, commit string, elapsed time.Duration) error {
 	data, err := json.MarshalIndent(record.ExploreTable{Seed: o.Seed, TTL: o.TTL.String(), Clients: o.Clients,
 		Duration: o.Duration.String(), Note: seedNote, Rows: rows}, "", "  ")
 	if err != nil {
@@ -385,7 +385,7 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, elapsed ti
 	if len(o.Without) > 0 {
 		fmt.Fprintf(&b, " -rerun-without %s", strings.Join(o.Without, ","))
 	}
-	fmt.Fprintf(&b, " -out %s` in %v; do not edit by hand.\n\n", o.Out, elapsed.Round(time.Second))
+	fmt.Fprintf(&b, " -out %s` at commit %s in %v; do not edit by hand.\n\n", o.Out, commit, elapsed.Round(time.Second))
 	fmt.Fprintf(&b, "Note: %s.\n\n", seedNote)
 	b.WriteString("Each row is one random exploration of the unfenced lock (or a fixed schedule, named), healed between faults. " +
 		"Verdict: porcupine's (unsafe) or liveness (stuck: no grant within the bound after a heal). " +

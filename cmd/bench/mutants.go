@@ -202,7 +202,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 
 	cmdline := strings.TrimSpace("go run -tags " + mutant.Tag + " ./cmd/bench mutants " + strings.Join(args, " "))
-	if err := writeMutantsReport(stage, results, cmdline, *ttl, *sections, *seed, time.Since(start)); err != nil {
+	if err := writeMutantsReport(stage, results, cmdline, commitNamed(), *ttl, *sections, *seed, time.Since(start)); err != nil {
 		return err
 	}
 	return publishMutants(stage, *out, results, stdout)

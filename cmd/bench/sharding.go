@@ -26,6 +26,17 @@ import (
 // variable so a test can make shards of another commit.
 var buildCommit = commitOfBuild
 
+// commitNamed is the commit a report names: the build's, or why it is
+// unknown (a report is still written; a sharded run, which must match its
+// shards by commit, refuses instead).
+func commitNamed() string {
+	c, err := buildCommit()
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	return c
+}
+
 // labCommit is the commit, when the build names it:
 // `go build -ldflags "-X main.labCommit=$(git rev-parse HEAD)"`, for an
 // image built from a tree without its .git (deploy/), or where
