@@ -78,7 +78,8 @@ func (redisClusterKind) Start(ctx context.Context, members []Member) ([]*Node, e
 		return nil, fmt.Errorf("a Redis Cluster needs masters and a replica of each, an even number of members, got %d", len(members))
 	}
 	nodes, err := startEach(members, func(m Member) (*Node, error) {
-		return StartRedis(ctx, RedisOptions{Name: m.Name, Host: m.Host, Port: m.Port, ClusterNodeTimeout: redisClusterNodeTimeout})
+		return StartRedis(ctx, RedisOptions{Name: m.Name, Host: m.Host, Port: m.Port, ClusterNodeTimeout: redisClusterNodeTimeout,
+			Settings: m.Settings})
 	})
 	if err != nil {
 		return nil, err

@@ -192,21 +192,23 @@ func RedisSentinel(need Need) (Declaration, error) {
 		return Declaration{}, errors.New("a Sentinel group's clients find the master through the sentinels, and the lock's client takes plain server addresses only")
 	}
 	master := RedisNodes(1)
-	master.Settings = maps.Clone(SentinelRedisSettings)
+	master.Settings = maps.Clone(ReplicatedRedisSettings)
 	return Declaration{Groups: []Group{
 		master,
-		{Name: ReplicaName, Kind: Redis, Role: Replica, Count: 2, ReplicaOf: master.Name + "-1", Settings: maps.Clone(SentinelRedisSettings)},
+		{Name: ReplicaName, Kind: Redis, Role: Replica, Count: 2, ReplicaOf: master.Name + "-1", Settings: maps.Clone(ReplicatedRedisSettings)},
 		{Name: SentinelGroup, Kind: Sentinel, Role: Lock, Count: 3, ReplicaOf: master.Name + "-1", Ensemble: true},
 	}}, nil
 }
 
-// SentinelRedisSettings are the settings of every Redis of a Sentinel
-// group (a promoted replica is the next master). Redis 7 holds a diskless
-// full sync back 5 s for more replicas to join it (repl-diskless-sync-delay),
-// so a group's replicas had not synced for the first seconds of a run,
-// and a master lost then took every grant with it; the lab's group starts
-// them at once.
-var SentinelRedisSettings = map[string]string{"repl-diskless-sync-delay": "0"}
+// ReplicatedRedisSettings are the settings of every Redis that has or may
+// become a master with replicas: a Sentinel group's (a promoted replica is
+// the next master) and a Redis Cluster's. Redis 7 holds a diskless full
+// sync back 5 s for more replicas to join it (repl-diskless-sync-delay),
+// so a Sentinel group's replicas had not synced for the first seconds of a
+// run, and a master lost then took every grant with it; and every Redis
+// Cluster run spent those 5 s forming, since the lab waits for its
+// replicas to sync before any fault. The lab's replicas start at once.
+var ReplicatedRedisSettings = map[string]string{"repl-diskless-sync-delay": "0"}
 
 // Ensemble declares n members of one system of kind, for a lock that talks
 // to one such system. Like every declaration, it puts each member on a host

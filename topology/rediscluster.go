@@ -3,6 +3,7 @@ package topology
 import (
 	"errors"
 	"fmt"
+	"maps"
 )
 
 // RedisClusterName is the Redis Cluster topology's name.
@@ -49,5 +50,6 @@ func DeclareRedisCluster(need Need) (Declaration, error) {
 		// (a third of the time the same one).
 		return Declaration{}, errors.New("the lock's WAIT names no key, and a Redis Cluster client sends it to any master, whose replica is not the lock key's")
 	}
-	return Declaration{Groups: []Group{{Name: string(Redis), Kind: RedisCluster, Role: Lock, Count: 2 * RedisClusterMasters, Ensemble: true}}}, nil
+	return Declaration{Groups: []Group{{Name: string(Redis), Kind: RedisCluster, Role: Lock, Count: 2 * RedisClusterMasters, Ensemble: true,
+		Settings: maps.Clone(ReplicatedRedisSettings)}}}, nil
 }
