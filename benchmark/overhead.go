@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/locklab/locklab/record"
@@ -18,6 +19,11 @@ type protocolTwin struct{ guest, native string }
 
 var protocolTwins = []protocolTwin{
 	{"guest:lab-redis-setnx-px", "redis-setnx-px"},
+}
+
+// wrapsOurs says whether a guest wraps a lock of the lab's own.
+func wrapsOurs(name string) bool {
+	return slices.ContainsFunc(protocolTwins, func(tw protocolTwin) bool { return tw.guest == name })
 }
 
 // overheadSection shows each twin's ratio per workload, trial by trial as

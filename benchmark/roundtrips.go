@@ -93,7 +93,9 @@ func closestPeer(s impls.Spec, among []impls.Spec) (impls.Spec, bool) {
 	}
 	var cands []impls.Spec
 	for _, p := range among {
-		if p.Peer && backendOf(p) == backendOf(s) {
+		// A guest around a lock of ours is no third-party library: it is
+		// compared with the lock it wraps (protocolTwins), not as a peer.
+		if p.Peer && backendOf(p) == backendOf(s) && !wrapsOurs(p.Name) {
 			cands = append(cands, p)
 		}
 	}
