@@ -33,6 +33,15 @@ func TestClosestPeer(t *testing.T) {
 			t.Errorf("closest peer of %s: %q (%v), want %q", tt.lock.Name, got.Name, ok, tt.want)
 		}
 	}
+	// The guest around our own redis-setnx-px is compared with that lock
+	// (protocolTwins), never chosen as a peer.
+	twin := redis("guest:lab-redis-setnx-px", 1, true, true)
+	if got, _ := closestPeer(redis("redis-setnx-px", 1, false, false), []impls.Spec{twin, among[1]}); got.Name != "guest:redis-py" {
+		t.Errorf("closest peer of redis-setnx-px beside the guest that wraps it: %q, want guest:redis-py", got.Name)
+	}
+	if got, ok := closestPeer(redis("redis-setnx-px", 1, false, false), []impls.Spec{twin}); ok {
+		t.Errorf("the guest that wraps redis-setnx-px was chosen as its peer: %q", got.Name)
+	}
 	if _, ok := closestPeer(redis("guest:redis-py", 1, true, true), among); ok {
 		t.Error("a guest, a peer itself, has a closest peer")
 	}

@@ -49,6 +49,7 @@ func WriteMarkdown(rep *record.Bench, w io.Writer) error {
 	}
 
 	targetSection(rep, p)
+	overheadSection(rep, p)
 	decisionSection(rep, p)
 	machineSection(rep, p)
 	limitSection(rep, p)

@@ -31,38 +31,39 @@ var countedAs = map[string]int{
 
 // declaredRoundTrips: every server-backed lock must be declared here.
 var declaredRoundTrips = map[string]RoundTrips{
-	"redis-setnx-px":          {2, "acquire script (SET NX PX + INCR), release script (GET + DEL)"},
-	"redis-setnx-px-wait":     {3, "acquire script (SET NX PX + INCR), WAIT 1 replica, release script (GET + DEL)"},
-	"redis-del-release":       {2, "acquire script, DEL"},
-	"redis-get-del-release":   {3, "acquire script, GET, DEL"},
-	"redis-getset":            {2, "SETNX, DEL (GETSET only when taking over an expired lock)"},
-	"redis-setnx-expire":      {3, "SETNX, PEXPIRE, release script"},
-	"redis-lua-setnx-expire":  {2, "acquire script (SETNX + PEXPIRE), release script"},
-	"redis-getset-own-expiry": {2, "SETNX, DEL (GETSET only when taking over an expired lock; no DEL once the holder's own expiry passed)"},
-	"redis-reentrant":         {2, "acquire script, release script (pub/sub only when waiting)"},
-	"redis-reentrant-fenced":  {2, "acquire script, release script (pub/sub only when waiting)"},
-	"redis-fair":              {2, "acquire script (takes a free lock at once), release script (grants the oldest live waiter, if any)"},
-	"redlock":                 {2, "SET NX PX on every node in parallel, release script on every node in parallel"},
-	"zookeeper":               {3, "create ephemeral sequential, getChildren (its directory's czxid + the sequence: the fencing token), delete"},
-	"pg-advisory":             {2, "pg_advisory_lock, pg_advisory_unlock"},
-	"pg-optimistic":           {2, "INSERT ... ON CONFLICT DO UPDATE, conditioned release"},
-	"pg-unique-insert":        {2, "INSERT, DELETE"},
-	"pg-for-update":           {4, "INSERT ... ON CONFLICT DO NOTHING of the key's row, BEGIN, SELECT ... FOR UPDATE, COMMIT (two transactions: the INSERT's and the lock's)"},
-	"mysql-get-lock":          {2, "GET_LOCK, RELEASE_LOCK"},
-	"mysql-lock-table":        {2, "INSERT, DELETE"},
-	"mysql-optimistic":        {2, "conditional UPDATE (an INSERT IGNORE only for a key's first grant), conditioned release"},
-	"mysql-for-update":        {5, "INSERT IGNORE of the key's row (no lock wait), START TRANSACTION, SELECT ... FOR UPDATE, SELECT @@in_transaction, COMMIT"},
-	"peer-redislock":          {2, "obtain script, release script"},
-	"peer-redsync":            {2, "SET NX PX, release script"},
-	"peer-redsync-5":          {2, "SET NX PX on 5 nodes in parallel, release script on 5 nodes in parallel"},
-	"peer-zk-lock":            {3, "create protected ephemeral sequential, getChildren, delete"},
-	"etcd-lock":               {2, "transaction putting the key when absent and reading the line's head, transaction deleting the key at its create revision (the lease is granted once per client)"},
-	"guest:redis-py":          {2, "Lock.acquire's SET NX PX, Lock.release's script (EVALSHA)"},
-	"guest:node-redlock":      {2, "redlock's acquire script, its release script"},
-	"guest:node-redlock-5":    {2, "redlock's acquire script on 5 nodes in parallel, its release script on 5 nodes in parallel"},
-	"guest:node-redisson":     {3, "Redisson's lock script, its unlock script (which publishes to waiters), a DEL of the unlock latch"},
-	"guest:curator":           {4, "create ephemeral sequential, getChildren, the adapter's read of the lock directory's czxid (the fencing token; Curator issues none), delete"},
-	"peer-etcd-mutex":         {3, "Mutex's transaction (put when absent, read the head), the adapter's ownership check (a transaction with a read), Unlock's delete"},
+	"redis-setnx-px":           {2, "acquire script (SET NX PX + INCR), release script (GET + DEL)"},
+	"redis-setnx-px-wait":      {3, "acquire script (SET NX PX + INCR), WAIT 1 replica, release script (GET + DEL)"},
+	"redis-del-release":        {2, "acquire script, DEL"},
+	"redis-get-del-release":    {3, "acquire script, GET, DEL"},
+	"redis-getset":             {2, "SETNX, DEL (GETSET only when taking over an expired lock)"},
+	"redis-setnx-expire":       {3, "SETNX, PEXPIRE, release script"},
+	"redis-lua-setnx-expire":   {2, "acquire script (SETNX + PEXPIRE), release script"},
+	"redis-getset-own-expiry":  {2, "SETNX, DEL (GETSET only when taking over an expired lock; no DEL once the holder's own expiry passed)"},
+	"redis-reentrant":          {2, "acquire script, release script (pub/sub only when waiting)"},
+	"redis-reentrant-fenced":   {2, "acquire script, release script (pub/sub only when waiting)"},
+	"redis-fair":               {2, "acquire script (takes a free lock at once), release script (grants the oldest live waiter, if any)"},
+	"redlock":                  {2, "SET NX PX on every node in parallel, release script on every node in parallel"},
+	"zookeeper":                {3, "create ephemeral sequential, getChildren (its directory's czxid + the sequence: the fencing token), delete"},
+	"pg-advisory":              {2, "pg_advisory_lock, pg_advisory_unlock"},
+	"pg-optimistic":            {2, "INSERT ... ON CONFLICT DO UPDATE, conditioned release"},
+	"pg-unique-insert":         {2, "INSERT, DELETE"},
+	"pg-for-update":            {4, "INSERT ... ON CONFLICT DO NOTHING of the key's row, BEGIN, SELECT ... FOR UPDATE, COMMIT (two transactions: the INSERT's and the lock's)"},
+	"mysql-get-lock":           {2, "GET_LOCK, RELEASE_LOCK"},
+	"mysql-lock-table":         {2, "INSERT, DELETE"},
+	"mysql-optimistic":         {2, "conditional UPDATE (an INSERT IGNORE only for a key's first grant), conditioned release"},
+	"mysql-for-update":         {5, "INSERT IGNORE of the key's row (no lock wait), START TRANSACTION, SELECT ... FOR UPDATE, SELECT @@in_transaction, COMMIT"},
+	"peer-redislock":           {2, "obtain script, release script"},
+	"peer-redsync":             {2, "SET NX PX, release script"},
+	"peer-redsync-5":           {2, "SET NX PX on 5 nodes in parallel, release script on 5 nodes in parallel"},
+	"peer-zk-lock":             {3, "create protected ephemeral sequential, getChildren, delete"},
+	"etcd-lock":                {2, "transaction putting the key when absent and reading the line's head, transaction deleting the key at its create revision (the lease is granted once per client)"},
+	"guest:redis-py":           {2, "Lock.acquire's SET NX PX, Lock.release's script (EVALSHA)"},
+	"guest:node-redlock":       {2, "redlock's acquire script, its release script"},
+	"guest:node-redlock-5":     {2, "redlock's acquire script on 5 nodes in parallel, its release script on 5 nodes in parallel"},
+	"guest:node-redisson":      {3, "Redisson's lock script, its unlock script (which publishes to waiters), a DEL of the unlock latch"},
+	"guest:lab-redis-setnx-px": {2, "the wrapped redis-setnx-px's acquire script (SET NX PX + INCR), its release script (GET + DEL)"},
+	"guest:curator":            {4, "create ephemeral sequential, getChildren, the adapter's read of the lock directory's czxid (the fencing token; Curator issues none), delete"},
+	"peer-etcd-mutex":          {3, "Mutex's transaction (put when absent, read the head), the adapter's ownership check (a transaction with a read), Unlock's delete"},
 }
 
 // backendOf names the servers a lock uses: its server kind.
@@ -92,7 +93,9 @@ func closestPeer(s impls.Spec, among []impls.Spec) (impls.Spec, bool) {
 	}
 	var cands []impls.Spec
 	for _, p := range among {
-		if p.Peer && backendOf(p) == backendOf(s) {
+		// A guest around a lock of ours is no third-party library: it is
+		// compared with the lock it wraps (protocolTwins), not as a peer.
+		if p.Peer && backendOf(p) == backendOf(s) && !wrapsOurs(p.Name) {
 			cands = append(cands, p)
 		}
 	}

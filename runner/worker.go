@@ -40,7 +40,12 @@ const workerEnv = "LOCKLAB_WORKER"
 type WorkerSpec struct {
 	Impl string
 	ID   int
-	Key  string
+	// Key names the protected counter and, unless LockKey is set, the lock.
+	Key string
+	// LockKey, when set, is the name the lock is acquired under instead of
+	// Key: an interoperation run gives a guest the lab lock's own server
+	// key, so the two contend for one lock while sharing one counter.
+	LockKey string
 	// Servers are the lock servers' endpoints by kind.
 	Servers  topology.Endpoints
 	Resource string
@@ -198,10 +203,14 @@ func runWorker(raw string) error {
 	defer locker.Close()
 	counter := resource.New(ws.Resource, ws.Key)
 	defer counter.Close()
+	lockKey := ws.Key
+	if ws.LockKey != "" {
+		lockKey = ws.LockKey
+	}
 	rng := rand.New(rand.NewPCG(uint64(ws.Seed), uint64(ws.ID)))
 	first := true
 	client := &workload.Client{
-		ID: ws.ID, Key: ws.Key, Locker: locker, Counter: counter, Rec: rec, Fenced: ws.Fenced, Hit: hit, Limit: ws.Limit,
+		ID: ws.ID, Key: lockKey, Locker: locker, Counter: counter, Rec: rec, Fenced: ws.Fenced, Hit: hit, Limit: ws.Limit,
 		Work: func() time.Duration {
 			if first {
 				first = false
@@ -226,7 +235,7 @@ func runWorker(raw string) error {
 		// section always runs to its end as it would have.
 		deadline := time.Now().Add(ws.AcquireTimeout)
 		ctx, cancel := context.WithDeadline(stopped, deadline)
-		lease, err := locker.Acquire(ctx, ws.Key)
+		lease, err := locker.Acquire(ctx, lockKey)
 		waited := ctx.Err() != nil
 		cancel()
 		if err != nil && stopped.Err() != nil {

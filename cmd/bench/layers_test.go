@@ -32,6 +32,9 @@ var layers = [][]string{
 	// Lock families and peers' adapters.
 	{"impls/control", "impls/etcdlock", "impls/guest", "impls/mysqllock", "impls/peers", "impls/pglock", "impls/redisfair", "impls/redislock", "impls/redisson", "impls/redlock", "impls/zklock"},
 	{"impls/all", "cluster"},
+	// A guest adapter in Go around a lock of ours (the protocol's own
+	// cost): a program of its own, above the lock it wraps.
+	{"guests/lab-redis-setnx-px"},
 	{"impls/conformance", "workload", "workload/sale", "workload/takeover"},
 	{"runner"},
 	{"nemesis"},

@@ -65,19 +65,19 @@ func (e *env) judge(t *testing.T, name, defect string) {
 
 func runAdversarial(t *testing.T, e *env) {
 	if len(e.topo.Endpoints().Addrs(topology.Redis)) > 0 {
-		t.Run("AdversarialRedis", func(t *testing.T) { adversarialRedis(t, e) })
+		e.check(t, "AdversarialRedis", func(t *testing.T) { adversarialRedis(t, e) })
 	}
 	if len(e.topo.Endpoints().Addrs(topology.ZooKeeper)) > 0 {
-		t.Run("AdversarialZooKeeper", func(t *testing.T) { adversarialZooKeeper(t, e) })
+		e.check(t, "AdversarialZooKeeper", func(t *testing.T) { adversarialZooKeeper(t, e) })
 	}
 	if e.topo.Endpoints().First(topology.Postgres) != "" {
-		t.Run("AdversarialPostgres", func(t *testing.T) { adversarialPostgres(t, e) })
+		e.check(t, "AdversarialPostgres", func(t *testing.T) { adversarialPostgres(t, e) })
 	}
 	if e.srv.mysql != nil {
-		t.Run("AdversarialMySQL", func(t *testing.T) { adversarialMySQL(t, e) })
+		e.check(t, "AdversarialMySQL", func(t *testing.T) { adversarialMySQL(t, e) })
 	}
-	t.Run("AdversarialKeyNames", func(t *testing.T) { adversarialKeyNames(t, e) })
-	t.Run("AdversarialRaces", func(t *testing.T) { adversarialRaces(t, e) })
+	e.check(t, "AdversarialKeyNames", func(t *testing.T) { adversarialKeyNames(t, e) })
+	e.check(t, "AdversarialRaces", func(t *testing.T) { adversarialRaces(t, e) })
 }
 
 // refusal checks that a TryAcquire on an occupied lock was not granted and

@@ -36,7 +36,7 @@ var probes = []probe{
 
 func runCapabilities(t *testing.T, e *env) {
 	for _, p := range probes {
-		t.Run("Capability"+p.name, func(t *testing.T) {
+		e.check(t, "Capability"+p.name, func(t *testing.T) {
 			shows, seen := p.run(t, e)
 			if want := p.declared(e.spec.Caps); shows != want {
 				t.Errorf("%s declares %s=%v but shows %v: %s", e.spec.Name, p.name, want, shows, seen)

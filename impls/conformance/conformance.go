@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -45,6 +46,23 @@ type Options struct {
 	// suite then asserts they still show. Our correct locks record only what
 	// no client can defend against (CounterResetLimitation).
 	KnownDefects map[string]string
+	// Only, when set, names the checks this run makes (top-level subtest
+	// names, e.g. "CapabilityFencing"); the others are skipped, saying so.
+	// For a guest that wraps a lock the lab also runs natively: the native
+	// lock's own run proves the lock, so a brief run of the guest need
+	// only exercise the protocol around it.
+	Only []string
+}
+
+// check runs one top-level check as a subtest, unless Options.Only leaves
+// it out.
+func (e *env) check(t *testing.T, name string, f func(t *testing.T)) {
+	t.Run(name, func(t *testing.T) {
+		if len(e.o.Only) > 0 && !slices.Contains(e.o.Only, name) {
+			t.Skipf("not among this run's checks (Options.Only: %s)", strings.Join(e.o.Only, ", "))
+		}
+		f(t)
+	})
 }
 
 var keySeq atomic.Int64
@@ -148,7 +166,7 @@ func Run(t *testing.T, spec impls.Spec, topo *cluster.Topology, o Options) {
 	newLocker := e.newLocker
 	ctx := context.Background()
 
-	t.Run("TryAcquireReturnsHeldAtOnce", func(t *testing.T) {
+	e.check(t, "TryAcquireReturnsHeldAtOnce", func(t *testing.T) {
 		key := freshKey(t)
 		a, b := newLocker(t), newLocker(t)
 		lease := mustAcquire(t, a, key)
@@ -166,7 +184,7 @@ func Run(t *testing.T, spec impls.Spec, topo *cluster.Topology, o Options) {
 		mustRelease(t, l2)
 	})
 
-	t.Run("ReleaseTwiceIsNotHeld", func(t *testing.T) {
+	e.check(t, "ReleaseTwiceIsNotHeld", func(t *testing.T) {
 		lease := mustAcquire(t, newLocker(t), freshKey(t))
 		mustRelease(t, lease)
 		if err := lease.Release(ctx); !errors.Is(err, impls.ErrNotHeld) {
@@ -174,7 +192,7 @@ func Run(t *testing.T, spec impls.Spec, topo *cluster.Topology, o Options) {
 		}
 	})
 
-	t.Run("BlockedAcquireEndsWithContextAndLeavesNothing", func(t *testing.T) {
+	e.check(t, "BlockedAcquireEndsWithContextAndLeavesNothing", func(t *testing.T) {
 		key := freshKey(t)
 		a, b, c := newLocker(t), newLocker(t), newLocker(t)
 		lease := mustAcquire(t, a, key)
@@ -207,7 +225,7 @@ func Run(t *testing.T, spec impls.Spec, topo *cluster.Topology, o Options) {
 	runServerSide(t, e)
 
 	if spec.Caps.Expiry && !spec.Caps.Renewal {
-		t.Run("LeaseExpiresAndRefreshCannotReviveIt", func(t *testing.T) {
+		e.check(t, "LeaseExpiresAndRefreshCannotReviveIt", func(t *testing.T) {
 			key := freshKey(t)
 			a, b := newLocker(t), newLocker(t)
 			lease := mustAcquire(t, a, key)
@@ -225,7 +243,7 @@ func Run(t *testing.T, spec impls.Spec, topo *cluster.Topology, o Options) {
 			mustRelease(t, l2)
 		})
 
-		t.Run("OnlyTheOwnersReleaseSucceeds", func(t *testing.T) {
+		e.check(t, "OnlyTheOwnersReleaseSucceeds", func(t *testing.T) {
 			key := freshKey(t)
 			a, b, c := newLocker(t), newLocker(t), newLocker(t)
 			stale := mustAcquire(t, a, key)
@@ -251,7 +269,7 @@ func Run(t *testing.T, spec impls.Spec, topo *cluster.Topology, o Options) {
 	}
 
 	if !o.SkipPausedServer && len(topo.Nodes()) > 0 {
-		t.Run("StalledServerGivesUnknownOutcome", func(t *testing.T) {
+		e.check(t, "StalledServerGivesUnknownOutcome", func(t *testing.T) {
 			key := freshKey(t)
 			l := newLocker(t)
 			for _, n := range lockNodes(topo) {
@@ -274,7 +292,7 @@ func Run(t *testing.T, spec impls.Spec, topo *cluster.Topology, o Options) {
 	}
 
 	if len(topo.Nodes()) > 0 {
-		t.Run("ServerGoneGivesBackendFailure", func(t *testing.T) {
+		e.check(t, "ServerGoneGivesBackendFailure", func(t *testing.T) {
 			key := freshKey(t)
 			l := newLocker(t)
 			nodes := lockNodes(topo)

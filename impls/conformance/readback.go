@@ -90,7 +90,7 @@ var documented = map[string]shape{
 // node, row and session lock the lock made, and nothing else, must be the
 // documented one, with the documented type, expiry and flags.
 func runServerSide(t *testing.T, e *env) {
-	t.Run("ServerSideShape", func(t *testing.T) {
+	e.check(t, "ServerSideShape", func(t *testing.T) {
 		want, ok := documented[e.spec.Name]
 		if !ok {
 			t.Skipf("no documented server-side shape for %s: add one to documented in impls/conformance/readback.go", e.spec.Name)
