@@ -37,7 +37,10 @@ func TestSetNXPXWaitAsksTheKeysOwnMastersReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(topo.Close)
-	const ttl = time.Second
+	// A 2 s lease gives each WAIT a quarter second: a replica just woken
+	// from the previous case's stop answers well within it on a loaded
+	// machine, and a stopped one never does.
+	const ttl = 2 * time.Second
 	rdb, err := redisclient.Open(topo.Endpoints()[topology.Redis], ttl, nil)
 	if err != nil {
 		t.Fatal(err)
