@@ -112,6 +112,33 @@ func TestSetNXPXWaitAsksTheKeysOwnMastersReplica(t *testing.T) {
 			})
 		}
 	}
+	// A slot map gone stale (a fail-over moved the key's slot): the script
+	// sent to the master the map names is refused with MOVED before it
+	// runs, so the lock reports a backend failure, not a grant, and no
+	// master holds the key.
+	t.Run("stale slot map", func(t *testing.T) {
+		key, wrong := keyOf["redis-1"], topo.Node("redis-2").Addr
+		stale := redis.NewClusterClient(&redis.ClusterOptions{
+			ClusterSlots: func(context.Context) ([]redis.ClusterSlot, error) {
+				return []redis.ClusterSlot{{Start: 0, End: 16383, Nodes: []redis.ClusterNode{{Addr: wrong}}}}, nil
+			},
+			MaxRedirects: -1, MaxRetries: -1, ReadTimeout: ttl / 4, ContextTimeoutEnabled: true,
+		})
+		lock := redislock.NewSetNXPXWait(stale, ttl, nil)
+		defer lock.Close()
+		lease, err := lock.TryAcquire(ctx, key)
+		if !errors.Is(err, impls.ErrBackend) || !strings.Contains(err.Error(), "served elsewhere") {
+			t.Fatalf("TryAcquire through a stale slot map = %v, %v; want a backend failure for the moved slot", lease, err)
+		}
+		for i := 1; i <= topology.RedisClusterMasters; i++ {
+			direct := redis.NewClient(&redis.Options{Addr: topo.Node(fmt.Sprintf("redis-%d", i)).Addr, MaxRetries: -1})
+			n, err := direct.Do(ctx, "EXISTS", "{"+key+"}").Int64()
+			direct.Close()
+			if err == nil && n != 0 {
+				t.Fatalf("redis-%d holds the key the lock reported it did not get", i)
+			}
+		}
+	})
 }
 
 // waitReplicaOnline waits until the master at addr has a replica done
