@@ -265,7 +265,16 @@ func TestUnknownNamesListValidOnes(t *testing.T) {
 func TestDeclaredRoundTripsMatchServerCounters(t *testing.T) {
 	// Each lock on the single topology, or, if it has nothing to run on
 	// there (the WAIT lock needs replicas), on the first topology that
-	// carries it.
+	// carries it, or the one measuredOn names.
+	//
+	// The WAIT lock is measured on the Sentinel group, not the Redis
+	// Cluster, the first that carries it: a cluster starts in 6 s, the group
+	// in 3, and make test is at its limit. Its count on the cluster (3.01
+	// per pair, `bench -topology redis-cluster -impl redis-setnx-px-wait
+	// -workload uncontended -duration 20ms -trials 1`) and the routing that
+	// makes it 3 (impls/redislock's TestSetNXPXWaitAsksTheKeysOwnMastersReplica)
+	// are held elsewhere.
+	measuredOn := map[string]string{"redis-setnx-px-wait": topology.RedisSentinelName}
 	byTopology := map[string][]string{}
 	var order []string
 	for _, s := range benchmark.Measurable() {
@@ -273,6 +282,9 @@ func TestDeclaredRoundTripsMatchServerCounters(t *testing.T) {
 			continue
 		}
 		for _, named := range topology.All() {
+			if on, ok := measuredOn[s.Name]; ok && on != named.Name {
+				continue
+			}
 			if named.Carries(s.Backend.Need()) {
 				if byTopology[named.Name] == nil {
 					order = append(order, named.Name)

@@ -63,9 +63,11 @@ type SetNXPX struct {
 	// name is the registered name errors carry (redis-setnx-px, or the
 	// variant that waits for replicas).
 	name string
-	// confirm, when set, runs after every grant and says whether the
-	// grant stands (replicaWait, redis-setnx-px-wait).
-	confirm func(ctx context.Context, key, token string) error
+	// acquire, when set, replaces the plain acquire script: it runs the
+	// script and says whether the grant stands (redis-setnx-px-wait runs
+	// it and its WAIT on one connection to the key's master). It answers
+	// as runAcquire does; an *impls.Error it returns is passed on as is.
+	acquire func(ctx context.Context, key, token string) (bool, int64, error)
 }
 
 // NewSetNXPX builds the lock on an existing client; the lock owns it from now on.
@@ -89,7 +91,13 @@ func (l *SetNXPX) try(ctx context.Context, key string) (impls.Lease, time.Durati
 	if err != nil {
 		return nil, 0, impls.Fail(l.name, "acquire", impls.ErrBackend, err)
 	}
-	granted, n, err := runAcquire(ctx, setnxAcquireScript(), l.rdb, key, token, l.ttl)
+	acquire := func(ctx context.Context, key, token string) (bool, int64, error) {
+		return runAcquire(ctx, setnxAcquireScript(), l.rdb, key, token, l.ttl)
+	}
+	if l.acquire != nil {
+		acquire = l.acquire
+	}
+	granted, n, err := acquire(ctx, key, token)
 	if err != nil {
 		err = impls.Classify(ctx, l.name, "acquire", err, true)
 		return nil, 0, err
@@ -97,11 +105,6 @@ func (l *SetNXPX) try(ctx context.Context, key string) (impls.Lease, time.Durati
 	if !granted {
 		// n is the holder's PTTL: how long it has left (-1: no expiry).
 		return nil, time.Duration(n) * time.Millisecond, impls.Fail(l.name, "acquire", impls.ErrHeld, nil)
-	}
-	if l.confirm != nil {
-		if err := l.confirm(ctx, key, token); err != nil {
-			return nil, 0, err
-		}
 	}
 	return &setnxLease{l: l, key: key, token: token, fence: uint64(n)}, 0, nil
 }

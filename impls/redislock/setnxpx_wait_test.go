@@ -3,6 +3,7 @@ package redislock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,65 +12,133 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/redisclient"
 	"github.com/locklab/locklab/impls/redislock"
 	"github.com/locklab/locklab/topology"
 )
 
-// A grant its replica has not acknowledged is given back and reported as
-// a backend failure, never handed out; once the replica follows again, the
-// same acquire is granted. The replica is stopped (SIGSTOP), so the
-// master's WAIT runs out with no acknowledgement.
-func TestSetNXPXWaitGivesBackAnUnacknowledgedGrant(t *testing.T) {
+// A grant is confirmed by the replica of the master that granted it, and
+// one that replica has not acknowledged is given back and reported as a
+// backend failure, never handed out; on a real Redis Cluster of the lab
+// (three masters, a replica each), for a key in each master's slots: with
+// the key's own master's replica stopped (SIGSTOP), its WAIT runs out with
+// no acknowledgement; with the other two masters' replicas stopped, the
+// grant stands, as theirs are not the key's. A WAIT sent to an arbitrary
+// master (the lock before it pinned its connection) would pass or fail
+// these by where it landed: two of three times wrong in each case.
+func TestSetNXPXWaitAsksTheKeysOwnMastersReplica(t *testing.T) {
 	ctx := context.Background()
-	topo, err := cluster.Start(ctx, topology.Of(topology.RedisNodes(1), topology.ReplicaOf("redis-1")), cluster.External{})
+	decl, err := topology.DeclareRedisCluster(topology.Need{Kind: topology.Redis, Replicas: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := cluster.Start(ctx, decl, cluster.External{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(topo.Close)
-	master, replica := topo.Node("redis-1"), topo.Replica
-	rdb := redis.NewClient(&redis.Options{Addr: master.Addr, MaxRetries: -1})
-	t.Cleanup(func() { rdb.Close() })
-	waitReplicaOnline(t, master.Addr)
-	const ttl = time.Second
-	lock := redislock.NewSetNXPXWait(redis.NewClient(&redis.Options{Addr: master.Addr, MaxRetries: -1,
-		ReadTimeout: ttl / 4, ContextTimeoutEnabled: true}), ttl, nil)
+	// A 2 s lease gives each WAIT a quarter second: a replica just woken
+	// from the previous case's stop answers well within it on a loaded
+	// machine, and a stopped one never does.
+	const ttl = 2 * time.Second
+	rdb, err := redisclient.Open(topo.Endpoints()[topology.Redis], ttl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := redislock.NewSetNXPXWait(rdb, ttl, nil)
 	t.Cleanup(func() { lock.Close() })
 
-	tests := []struct {
-		name    string
-		stopped bool
-		wantErr error
-	}{
-		{"replica stopped", true, impls.ErrBackend},
-		{"replica following", false, nil},
+	// One key in each master's slots; member redis-i+3 follows redis-i.
+	keyOf := map[string]string{}
+	for i := 0; len(keyOf) < topology.RedisClusterMasters; i++ {
+		if i > 1000 {
+			t.Fatalf("found keys in the slots of %v only", keyOf)
+		}
+		key := fmt.Sprintf("route-%d", i)
+		master, _, err := topo.MasterOf(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := keyOf[master]; !ok {
+			keyOf[master] = key
+		}
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if tt.stopped {
-				if err := replica.Pause(); err != nil {
-					t.Fatal(err)
+	for i := 1; i <= topology.RedisClusterMasters; i++ {
+		master, own := fmt.Sprintf("redis-%d", i), fmt.Sprintf("redis-%d", i+topology.RedisClusterMasters)
+		key, ok := keyOf[master]
+		if !ok {
+			t.Fatalf("no key in the slots of %s: %v", master, keyOf)
+		}
+		var others []string
+		for j := 1; j <= topology.RedisClusterMasters; j++ {
+			if j != i {
+				others = append(others, fmt.Sprintf("redis-%d", j+topology.RedisClusterMasters))
+			}
+		}
+		tests := []struct {
+			name    string
+			stopped []string
+			wantErr error
+		}{
+			{"own replica " + own + " stopped", []string{own}, impls.ErrBackend},
+			{"other replicas " + strings.Join(others, ",") + " stopped", others, nil},
+		}
+		for _, tt := range tests {
+			t.Run(key+"@"+master+"/"+tt.name, func(t *testing.T) {
+				for _, r := range tt.stopped {
+					if err := topo.Node(r).Pause(); err != nil {
+						t.Fatal(err)
+					}
+					defer topo.Node(r).Resume()
 				}
-				defer replica.Resume()
-			}
-			key := "wait-" + tt.name
-			lease, err := lock.TryAcquire(ctx, key)
-			if tt.wantErr != nil {
-				if !errors.Is(err, tt.wantErr) {
-					t.Fatalf("TryAcquire = %v, %v; want %v", lease, err, tt.wantErr)
+				lease, err := lock.TryAcquire(ctx, key)
+				if tt.wantErr != nil {
+					if !errors.Is(err, tt.wantErr) {
+						t.Fatalf("TryAcquire = %v, %v; want %v", lease, err, tt.wantErr)
+					}
+					direct := redis.NewClient(&redis.Options{Addr: topo.Node(master).Addr, MaxRetries: -1})
+					defer direct.Close()
+					if n, err := direct.Exists(ctx, "{"+key+"}").Result(); err != nil || n != 0 {
+						t.Fatalf("the unacknowledged grant's key is still on %s (EXISTS %d, %v)", master, n, err)
+					}
+					return
 				}
-				if n, err := rdb.Exists(ctx, "{"+key+"}").Result(); err != nil || n != 0 {
-					t.Fatalf("the unacknowledged grant's key is still there (EXISTS %d, %v)", n, err)
+				if err != nil {
+					t.Fatalf("TryAcquire with the key's own replica following: %v", err)
 				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("TryAcquire with the replica following: %v", err)
-			}
-			if err := lease.Release(ctx); err != nil {
-				t.Fatalf("Release: %v", err)
-			}
+				if err := lease.Release(ctx); err != nil {
+					t.Fatalf("Release: %v", err)
+				}
+			})
+		}
+	}
+	// A slot map gone stale (a fail-over moved the key's slot): the script
+	// sent to the master the map names is refused with MOVED before it
+	// runs, so the lock reports a backend failure, not a grant, and no
+	// master holds the key.
+	t.Run("stale slot map", func(t *testing.T) {
+		key, wrong := keyOf["redis-1"], topo.Node("redis-2").Addr
+		stale := redis.NewClusterClient(&redis.ClusterOptions{
+			ClusterSlots: func(context.Context) ([]redis.ClusterSlot, error) {
+				return []redis.ClusterSlot{{Start: 0, End: 16383, Nodes: []redis.ClusterNode{{Addr: wrong}}}}, nil
+			},
+			MaxRedirects: -1, MaxRetries: -1, ReadTimeout: ttl / 4, ContextTimeoutEnabled: true,
 		})
-	}
+		lock := redislock.NewSetNXPXWait(stale, ttl, nil)
+		defer lock.Close()
+		lease, err := lock.TryAcquire(ctx, key)
+		if !errors.Is(err, impls.ErrBackend) || !strings.Contains(err.Error(), "served elsewhere") {
+			t.Fatalf("TryAcquire through a stale slot map = %v, %v; want a backend failure for the moved slot", lease, err)
+		}
+		for i := 1; i <= topology.RedisClusterMasters; i++ {
+			direct := redis.NewClient(&redis.Options{Addr: topo.Node(fmt.Sprintf("redis-%d", i)).Addr, MaxRetries: -1})
+			n, err := direct.Do(ctx, "EXISTS", "{"+key+"}").Int64()
+			direct.Close()
+			if err == nil && n != 0 {
+				t.Fatalf("redis-%d holds the key the lock reported it did not get", i)
+			}
+		}
+	})
 }
 
 // waitReplicaOnline waits until the master at addr has a replica done

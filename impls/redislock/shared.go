@@ -88,8 +88,8 @@ func ownerCheckedRelease(ctx context.Context, s *tokenLease) (int64, error) {
 
 // runAcquire runs an acquire script of acquireScript's shape on key and
 // returns whether it granted, and then the fencing token, or else the
-// holder's PTTL.
-func runAcquire(ctx context.Context, s *redis.Script, rdb redis.UniversalClient, key, token string, ttl time.Duration) (bool, int64, error) {
+// holder's PTTL. rdb is a client, or one connection of it (redis.Conn).
+func runAcquire(ctx context.Context, s *redis.Script, rdb redis.Scripter, key, token string, ttl time.Duration) (bool, int64, error) {
 	res, err := s.Run(ctx, rdb, []string{lockKey(key), fenceKey(key)}, token, ttl.Milliseconds()).Int64Slice()
 	if err != nil {
 		return false, 0, err
