@@ -90,25 +90,50 @@ func (primaryPromotion) Targets(topo Topology) []string {
 	return nil
 }
 
-func (primaryPromotion) Inject(ctx context.Context, sys System, target string) (string, error) {
-	primary, err := sys.Server(target)
+// catchUpBound bounds the settle's wait for the replica: it replays in
+// milliseconds what a run's start wrote, so a longer wait is a replica
+// that does not follow.
+const catchUpBound = 30 * time.Second
+
+// Settle waits until the replica has replayed all the primary had written
+// once the clients were built: the lock's table (each client makes it as
+// it is built), which production replicated long before any fail-over.
+// What the promotion then can lose is what it means to test: the grants
+// made after this, which race replication as in production.
+func (primaryPromotion) Settle(ctx context.Context, sys System, target string) (string, error) {
+	primary, replica, promoter, err := promotionPair(sys, target)
 	if err != nil {
 		return "", err
 	}
-	replica, err := sys.Server(promotedReplica[primary.Kind])
+	return promoter.CatchUp(ctx, primary, replica, catchUpBound)
+}
+
+// promotionPair finds target's replica and the kind that promotes it.
+func promotionPair(sys System, target string) (primary, replica *cluster.Node, promoter cluster.Promoter, err error) {
+	if primary, err = sys.Server(target); err != nil {
+		return nil, nil, nil, err
+	}
+	if replica, err = sys.Server(promotedReplica[primary.Kind]); err != nil {
+		return nil, nil, nil, err
+	}
+	k, err := cluster.KindOf(primary.Kind)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	promoter, ok := k.(cluster.Promoter)
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("the lab cannot promote a %s replica", primary.Kind.Title())
+	}
+	return primary, replica, promoter, nil
+}
+
+func (primaryPromotion) Inject(ctx context.Context, sys System, target string) (string, error) {
+	primary, replica, promoter, err := promotionPair(sys, target)
 	if err != nil {
 		return "", err
 	}
 	if primary.Host == nil || replica.Host == nil {
 		return "", errors.New("promotion: the primary and its replica must run on hosts of their own")
-	}
-	k, err := cluster.KindOf(primary.Kind)
-	if err != nil {
-		return "", err
-	}
-	promoter, ok := k.(cluster.Promoter)
-	if !ok {
-		return "", fmt.Errorf("the lab cannot promote a %s replica", primary.Kind.Title())
 	}
 	if err := primary.Kill(); err != nil {
 		return "", fmt.Errorf("SIGKILL %s: %w", target, err)
