@@ -67,13 +67,17 @@ func (postgresKind) Promote(ctx context.Context, n *Node) error {
 }
 
 // CatchUp waits, at most bound, until replica has replayed every WAL
-// record primary had inserted when it was called, and says how far that
-// was. It takes pg_current_wal_insert_lsn, not pg_current_wal_lsn (the
-// write position): a primary with synchronous_commit off, as the lab
-// runs it, returns a commit before its record leaves the WAL buffers,
-// and the write position may not cover it yet for up to the WAL
-// writer's delay. The replica replays a record only once the primary has
-// flushed and streamed it, so the wait also covers that.
+// record primary had when it was called, and says how far that was. The
+// target is the primary's flush position right after a commit of its own
+// that it flushed (synchronous_commit local, which waits for no standby),
+// not its insert or write
+// position: a primary with synchronous_commit off, as the lab runs it,
+// returns a commit before the record leaves the WAL buffers, so the write
+// position may not cover it yet; and the insert position, right after a
+// WAL segment or page starts (as a base backup leaves it), lies past that
+// page's header, which no replayed record ends at: the wait then lasted
+// until the next record (14.5 s in a run, a background snapshot). A flush
+// position is where a record ends, as the replica's replay position is.
 func (postgresKind) CatchUp(ctx context.Context, primary, replica *Node, bound time.Duration) (string, error) {
 	start := time.Now()
 	pc, err := controlConn(ctx, primary)
@@ -81,7 +85,19 @@ func (postgresKind) CatchUp(ctx context.Context, primary, replica *Node, bound t
 		return "", err
 	}
 	var want string
-	err = pc.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&want)
+	_, err = pc.Exec(ctx, "SET synchronous_commit = local")
+	if err == nil {
+		// A transaction that writes WAL of its own (a logical message,
+		// which nothing decodes here), so its commit is flushed before
+		// the reply, with all WAL before it. A bare txid_current()
+		// writes nothing before its commit record, and PostgreSQL
+		// commits such a transaction asynchronously whatever the
+		// setting: the flush position stayed short of it.
+		_, err = pc.Exec(ctx, "SELECT pg_logical_emit_message(true, 'locklab', 'settle')")
+	}
+	if err == nil {
+		err = pc.QueryRow(ctx, "SELECT pg_current_wal_flush_lsn()::text").Scan(&want)
+	}
 	pc.Close(context.Background())
 	if err != nil {
 		return "", fmt.Errorf("the WAL position on %s: %w", primary.Name, err)
@@ -101,7 +117,7 @@ func (postgresKind) CatchUp(ctx context.Context, primary, replica *Node, bound t
 			want).Scan(&recovering, &got, &done)
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return "", fmt.Errorf("%s replayed WAL to %s, not to %s (%s's insert position when the wait began), within %v",
+			return "", fmt.Errorf("%s replayed WAL to %s, not to %s (%s's flushed WAL when the wait began), within %v",
 				replica.Name, orNone(got), want, primary.Name, bound)
 		case err != nil:
 			return "", fmt.Errorf("the replayed WAL position on %s: %w", replica.Name, err)
@@ -110,7 +126,7 @@ func (postgresKind) CatchUp(ctx context.Context, primary, replica *Node, bound t
 			// recovery ended: it follows no primary any more.
 			return "", fmt.Errorf("%s is not a replica: it replays no WAL", replica.Name)
 		case *done:
-			return fmt.Sprintf("%s replayed %s's WAL to %s (at least %s, its insert position) in %v",
+			return fmt.Sprintf("%s replayed %s's WAL to %s (at least %s, its flush position) in %v",
 				replica.Name, primary.Name, *got, want, time.Since(start).Round(time.Millisecond)), nil
 		}
 		select {

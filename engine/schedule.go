@@ -318,9 +318,9 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		if _, ok := triggers[i].(nemesis.HeldAtFailpoint); ok || queued && q.HoldsThrough {
 			// A holder held up by a fault on a server goes on after the
 			// heal, once another client has read the resource since the
-			// fault began (or half a TTL passed), and leaves after that
+			// fault began (or holdUp passed), and leaves after that
 			// section.
-			if err := sys.handOff(ctx, victim, begin); err != nil {
+			if err := sys.handOff(ctx, victim, begin, holdUp(env, k)); err != nil {
 				return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
 			}
 		}

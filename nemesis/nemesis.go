@@ -164,6 +164,16 @@ type Settler interface {
 	Settle(ctx context.Context, sys System, target string) (string, error)
 }
 
+// Reconnecting is a Kind after which live clients take a while to reach
+// the servers again (an address that moved). A holder held up by it waits
+// that long for another client before it goes on, unless its lock has a
+// lease to stay within (the engine's holdUp).
+type Reconnecting interface {
+	// Reconnect bounds, with room to spare, the time from the fault's end
+	// until a live client reaches the servers again.
+	Reconnect() time.Duration
+}
+
 var kinds = map[string]Kind{}
 
 func register(k Kind) {
