@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -10,8 +12,8 @@ import (
 )
 
 // The replica topologies' replica is a streaming standby of the primary:
-// a commit on the synchronous primary is on the replica when it returns,
-// and the promoted replica accepts writes.
+// a commit on the primary is on the replica once CatchUp returns, and the
+// promoted replica accepts writes.
 func TestPostgresReplicaFollowsAndPromotes(t *testing.T) {
 	named, err := topology.Lookup(topology.PGReplicaSyncName)
 	if err != nil {
@@ -55,13 +57,17 @@ func TestPostgresReplicaFollowsAndPromotes(t *testing.T) {
 		}
 		return k
 	}
-	exec(primary, "CREATE TABLE replicated (k int)")
-	exec(primary, "INSERT INTO replicated VALUES (1)")
-	// remote flush is not remote apply: wait for the replica to replay it.
-	for i := 0; count(replica) != 1; i++ {
-		if i > 1000 {
-			t.Fatal("the synchronous replica never showed the primary's committed row")
-		}
+	// The commits wait for no standby and not even for the local flush,
+	// as on the lab's asynchronous primary: only CatchUp makes the row
+	// sure to be on the replica.
+	exec(primary, "SET synchronous_commit = off; CREATE TABLE replicated (k int)")
+	exec(primary, "SET synchronous_commit = off; INSERT INTO replicated VALUES (1)")
+	note, err := (postgresKind{}).CatchUp(ctx, primary, replica, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := count(replica); got != 1 {
+		t.Fatalf("rows on the replica once it caught up (%s): %d, want 1", note, got)
 	}
 	for _, want := range []string{"primary", "replica"} {
 		n := map[string]*Node{"primary": primary, "replica": replica}[want]
@@ -73,6 +79,11 @@ func TestPostgresReplicaFollowsAndPromotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	exec(replica, "INSERT INTO replicated VALUES (2)")
+	// A promoted server replays nothing: waiting for it is an error, not
+	// a wait for ever.
+	if _, err := (postgresKind{}).CatchUp(ctx, primary, replica, 30*time.Second); err == nil || !strings.Contains(err.Error(), "not a replica") {
+		t.Fatalf("CatchUp to a promoted replica: %v, want it is not a replica", err)
+	}
 	if got := count(replica); got != 2 {
 		t.Fatalf("rows on the promoted replica: %d, want 2", got)
 	}

@@ -116,13 +116,19 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 	if len(triggers) > 0 {
 		victim, trigger = nemesis.StoppedAt(triggers[0])
 	}
+	settlers, err := settlersOf(s)
+	if err != nil {
+		return nil, 0, err
+	}
 	for id := 0; id < s.Clients; id++ {
 		w, err := startWithRetry(ctx, env, id, func(ws *WorkerSpec) {
 			work(ws)
 			switch {
 			case trigger != "" && id == victim:
 				ws.Arm = []string{trigger}
-			case trigger != "":
+				// Settling comes before any grant, the victim's too.
+				ws.WaitForGo = len(settlers) > 0
+			case trigger != "" || len(settlers) > 0:
 				ws.WaitForGo = true
 			}
 		})
@@ -133,6 +139,20 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		sys.all = append(sys.all, w)
 	}
 	env.Phase(PhaseWorkers)
+	if len(settlers) > 0 {
+		if err := settleAll(ctx, env, sys, settlers, logf); err != nil {
+			return nil, 0, err
+		}
+		for i, w := range sys.slots {
+			// With a trigger, the victim alone goes now (goOthers below
+			// lets the rest go once it stands at its failpoint).
+			if trigger == "" || i == victim {
+				if err := w.Go(); err != nil {
+					return nil, 0, err
+				}
+			}
+		}
+	}
 	if trigger != "" {
 		if _, err := sys.slots[victim].Await(ctx, "failpoint "+trigger, 30*time.Second+5*ttl); err != nil {
 			return nil, 0, err
@@ -298,9 +318,9 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		if _, ok := triggers[i].(nemesis.HeldAtFailpoint); ok || queued && q.HoldsThrough {
 			// A holder held up by a fault on a server goes on after the
 			// heal, once another client has read the resource since the
-			// fault began (or half a TTL passed), and leaves after that
+			// fault began (or holdUp passed), and leaves after that
 			// section.
-			if err := sys.handOff(ctx, victim, begin); err != nil {
+			if err := sys.handOff(ctx, victim, begin, holdUp(env, k)); err != nil {
 				return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/locklab/locklab/faults/netproxy"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -203,6 +204,24 @@ func (r *ScriptRun) mark() { r.faultTime = lin.Now() }
 // its own lease and the only fault is the injected one.
 func handOffWait(env *Env) time.Duration { return env.TTL / 2 }
 
+// holdUp bounds how long a holder held up by a fault of kind k waits for
+// another client before it goes on: handOffWait, so that a lease's holder
+// still writes within its lease; but a lock with no expiry has no lease
+// to stay within, and after a fault that makes clients reconnect
+// (nemesis.Reconnecting) it waits at least as long as a live client
+// takes to reach the servers again, so that a lock the fault broke has
+// been granted to another client by then and the break shows. Half a TTL
+// was shorter than that reconnection (a lab TTL of 1 s against about a
+// second after a moved address), and the holder wrote alone whatever
+// became of its lock.
+func holdUp(env *Env, k nemesis.Kind) time.Duration {
+	wait := handOffWait(env)
+	if r, ok := k.(nemesis.Reconnecting); ok && !env.Impl.Caps.Expiry {
+		wait = max(wait, r.Reconnect())
+	}
+	return wait
+}
+
 // HandOff marks the fault, waits (at most handOffWait) until another client
 // has been granted the lock and has read the resource, then lets the victim
 // go on with resume (Continue or ContinueThenLeave). Waiting for the read,
@@ -213,18 +232,18 @@ func handOffWait(env *Env) time.Duration { return env.TTL / 2 }
 // victim's write could land before the other's read and hide the failure.
 func (r *ScriptRun) HandOff(ctx context.Context, resume func() error) error {
 	r.mark()
-	return r.handOffSince(ctx, r.faultTime, resume)
+	return r.handOffSince(ctx, r.faultTime, handOffWait(r.Env), resume)
 }
 
 // handOffSince is handOff for a fault marked earlier, at since, that took a
 // while to complete (a server killed, then restarted): a read at any time
-// after since counts, and the wait is bounded from now, when the fault is
-// complete. Counting only reads after the restart returned missed a new
+// after since counts, and the wait (at most wait) is bounded from now,
+// when the fault is complete. Counting only reads after the restart returned missed a new
 // holder that got in while the lab was still confirming the server was up;
 // the victim then waited for that holder's next section, whose higher token
 // made the resource refuse the victim's write and hid the repeated token.
-func (r *ScriptRun) handOffSince(ctx context.Context, since int64, resume func() error) error {
+func (r *ScriptRun) handOffSince(ctx context.Context, since int64, wait time.Duration, resume func() error) error {
 	// Any client but the victim.
-	waitFor(ctx, r.Workers[1:], lin.Read, since, handOffWait(r.Env))
+	waitFor(ctx, r.Workers[1:], lin.Read, since, wait)
 	return resume()
 }

@@ -247,9 +247,9 @@ func (x *system) goOthers(ctx context.Context, stopped int, t nemesis.Trigger) e
 }
 
 // handOff lets the client in slot go on from its failpoint once another
-// client has read the resource after since, or half a TTL passed from now,
-// and leave the run after that section.
-func (x *system) handOff(ctx context.Context, slot int, since int64) error {
+// client has read the resource after since, or wait passed from now, and
+// leave the run after that section.
+func (x *system) handOff(ctx context.Context, slot int, since int64, wait time.Duration) error {
 	x.mu.Lock()
 	holder := x.slots[slot]
 	r := &ScriptRun{Env: x.env, Workers: []*Worker{holder}}
@@ -260,7 +260,7 @@ func (x *system) handOff(ctx context.Context, slot int, since int64) error {
 	}
 	x.mu.Unlock()
 	r.Victim = holder
-	return r.handOffSince(ctx, since, holder.ContinueThenLeave)
+	return r.handOffSince(ctx, since, wait, holder.ContinueThenLeave)
 }
 
 // injection is the record of step st striking target (a holder already

@@ -36,6 +36,10 @@ const (
 	// names the fault, Value counts, e.g. reads of a skewed clock). A fault
 	// that never reached the lock cannot judge it.
 	Reached Kind = "reached"
+	// Settled: the harness readied the servers before the faults (a
+	// nemesis.Settler; Text says what it did and found, End when it was
+	// done). Not a fault and no client's doing: nothing judges it.
+	Settled Kind = "settled"
 )
 
 // Status is how a critical section ended.

@@ -151,6 +151,29 @@ type Kind interface {
 	Heal(ctx context.Context, sys System, target string) (string, error)
 }
 
+// Settler is a Kind that readies the servers before a run's faults, so
+// that a fault strikes what it means to strike and not what the lab's
+// fresh start left half done: the engine calls Settle once per step of
+// such a kind (the step's target as the schedule names it), after the
+// workers have built their clients and before any of them is granted the
+// lock, and records its note in the history (lin.Settled). A promotion
+// settles by waiting for the replica to replay what the primary had then
+// (the lock's table, made by each client as it is built): a fail-over then
+// loses the grants, as in production, and not the schema.
+type Settler interface {
+	Settle(ctx context.Context, sys System, target string) (string, error)
+}
+
+// Reconnecting is a Kind after which live clients take a while to reach
+// the servers again (an address that moved). A holder held up by it waits
+// that long for another client before it goes on, unless its lock has a
+// lease to stay within (the engine's holdUp).
+type Reconnecting interface {
+	// Reconnect bounds, with room to spare, the time from the fault's end
+	// until a live client reaches the servers again.
+	Reconnect() time.Duration
+}
+
 var kinds = map[string]Kind{}
 
 func register(k Kind) {
