@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/locklab/locklab/cluster/leftovers"
 )
@@ -28,9 +29,10 @@ var bootstraps = struct {
 // time key is asked for. marker is a file every complete data dir has: a
 // bootstrap whose dir is gone (StopAll removes every lab dir) is made again.
 // The copy keeps owners and modes, so a server that refuses a data dir
-// not its own, or readable by others (PostgreSQL), starts on it.
-func copyOfBootstrap(key, marker, data string, bootstrap func(into string) error) error {
-	src, err := bootstrapped(key, marker, bootstrap)
+// not its own, or readable by others (PostgreSQL), starts on it. The dir
+// bootstrap writes into is owned by cred (the server's user; nil: ours).
+func copyOfBootstrap(key, marker, data string, cred *syscall.Credential, bootstrap func(into string) error) error {
+	src, err := bootstrapped(key, marker, cred, bootstrap)
 	if err != nil {
 		return err
 	}
@@ -42,7 +44,7 @@ func copyOfBootstrap(key, marker, data string, bootstrap func(into string) error
 
 // bootstrapped returns key's data dir, making it once. The lock is held
 // through a bootstrap, so cells started at once make it once between them.
-func bootstrapped(key, marker string, bootstrap func(into string) error) (string, error) {
+func bootstrapped(key, marker string, cred *syscall.Credential, bootstrap func(into string) error) (string, error) {
 	bootstraps.Lock()
 	defer bootstraps.Unlock()
 	if d, ok := bootstraps.dirs[key]; ok {
@@ -56,6 +58,12 @@ func bootstrapped(key, marker string, bootstrap func(into string) error) (string
 	dir, err := leftovers.MakeDir("bootstrap")
 	if err != nil {
 		return "", err
+	}
+	if cred != nil {
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			_ = os.RemoveAll(dir)
+			return "", fmt.Errorf("bootstrap %s: %w", key, err)
+		}
 	}
 	data := filepath.Join(dir, "data")
 	if err := bootstrap(data); err != nil {

@@ -177,16 +177,14 @@ func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 		if err := chown(); err != nil {
 			return err
 		}
-		return copyOfBootstrap("mysql "+installDB, "mysql", data, func(into string) error {
+		return copyOfBootstrap("mysql "+installDB, "mysql", data, cred, func(into string) error {
 			tmp := filepath.Join(filepath.Dir(into), "tmp")
 			if err := os.Mkdir(tmp, 0o700); err != nil {
 				return fmt.Errorf("%s: %w", filepath.Base(installDB), err)
 			}
 			if cred != nil {
-				for _, d := range []string{filepath.Dir(into), tmp} {
-					if err := os.Chown(d, int(cred.Uid), int(cred.Gid)); err != nil {
-						return fmt.Errorf("%s: %w", filepath.Base(installDB), err)
-					}
+				if err := os.Chown(tmp, int(cred.Uid), int(cred.Gid)); err != nil {
+					return fmt.Errorf("%s: %w", filepath.Base(installDB), err)
 				}
 			}
 			args := []string{"--no-defaults", "--datadir=" + into, "--tmpdir=" + tmp, innodbLogFileSize,

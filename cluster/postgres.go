@@ -145,12 +145,7 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 		if opts.ReplicaOf != nil {
 			return baseBackup(bin, data, opts, asServerUser)
 		}
-		err := copyOfBootstrap("postgres "+bin, "PG_VERSION", data, func(into string) error {
-			if cred != nil {
-				if err := os.Chown(filepath.Dir(into), int(cred.Uid), int(cred.Gid)); err != nil {
-					return fmt.Errorf("initdb: %w", err)
-				}
-			}
+		err := copyOfBootstrap("postgres "+bin, "PG_VERSION", data, cred, func(into string) error {
 			cmd := exec.Command(filepath.Join(bin, "initdb"), "-D", into, "-U", PostgresUser,
 				"--auth=trust", "--encoding=UTF8", "--no-sync", "--no-instructions")
 			asServerUser(cmd)
