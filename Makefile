@@ -75,6 +75,12 @@ mutants: setup
 	@status=0; $(GO) run $(MUTANTTAGS) ./cmd/bench mutants || status=$$?; \
 		$(GO) run ./cmd/bench report && exit $$status
 
+# Every lock's conformance and adversarial suites in full, the guests' too
+# (make test runs a guest's without its adversarial suites).
+conformance: setup
+	LOCKLAB_MATRIX_ALL=1 $(GO) test $(TESTFLAGS) -run 'TestConformance' ./impls/...
+.PHONY: conformance
+
 lessons: setup
 	$(GO) run ./cmd/bench lessons
 .PHONY: lessons

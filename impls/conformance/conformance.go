@@ -52,14 +52,21 @@ type Options struct {
 	// lock's own run proves the lock, so a brief run of the guest need
 	// only exercise the protocol around it.
 	Only []string
+	// Leave names checks this run leaves out, skipped saying so: make
+	// test's brief run of a guest leaves its adversarial suites, the
+	// longest part of it, to the guest's full run.
+	Leave []string
 }
 
-// check runs one top-level check as a subtest, unless Options.Only leaves
-// it out.
+// check runs one top-level check as a subtest, unless Options.Only or
+// Options.Leave leaves it out.
 func (e *env) check(t *testing.T, name string, f func(t *testing.T)) {
 	t.Run(name, func(t *testing.T) {
 		if len(e.o.Only) > 0 && !slices.Contains(e.o.Only, name) {
 			t.Skipf("not among this run's checks (Options.Only: %s)", strings.Join(e.o.Only, ", "))
+		}
+		if slices.Contains(e.o.Leave, name) {
+			t.Skipf("left out of this run (Options.Leave: %s)", strings.Join(e.o.Leave, ", "))
 		}
 		f(t)
 	})
