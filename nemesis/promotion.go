@@ -14,7 +14,8 @@ import (
 )
 
 // PrimaryPromotion is a database fail-over by promotion: the primary is
-// SIGKILLed, its streaming replica promoted (PostgreSQL's pg_promote), and
+// SIGKILLed, its replica promoted (PostgreSQL's pg_promote; MySQL's STOP
+// SLAVE and RESET SLAVE ALL once its relay log is applied), and
 // the primary's address moved to the replica's host, as the Redis
 // fail-over moves it (moveAddress), so clients reconnect to the address
 // they know and reach the new primary. What lived only in the primary's
@@ -29,7 +30,10 @@ const PrimaryFailover = "primary-failover"
 
 // promotedReplica names the node a promotion promotes, by server kind, as
 // the topologies that declare one name it.
-var promotedReplica = map[topology.Kind]string{topology.Postgres: topology.PGReplicaName}
+var promotedReplica = map[topology.Kind]string{
+	topology.Postgres: topology.PGReplicaName,
+	topology.MySQL:    topology.MySQLReplicaName,
+}
 
 func init() {
 	register(primaryPromotion{})
