@@ -7,6 +7,7 @@ import (
 
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -182,4 +183,16 @@ var briefPlans = map[string]briefPlan{
 	// session-bound locks, where the single topology says safe.
 	topology.PGIdleTimeoutsName:   {Also: []string{"pause-past-ttl"}},
 	topology.MySQLWaitTimeoutName: {Also: []string{"pause-past-ttl"}},
+	// The MySQL replica topologies: one promotion, which starts the
+	// primary and its replica, settles, promotes and moves the address
+	// (the first correct lock's, unsafe: its row lock is never in the
+	// binary log); the semi-synchronous one adds the cell its
+	// acknowledgement decides, the lock table's row kept by the promoted
+	// replica. Contention there repeats the single topology's through the
+	// primary.
+	topology.MySQLReplicaAsyncName: {Only: []string{nemesis.PrimaryFailover}},
+	topology.MySQLReplicaSemisyncName: {
+		Only:  []string{},
+		Cells: []string{"mysql-lock-table@mysql-replica-semisync/primary-failover"},
+	},
 }
