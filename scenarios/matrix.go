@@ -160,6 +160,18 @@ func (p briefPlan) runs(scenario string) bool {
 // briefPlans is make test's share of each topology other than the single
 // one; a topology not named here gets the default.
 var briefPlans = map[string]briefPlan{
+	// The MySQL replica topologies: one promotion, which starts the
+	// primary and its replica, settles, promotes and moves the address
+	// (the first correct lock's, unsafe: its row lock is never in the
+	// binary log); on the semi-synchronous one, only the cell its
+	// acknowledgement decides, the lock table's row kept by the promoted
+	// replica. Contention there repeats the single topology's through the
+	// primary.
+	topology.MySQLReplicaAsyncName: {Only: []string{nemesis.PrimaryFailover}},
+	topology.MySQLReplicaSemisyncName: {
+		Only:  []string{},
+		Cells: []string{"mysql-lock-table@mysql-replica-semisync/primary-failover"},
+	},
 	topology.EtcdClusterName: {
 		// A cell whose verdict is not yet certain run to run would fail
 		// make test by chance, not by a change.
@@ -183,16 +195,4 @@ var briefPlans = map[string]briefPlan{
 	// session-bound locks, where the single topology says safe.
 	topology.PGIdleTimeoutsName:   {Also: []string{"pause-past-ttl"}},
 	topology.MySQLWaitTimeoutName: {Also: []string{"pause-past-ttl"}},
-	// The MySQL replica topologies: one promotion, which starts the
-	// primary and its replica, settles, promotes and moves the address
-	// (the first correct lock's, unsafe: its row lock is never in the
-	// binary log); the semi-synchronous one adds the cell its
-	// acknowledgement decides, the lock table's row kept by the promoted
-	// replica. Contention there repeats the single topology's through the
-	// primary.
-	topology.MySQLReplicaAsyncName: {Only: []string{nemesis.PrimaryFailover}},
-	topology.MySQLReplicaSemisyncName: {
-		Only:  []string{},
-		Cells: []string{"mysql-lock-table@mysql-replica-semisync/primary-failover"},
-	},
 }
