@@ -36,6 +36,9 @@ type MySQLOptions struct {
 	// Settings are the topology's declared server settings, each given to
 	// the server as --name=value after the lab's own (so they win).
 	Settings map[string]string
+	// ReplicaOf makes the server a replica of a MySQL the lab started,
+	// following its binary log by GTID until promoted (followPrimary).
+	ReplicaOf *Node
 }
 
 // innodbLogFileSize keeps the redo log small, as every node's dir is a
@@ -124,6 +127,9 @@ func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 	if ContainerMode() {
 		// No image yet: saying so beats starting a local server in a run
 		// that asked for containers.
+		if opts.ReplicaOf != nil {
+			return nil, fmt.Errorf("%s: a MySQL replica needs local servers", opts.Name)
+		}
 		return nil, fmt.Errorf("MySQL runs in local mode only for now: %s=%s has no MySQL image; run it with %s=%s", ServersEnv, ServersContainers, ServersEnv, ServersLocal)
 	}
 	server, installDB, err := mysqlBinaries()
@@ -246,6 +252,12 @@ func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 		n.Stop()
 		return nil, err
 	}
+	if opts.ReplicaOf != nil {
+		if err := followPrimary(ctx, n, opts.ReplicaOf); err != nil {
+			n.Stop()
+			return nil, err
+		}
+	}
 	return n, nil
 }
 
@@ -307,7 +319,7 @@ func (mysqlKind) Image() string { return "" }
 func (mysqlKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 	var out []*Node
 	for _, m := range members {
-		n, err := StartMySQL(ctx, MySQLOptions{Name: m.Name, Host: m.Host, Port: m.Port, Settings: m.Settings})
+		n, err := StartMySQL(ctx, MySQLOptions{Name: m.Name, Host: m.Host, Port: m.Port, Settings: m.Settings, ReplicaOf: m.ReplicaOf})
 		if err != nil {
 			stopNodes(out)
 			return nil, err
@@ -318,8 +330,11 @@ func (mysqlKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 }
 
 // Endpoint gives clients each node's DSN (a lock uses the first).
-// Ensembles: the lab runs MySQL as one server (a replica is still to come).
-func (mysqlKind) Ensembles() error { return errors.New("the lab starts MySQL as one server only") }
+// Ensembles: the lab runs MySQL as one server, or a primary and a replica
+// of it, never as a group of members that know each other.
+func (mysqlKind) Ensembles() error {
+	return errors.New("the lab starts MySQL as one server, or a primary and its replica, only")
+}
 
 func (mysqlKind) Endpoint(nodes []*Node) topology.Endpoint {
 	ep := topology.Endpoint{Kind: topology.MySQL}

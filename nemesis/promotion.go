@@ -14,7 +14,8 @@ import (
 )
 
 // PrimaryPromotion is a database fail-over by promotion: the primary is
-// SIGKILLed, its streaming replica promoted (PostgreSQL's pg_promote), and
+// SIGKILLed, its replica promoted (PostgreSQL's pg_promote; MySQL's STOP
+// SLAVE and RESET SLAVE ALL once its relay log is applied), and
 // the primary's address moved to the replica's host, as the Redis
 // fail-over moves it (moveAddress), so clients reconnect to the address
 // they know and reach the new primary. What lived only in the primary's
@@ -29,7 +30,10 @@ const PrimaryFailover = "primary-failover"
 
 // promotedReplica names the node a promotion promotes, by server kind, as
 // the topologies that declare one name it.
-var promotedReplica = map[topology.Kind]string{topology.Postgres: topology.PGReplicaName}
+var promotedReplica = map[topology.Kind]string{
+	topology.Postgres: topology.PGReplicaName,
+	topology.MySQL:    topology.MySQLReplicaName,
+}
 
 func init() {
 	register(primaryPromotion{})
@@ -157,13 +161,17 @@ func (primaryPromotion) Inject(ctx context.Context, sys System, target string) (
 	if err := primary.Kill(); err != nil {
 		return "", fmt.Errorf("SIGKILL %s: %w", target, err)
 	}
+	// How long the promotion takes is part of the fail-over's window
+	// (MySQL's applies the relay log first), so the note says.
+	start := time.Now()
 	if err := promoter.Promote(ctx, replica); err != nil {
 		return "", err
 	}
+	took := time.Since(start).Round(time.Millisecond)
 	if err := moveAddress(ctx, primary, replica); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("SIGKILL %s; %s promoted; %s now answers on %s's host", target, replica.Name, primary.Addr, replica.Name), nil
+	return fmt.Sprintf("SIGKILL %s; %s promoted in %v; %s now answers on %s's host", target, replica.Name, took, primary.Addr, replica.Name), nil
 }
 
 func (primaryPromotion) Heal(context.Context, System, string) (string, error) {

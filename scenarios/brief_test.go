@@ -51,3 +51,28 @@ func TestBriefSentinelCells(t *testing.T) {
 		}
 	}
 }
+
+// make test runs the MySQL replica topologies with two cells between them:
+// the first correct lock's promotion on the asynchronous one, and on the
+// semi-synchronous one the lock table's, where the acknowledgement keeps
+// the row; no contention cell and no other lock.
+func TestBriefMySQLReplicaCells(t *testing.T) {
+	cells, err := scenarios.Cells(impls.All(), scenarios.Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range scenarios.Brief(cells) {
+		if strings.Contains(c.Name(), "@mysql-replica-") {
+			got = append(got, c.Name())
+		}
+	}
+	want := []string{
+		"mysql-for-update@mysql-replica-async/primary-failover",
+		"mysql-lock-table@mysql-replica-semisync/primary-failover",
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("brief cells on the MySQL replica topologies: %v, want %v", got, want)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -195,6 +196,18 @@ func (p briefPlan) runs(scenario string) bool {
 // briefPlans is make test's share of each topology other than the single
 // one; a topology not named here gets the default.
 var briefPlans = map[string]briefPlan{
+	// The MySQL replica topologies: one promotion, which starts the
+	// primary and its replica, settles, promotes and moves the address
+	// (the first correct lock's, unsafe: its row lock is never in the
+	// binary log); on the semi-synchronous one, only the cell its
+	// acknowledgement decides, the lock table's row kept by the promoted
+	// replica. Contention there repeats the single topology's through the
+	// primary.
+	topology.MySQLReplicaAsyncName: {Only: []string{nemesis.PrimaryFailover}},
+	topology.MySQLReplicaSemisyncName: {
+		Only:  []string{},
+		Cells: []string{"mysql-lock-table@mysql-replica-semisync/primary-failover"},
+	},
 	topology.EtcdClusterName: {
 		// A cell whose verdict is not yet certain run to run would fail
 		// make test by chance, not by a change.

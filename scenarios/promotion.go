@@ -5,15 +5,18 @@ import (
 	"github.com/locklab/locklab/topology"
 )
 
-// The PostgreSQL replica topologies' cells: plain contention (through the
-// primary, with every commit streamed to the replica) and the fail-over by
-// promotion while the holder is inside its section.
+// The database replica topologies' cells (PostgreSQL's streaming replica,
+// MySQL's binary-log replica): plain contention (through the primary, with
+// every commit replicated) and the fail-over by promotion while the holder
+// is inside its section. One scenario for both kinds, so its text names
+// each kind's promotion.
 func init() {
 	Register(onTopologies(scheduleScenario(nemesis.PrimaryFailover,
-		"once the replica has replayed what the primary had when the clients were built (the lock's table), "+
-			"the PostgreSQL primary is SIGKILLed while the holder is inside its section, its streaming replica is promoted "+
-			"(pg_promote) and the primary's address moves to the replica's host; the holder goes on once another client has had "+
+		"once the replica has applied what the primary had when the clients were built (the lock's table), "+
+			"the database primary is SIGKILLed while the holder is inside its section, its replica is promoted "+
+			"(PostgreSQL: pg_promote; MySQL: the relay log applied, then STOP SLAVE, RESET SLAVE ALL, read_only off) "+
+			"and the primary's address moves to the replica's host; the holder goes on once another client has had "+
 			"the lock (or half a TTL passed; for a lock with no expiry, 2 s, longer than a client takes to reconnect), then writes",
-		nil), topology.PGReplicaAsyncName, topology.PGReplicaSyncName))
-	extend("contention", topology.PGReplicaAsyncName, topology.PGReplicaSyncName)
+		nil), topology.PGReplicaAsyncName, topology.PGReplicaSyncName, topology.MySQLReplicaAsyncName, topology.MySQLReplicaSemisyncName))
+	extend("contention", topology.PGReplicaAsyncName, topology.PGReplicaSyncName, topology.MySQLReplicaAsyncName, topology.MySQLReplicaSemisyncName)
 }

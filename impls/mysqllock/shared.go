@@ -349,6 +349,7 @@ func mysqlCode(err error, code uint16) bool {
 const (
 	errDupEntry         = 1062 // ER_DUP_ENTRY: the unique key is taken
 	errLockWaitTimeout  = 1205 // ER_LOCK_WAIT_TIMEOUT: a row lock not granted in time
+	errDeadlock         = 1213 // ER_LOCK_DEADLOCK: InnoDB rolled the transaction back
 	errQueryInterrupted = 1317 // ER_QUERY_INTERRUPTED: KILL QUERY ended the statement
 )
 
