@@ -1,0 +1,60 @@
+package redislock_test
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/impls/conformance"
+	"github.com/locklab/locklab/topology"
+)
+
+// clusterBrief is make test's share of the suite on the Redis Cluster: a
+// grant and a refusal, a double release, the keys the lock leaves on the
+// key's slot master read back, and planted or garbled keys there (a few
+// seconds on one cluster). The rest repeats on one cluster what the single
+// topology's run proves of the same lock; naming the test (-run
+// 'TestConformanceOnRedisCluster') or LOCKLAB_MATRIX_ALL=1 runs it all.
+var clusterBrief = []string{
+	"TryAcquireReturnsHeldAtOnce", "ReleaseTwiceIsNotHeld", "ServerSideShape", "AdversarialRedis",
+}
+
+// The suite on a Redis Cluster (three masters, a replica each), through
+// the cluster client, for the two locks whose cells the matrix runs there
+// with a mitigation beside them: the plain SET NX PX lock and the one that
+// waits for the key's own master's replica. The suite's own reads go to
+// the masters (conformance's server view), where the lock's keys live.
+func TestConformanceOnRedisCluster(t *testing.T) {
+	opts := conformance.Options{KnownDefects: conformance.CounterResetLimitation}
+	if !wholeSuiteAsked("TestConformanceOnRedisCluster") {
+		opts.Only = clusterBrief
+	}
+	wait, err := impls.Lookup("redis-setnx-px-wait")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One cluster for both: the plain lock needs no replica, and the
+	// cluster has one for every master either way.
+	topo := conformance.TopologyOn(t, wait, topology.RedisClusterName)
+	for _, name := range []string{"redis-setnx-px", "redis-setnx-px-wait"} {
+		t.Run(name, func(t *testing.T) {
+			spec, err := impls.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conformance.Run(t, spec, topo, opts)
+		})
+	}
+}
+
+// wholeSuiteAsked reports whether this run asked for the whole suite: by
+// naming test in -run, or with every long suite (LOCKLAB_MATRIX_ALL).
+func wholeSuiteAsked(test string) bool {
+	if os.Getenv("LOCKLAB_MATRIX_ALL") != "" {
+		return true
+	}
+	f := flag.Lookup("test.run")
+	return f != nil && strings.Contains(f.Value.String(), test)
+}
