@@ -60,6 +60,7 @@ var (
 // documented is every lock's server-side shape, from its Summary and docs.
 var documented = map[string]shape{
 	"redis-setnx-px":          {redis: setnxShape},
+	"redis-setnx-px-wait":     {redis: setnxShape}, // redis-setnx-px's keys; the WAIT leaves nothing
 	"redis-del-release":       {redis: setnxShape},
 	"redis-get-del-release":   {redis: setnxShape},
 	"redis-setnx-expire":      {redis: []redisShape{{"{K}", "string", true, false}}},
