@@ -258,8 +258,9 @@ func runWorker(raw string) error {
 		abandon()
 		waited := ctx.Err() != nil
 		cancel()
-		if err != nil && stopped.Err() != nil {
+		if err != nil && stopped.Err() != nil && !struck.Load() {
 			// Abandoned because the run ended, not a failure of the lock.
+			// (A struck acquire was not abandoned: its failure is recorded.)
 			break
 		}
 		if err == nil {
