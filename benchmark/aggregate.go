@@ -132,6 +132,7 @@ func (b *bench) report(servers []record.Server) *record.Bench {
 		}
 	}
 	rep.Targets = judgeTargets(rep)
+	rep.Overhead = protocolOverhead(rep)
 	return rep
 }
 

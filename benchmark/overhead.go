@@ -26,18 +26,16 @@ func wrapsOurs(name string) bool {
 	return slices.ContainsFunc(protocolTwins, func(tw protocolTwin) bool { return tw.guest == name })
 }
 
-// overheadSection shows each twin's ratio per workload, trial by trial as
+// protocolOverhead is each twin's ratio per workload, trial by trial as
 // the targets' ratios are (both ran in the same trial, so a slow minute of
-// the machine cancels out), with its interval.
-func overheadSection(rep *record.Bench, p printer) {
+// the machine cancels out), with its interval: bench.json's Overhead,
+// which bench.md and the site both show.
+func protocolOverhead(rep *record.Bench) []record.ProtocolOverhead {
 	byName := map[string]*record.BenchResult{}
 	for i := range rep.Impls {
 		byName[rep.Impls[i].Name] = &rep.Impls[i]
 	}
-	times := func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) + "×" }
-	table := report.NewTable("guest", "wraps", "workload", "guest pairs/s", "native pairs/s", "guest / native").
-		AlignRight(3, 4, 5).PadRule()
-	rows := 0
+	var out []record.ProtocolOverhead
 	for _, tw := range protocolTwins {
 		g, n := byName[tw.guest], byName[tw.native]
 		if g == nil || n == nil {
@@ -49,12 +47,28 @@ func overheadSection(rep *record.Bench, p printer) {
 			if len(rs) == 0 {
 				continue
 			}
-			table.Row("`"+tw.guest+"`", "`"+tw.native+"`", w, fmtStat(NewStat(gs)), fmtStat(NewStat(ns)), fmtStatWith(NewStat(rs), times))
-			rows++
+			out = append(out, record.ProtocolOverhead{Guest: tw.guest, Native: tw.native, Workload: w,
+				GuestPairs: NewStat(gs), NativePairs: NewStat(ns), Ratio: NewStat(rs)})
 		}
 	}
-	if rows == 0 {
+	return out
+}
+
+// overheadSection shows bench.json's Overhead (computed from the run's
+// figures for a bench.json written before it had one).
+func overheadSection(rep *record.Bench, p printer) {
+	rows := rep.Overhead
+	if rows == nil {
+		rows = protocolOverhead(rep)
+	}
+	if len(rows) == 0 {
 		return
+	}
+	times := func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) + "×" }
+	table := report.NewTable("guest", "wraps", "workload", "guest pairs/s", "native pairs/s", "guest / native").
+		AlignRight(3, 4, 5).PadRule()
+	for _, o := range rows {
+		table.Row("`"+o.Guest+"`", "`"+o.Native+"`", o.Workload, fmtStat(o.GuestPairs), fmtStat(o.NativePairs), fmtStatWith(o.Ratio, times))
 	}
 	p("## What the guest protocol costs\n\n")
 	p("A guest that wraps a lock of the lab's own (the same Go lock, client library and round trips, reached through\n")

@@ -150,6 +150,19 @@ var fixedSchedules = map[string]FixedSchedule{
 		return fixed(impl, fencing, ttl, Step{Kind: NetSplitWithHolder, Target: MasterTarget, Holder: "client-0",
 			After: failpointOr(impl, failpoint.AfterSetNX, failpoint.AfterAcquire), Duration: Duration(pastTTL(ttl) + time.Second)}, serverShape)
 	},
+	// sentinel-kill-at-grant: sentinel-master-kill struck at the grant: the
+	// holder stops between its acquire's write and its WAIT for replicas,
+	// and the master is SIGKILLed (restarted, empty, as long as the split
+	// lasts), so Sentinel promotes a replica. The source documents' other
+	// fail-over story: the master dies right after granting. The holder
+	// goes on after the heal, once another client has had the lock from
+	// the promoted replica; its WAIT must be asked of the master that
+	// granted (gone now), not of whichever master its client reaches
+	// then, whose replicas owe it nothing.
+	"sentinel-kill-at-grant": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: ServerKill, Target: MasterTarget, Holder: "client-0",
+			After: failpointOr(impl, failpoint.AfterSetNX, failpoint.AfterAcquire), Duration: Duration(pastTTL(ttl) + time.Second)}, serverShape)
+	},
 	// sentinel-master-pause: on a Sentinel group, the master is SIGSTOPped
 	// while the holder is inside its section, as long as the split lasts
 	// (past down-after: Sentinel promotes a replica), then SIGCONTed. It

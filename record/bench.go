@@ -21,8 +21,28 @@ type Bench struct {
 	Limits   []Limit       `json:"limits"`
 	Impls    []BenchResult `json:"implementations"`
 	Targets  []Target      `json:"targets,omitempty"`
-	Charts   []string      `json:"charts"`
-	Elapsed  float64       `json:"elapsed_seconds"`
+	// Overhead is what the guest protocol costs: each guest that wraps a
+	// lock of the lab's own beside that lock, per workload (bench.md's
+	// "What the guest protocol costs"). Absent from runs without both.
+	Overhead []ProtocolOverhead `json:"protocol_overhead,omitempty"`
+	Charts   []string           `json:"charts"`
+	Elapsed  float64            `json:"elapsed_seconds"`
+}
+
+// ProtocolOverhead is a guest that wraps a lock of the lab's own (the
+// same Go lock reached through the guest protocol) beside that lock called
+// natively, in one workload of one run.
+type ProtocolOverhead struct {
+	Guest    string `json:"guest"`
+	Native   string `json:"native"`
+	Workload string `json:"workload"`
+	// GuestPairs and NativePairs are acquire+release pairs per second.
+	GuestPairs  Stat `json:"guest_pairs_per_sec"`
+	NativePairs Stat `json:"native_pairs_per_sec"`
+	// Ratio is the guest's pairs/s over the native lock's, trial by trial
+	// (both ran in the same trial); what it falls short of 1 is the
+	// protocol's own cost.
+	Ratio Stat `json:"guest_over_native"`
 }
 
 // BenchSetting records the options the run used.

@@ -170,6 +170,10 @@ func runWorker(raw string) error {
 		armed[a] = true
 	}
 	var armMu sync.Mutex
+	// struck says a failpoint fired inside the acquire in flight: the
+	// server has granted (a failpoint inside an acquire sits after its
+	// write), and the client is stopped by the lab, not waiting.
+	var struck atomic.Bool
 	hit := func(name string) {
 		armMu.Lock()
 		fire := armed[name]
@@ -178,6 +182,7 @@ func runWorker(raw string) error {
 		if !fire {
 			return
 		}
+		struck.Store(true)
 		say("failpoint " + name)
 		<-cont
 	}
@@ -234,12 +239,28 @@ func runWorker(raw string) error {
 		// before; only the acquire also ends with the stop: a granted
 		// section always runs to its end as it would have.
 		deadline := time.Now().Add(ws.AcquireTimeout)
-		ctx, cancel := context.WithDeadline(stopped, deadline)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		struck.Store(false)
+		abandon := context.AfterFunc(stopped, func() {
+			// The stop ends an acquire still waiting, not one the lab
+			// stopped at a failpoint inside it: that holder goes on
+			// ("stop" then "continue", ContinueThenLeave) to finish its
+			// acquire as a live client would, the rest of it (a WAIT for
+			// replicas, an EXPIRE) sent with a live context. Cancelled,
+			// the rest failed at once, whatever the servers would have
+			// answered, and the fault judged the lock's handling of a
+			// cancelled context instead.
+			if !struck.Load() {
+				cancel()
+			}
+		})
 		lease, err := locker.Acquire(ctx, lockKey)
+		abandon()
 		waited := ctx.Err() != nil
 		cancel()
-		if err != nil && stopped.Err() != nil {
+		if err != nil && stopped.Err() != nil && !struck.Load() {
 			// Abandoned because the run ended, not a failure of the lock.
+			// (A struck acquire was not abandoned: its failure is recorded.)
 			break
 		}
 		if err == nil {

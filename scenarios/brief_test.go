@@ -27,7 +27,9 @@ func TestBriefSentinelCells(t *testing.T) {
 		want bool
 	}{
 		{"redis-setnx-px-wait@redis-sentinel/contention", true},
-		{"redis-setnx-px-wait@redis-sentinel/sentinel-split-at-grant", true},
+		{"redis-setnx-px-wait@redis-sentinel/sentinel-kill-at-grant", true},
+		{"redis-setnx-px-wait@redis-sentinel/sentinel-kill-at-grant/fenced", false},
+		{"redis-setnx-px-wait@redis-sentinel/sentinel-split-at-grant", false},
 		{"redis-setnx-px-wait@redis-sentinel/sentinel-master-kill", false},
 		{"redis-setnx-px-wait@redis-sentinel-min-replicas/contention", false},
 	}

@@ -51,6 +51,7 @@ func TestScenarioSchedules(t *testing.T) {
 		{"sentinel-master-kill", true, ""},
 		{"sentinel-master-pause", true, ""},
 		{"sentinel-split-at-grant", true, ""},
+		{"sentinel-kill-at-grant", true, ""},
 		{"sentinel-isolated", true, ""},
 		{"cluster-master-split", true, ""},
 		{"cluster-master-kill", true, ""},

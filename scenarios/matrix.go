@@ -217,14 +217,14 @@ var briefPlans = map[string]briefPlan{
 	},
 	topology.RedisSentinelName: {
 		Leave: map[string]string{
-			"sentinel-split-at-grant": "the first lock's verdict there repeats sentinel-master-split's; the split at the grant is where the WAIT lock differs (Cells)",
+			"sentinel-split-at-grant": "the first lock's verdict there repeats sentinel-master-split's, and the WAIT lock's is not the same run to run (a WAIT answered by an acknowledgement from before the cut confirms a grant whose lease ran out while its holder was stopped)",
 			"holder-crash":            "a crashed client touches no server: the lease's expiry is the single topology's holder-crash, and Sentinel's own faults follow here",
 		},
 		// The WAIT lock, unfenced, with no fault and where its WAIT decides
-		// (its mutant's catcher).
+		// (its mutants' catcher; the scenario applies to that lock alone).
 		Cells: []string{
 			"redis-setnx-px-wait@redis-sentinel/contention",
-			"redis-setnx-px-wait@redis-sentinel/sentinel-split-at-grant",
+			"redis-setnx-px-wait@redis-sentinel/sentinel-kill-at-grant",
 		},
 	},
 	topology.RedisSentinelMinReplicasName: {Only: []string{"sentinel-master-split"}},

@@ -1,6 +1,11 @@
 package scenarios
 
-import "github.com/locklab/locklab/topology"
+import (
+	"errors"
+
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
+)
 
 // The Sentinel topology's cells: plain contention and a crashed holder
 // (the same meaning as on one server, through the sentinels), and the
@@ -24,6 +29,14 @@ func init() {
 		"on a Sentinel group, the master is cut off with the holder right after the holder's grant was written "+
 			"(before a WAIT for replicas, where the lock has one), past down-after; a replica is promoted",
 		nil), topology.SentinelTopologies...))
+	// Only where a lock confirms its grant with the replicas: for any other
+	// lock the kill at the grant is sentinel-master-kill again (the grant
+	// stands or falls with replication alone), while for one that waits,
+	// what it asks after the fail-over, and of which server, decides.
+	Register(onTopologies(scheduleScenario("sentinel-kill-at-grant",
+		"on a Sentinel group, the master is SIGKILLed right after the holder's grant was written, before its WAIT for "+
+			"replicas; Sentinel promotes a replica, and the holder goes on once another client has had the lock from it",
+		confirmsWithReplicas), topology.RedisSentinelName))
 	Register(onTopologies(scheduleScenario("sentinel-isolated",
 		"on a Sentinel group, one sentinel is cut off every other host past a lease; one of three can neither call the "+
 			"master down nor lead a fail-over, so nothing may change: safe, and grants go on through the cut",
@@ -31,4 +44,14 @@ func init() {
 	for _, name := range []string{"contention", "holder-crash"} {
 		extend(name, topology.SentinelTopologies...)
 	}
+}
+
+// confirmsWithReplicas accepts a lock that waits for replicas to
+// acknowledge its grant (impls.Backend.Replicas), the only kind a fault
+// between the grant and that wait tells anything new about.
+func confirmsWithReplicas(spec impls.Spec, _ bool) error {
+	if !spec.Backend.Replicas {
+		return errors.New("the lock does not confirm its grant with the replicas: a kill at the grant is sentinel-master-kill's case")
+	}
+	return nil
 }

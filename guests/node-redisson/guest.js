@@ -11,6 +11,9 @@
 // own renewal script once.
 'use strict';
 
+// First: the packages below must be the ones package-lock.json pins.
+require('../lib-node/installed.js').orExit(__dirname);
+
 const { randomUUID } = require('node:crypto');
 const { Redisson } = require('node-redisson');
 const { RedissonLockError } = require('node-redisson/dist/errors/RedissonLockError');

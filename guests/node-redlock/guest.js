@@ -5,6 +5,9 @@
 // one library attempt (retryCount 0) at a time, the library's delay between.
 'use strict';
 
+// First: the packages below must be the ones package-lock.json pins.
+require('../lib-node/installed.js').orExit(__dirname);
+
 const Redis = require('ioredis');
 const Redlock = require('redlock');
 const { serve, GuestError, sleep, hostPort, ready } = require('../lib-node/protocol.js');

@@ -20,8 +20,8 @@ func adversarialRedis(t *testing.T, e *env) {
 
 	plant := func(t *testing.T, key string, k redisKey, typ string) {
 		t.Helper()
-		rdb := e.srv.redis[k.node]
 		name := f.rename(k, key)
+		rdb := e.srv.redisAt(t, k.node, name)
 		var err error
 		switch typ {
 		case "string":
@@ -40,7 +40,7 @@ func adversarialRedis(t *testing.T, e *env) {
 		t.Helper()
 		for _, k := range f.lock {
 			name := f.rename(k, key)
-			got, err := e.srv.redis[k.node].Type(ctx, name).Result()
+			got, err := e.srv.redisAt(t, k.node, name).Type(ctx, name).Result()
 			if err != nil {
 				t.Fatalf("TYPE %q: %v", name, err)
 			}
@@ -92,7 +92,7 @@ func adversarialRedis(t *testing.T, e *env) {
 		t.Run(garble.name, func(t *testing.T) {
 			key := freshKey(t)
 			for _, k := range f.counter {
-				if err := e.srv.redis[k.node].Set(ctx, f.rename(k, key), garble.value, 0).Err(); err != nil {
+				if err := e.srv.redisAt(t, k.node, f.rename(k, key)).Set(ctx, f.rename(k, key), garble.value, 0).Err(); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -109,7 +109,7 @@ func adversarialRedis(t *testing.T, e *env) {
 				defect = fmt.Sprintf("with a counter of %q: %v, want a backend error", garble.value, err)
 			}
 			for _, k := range f.counter {
-				if err := e.srv.redis[k.node].Del(ctx, f.rename(k, key)).Err(); err != nil {
+				if err := e.srv.redisAt(t, k.node, f.rename(k, key)).Del(ctx, f.rename(k, key)).Err(); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -145,7 +145,7 @@ func adversarialRedis(t *testing.T, e *env) {
 				mustRelease(t, lease)
 			}
 			for _, k := range f.counter {
-				if err := reset.apply(e.srv.redis[k.node], f.rename(k, key), last); err != nil {
+				if err := reset.apply(e.srv.redisAt(t, k.node, f.rename(k, key)), f.rename(k, key), last); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,18 +26,23 @@ import (
 // lock never creates itself but production has (a key written by hand, a
 // node left by another library, a row from an older deployment).
 type server struct {
-	redis []*redis.Client // one per lock node
-	zk    *zk.Conn
-	etcd  *clientv3.Client
-	pgDSN string
-	mysql *mysqlServer // nil without a MySQL lock server
+	redis []*redis.Client // one per lock node (on a Redis Cluster, per master)
+	// cluster routes a key to its slot's master on a Redis Cluster (nil
+	// elsewhere): a key of another lock key has another hash tag, so it
+	// may live on another master than the key it was renamed from.
+	cluster *redis.ClusterClient
+	zk      *zk.Conn
+	etcd    *clientv3.Client
+	pgDSN   string
+	mysql   *mysqlServer // nil without a MySQL lock server
 }
 
 func newServer(t *testing.T, topo *cluster.Topology) *server {
 	t.Helper()
 	s := &server{pgDSN: topo.Endpoints().First(topology.Postgres), etcd: etcdClient(t, topo), mysql: newMySQLServer(topo)}
 	addrs := topo.Endpoints().Addrs(topology.Redis)
-	if ep := topo.Endpoints()[topology.Redis]; ep.Via == "sentinel" {
+	switch ep := topo.Endpoints()[topology.Redis]; ep.Via {
+	case "sentinel":
 		// The suite reads and writes the lock's keys where the lock does:
 		// on the master the sentinels name, not on a sentinel.
 		addr, err := cluster.RedisAddr(context.Background(), ep)
@@ -44,6 +50,10 @@ func newServer(t *testing.T, topo *cluster.Topology) *server {
 			t.Fatal(err)
 		}
 		addrs = []string{addr}
+	case "cluster":
+		s.cluster = redis.NewClusterClient(&redis.ClusterOptions{Addrs: ep.Addrs, MaxRetries: -1})
+		t.Cleanup(func() { s.cluster.Close() })
+		addrs = clusterMasters(t, s.cluster)
 	}
 	for _, addr := range addrs {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
@@ -60,6 +70,67 @@ func newServer(t *testing.T, topo *cluster.Topology) *server {
 		s.zk = conn
 	}
 	return s
+}
+
+// clusterMasters lists the addresses of a Redis Cluster's masters, as
+// the cluster's slot map names them, in a stable order. The suite reads and
+// writes a lock's keys on the masters only: a key lives on the master of
+// its slot (a lock's keys share one slot by their hash tag), a replica
+// answers MOVED for it (no READONLY), and a SCAN of every member would
+// list each key twice.
+func clusterMasters(t *testing.T, c *redis.ClusterClient) []string {
+	t.Helper()
+	var mu sync.Mutex
+	var out []string
+	err := c.ForEachMaster(context.Background(), func(_ context.Context, m *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		out = append(out, m.Options().Addr)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the masters of the Redis Cluster: %v", err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// redisAt is the client for key name, written or read beside a key found
+// on lock node node: that node's client, or on a Redis Cluster the master
+// of name's slot (go-redis's slot map), which for a name of another lock
+// key may be another master.
+func (s *server) redisAt(t *testing.T, node int, name string) *redis.Client {
+	t.Helper()
+	if s.cluster == nil {
+		return s.redis[node]
+	}
+	m, err := s.cluster.MasterForKey(context.Background(), name)
+	if err != nil {
+		t.Fatalf("the master of %q's slot: %v", name, err)
+	}
+	return m
+}
+
+// redisHolders are the lock nodes that must each hold key name when a
+// lock keeps it: every node (a lock over several independent nodes writes
+// to each), or on a Redis Cluster the one master of name's slot.
+func (s *server) redisHolders(t *testing.T, name string) []int {
+	t.Helper()
+	if s.cluster == nil {
+		out := make([]int, len(s.redis))
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	addr := s.redisAt(t, 0, name).Options().Addr
+	for i, rdb := range s.redis {
+		if rdb.Options().Addr == addr {
+			return []int{i}
+		}
+	}
+	t.Fatalf("the master of %q's slot, %s, is none of the masters the suite found (%d): the slot map changed under the suite", name, addr, len(s.redis))
+	return nil
 }
 
 func waitSession(t *testing.T, events <-chan zk.Event) {
@@ -301,7 +372,7 @@ func (s *server) steal(t *testing.T, key string, f *redisFootprint, zkDir string
 	ctx := context.Background()
 	if f != nil {
 		for _, k := range f.lock {
-			if err := s.redis[k.node].Del(ctx, f.rename(k, key)).Err(); err != nil {
+			if err := s.redisAt(t, k.node, f.rename(k, key)).Del(ctx, f.rename(k, key)).Err(); err != nil {
 				t.Fatalf("DEL %q: %v", f.rename(k, key), err)
 			}
 		}

@@ -86,3 +86,18 @@ func waitShortfall(n int64, err error) error {
 	}
 	return replicaShortfall(n, err)
 }
+
+// waitRoute is where redis-setnx-px-wait sends its WAIT: the connection
+// that carried the grant, or, under its mutant, the client, as a reviewer
+// who reads WAIT as a command like any other would write it. The client
+// sends it on another connection of its pool: one whose last write (if
+// any) the replicas acknowledged long ago, so the WAIT is answered at
+// once by every replica still attached, whatever became of the grant; on
+// a Redis Cluster, to a master picked at random (WAIT names no key), which
+// counts its own replica.
+func waitRoute(rdb redis.UniversalClient, conn *redis.Conn) commandSender {
+	if mutant.On(mutant.SetNXPXWaitOtherConnection) {
+		return rdb
+	}
+	return conn
+}

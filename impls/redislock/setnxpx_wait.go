@@ -88,7 +88,7 @@ func NewSetNXPXWait(rdb redis.UniversalClient, ttl time.Duration, hit func(strin
 		if hit != nil {
 			hit(failpoint.AfterSetNX)
 		}
-		w, err := conn.Do(ctx, "wait", waitReplicas, timeout.Milliseconds()).Int64()
+		w, err := waitRoute(rdb, conn).Do(ctx, "wait", waitReplicas, timeout.Milliseconds()).Int64()
 		short := waitShortfall(w, err)
 		if short == nil {
 			return true, n, nil
@@ -106,6 +106,13 @@ func NewSetNXPXWait(rdb redis.UniversalClient, ttl time.Duration, hit func(strin
 			fmt.Errorf("%w; the grant was given back (%d key deleted)", short, rel))
 	}
 	return l
+}
+
+// commandSender is what a WAIT can be sent on: the pinned connection
+// (*redis.Conn), or the client (a redis.UniversalClient), which picks a
+// connection of its own.
+type commandSender interface {
+	Do(ctx context.Context, args ...any) *redis.Cmd
 }
 
 // replicaShortfall says why a WAIT's answer does not confirm a grant: an

@@ -22,3 +22,7 @@ func setnxReleaseScript() *redis.Script { return redisclient.ReleaseScript }
 
 // waitShortfall is redis-setnx-px-wait's check of its WAIT.
 func waitShortfall(n int64, err error) error { return replicaShortfall(n, err) }
+
+// waitRoute is where redis-setnx-px-wait sends its WAIT: on the connection
+// that carried the grant.
+func waitRoute(_ redis.UniversalClient, conn *redis.Conn) commandSender { return conn }

@@ -127,11 +127,35 @@ func boolCmp(a, b bool) int {
 	return 1
 }
 
-// benchView is the benchmark's targets and charts.
+// benchView is the benchmark's targets, what the guest protocol costs,
+// and its charts.
 type benchView struct {
 	Date, Command string
 	Targets       []targetRow
+	Overhead      []overheadRow
 	Charts        []chart
+}
+
+// overheadRow is one of bench.json's protocol_overhead rows: a guest that
+// wraps a lock of the lab's own, beside that lock called natively.
+type overheadRow struct {
+	Guest, GuestHref, Native, NativeHref, Workload string
+	GuestPairs, NativePairs, Ratio                 string
+}
+
+// overheadRows are the rows of b's Overhead that name impl as the guest or
+// the lock it wraps, or all of them for impl "".
+func overheadRows(b *record.Bench, l links, from, impl string) []overheadRow {
+	var out []overheadRow
+	for _, o := range b.Overhead {
+		if impl != "" && o.Guest != impl && o.Native != impl {
+			continue
+		}
+		out = append(out, overheadRow{Guest: o.Guest, GuestHref: l.page(from, lockPage(o.Guest)),
+			Native: o.Native, NativeHref: l.page(from, lockPage(o.Native)), Workload: o.Workload,
+			GuestPairs: stat(o.GuestPairs), NativePairs: stat(o.NativePairs), Ratio: stat(o.Ratio) + "×"})
+	}
+	return out
 }
 
 type targetRow struct {
@@ -143,7 +167,7 @@ type targetRow struct {
 type chart struct{ Name, Src string }
 
 func buildBench(b *record.Bench, l links, from string) benchView {
-	v := benchView{Date: b.Date, Command: b.Command}
+	v := benchView{Date: b.Date, Command: b.Command, Overhead: overheadRows(b, l, from, "")}
 	for _, t := range b.Targets {
 		want := "≥ "
 		if t.AtMost {

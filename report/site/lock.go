@@ -26,6 +26,7 @@ type lockPageData struct {
 	Cells      []gridEntry
 	Bench      bool // bench.json was there
 	Speed      []speedRow
+	Overhead   []overheadRow // the guest protocol's cost, for a guest that wraps a lock of ours and that lock
 	Explore    *exploreView
 	Mutants    []mutantRow
 }
@@ -83,6 +84,7 @@ func buildLock(r *Results, l links, p page, impl string, specs map[string]impls.
 	if r.Bench != nil {
 		d.Bench = true
 		d.Speed = speed(r.Bench, l, p.Path, impl)
+		d.Overhead = overheadRows(r.Bench, l, p.Path, impl)
 	}
 	if r.Explore != nil {
 		x := buildExplore(r.Explore, l, p.Path, impl)
