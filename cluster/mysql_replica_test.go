@@ -15,24 +15,8 @@ import (
 func TestMySQLReplicaFollowsAndPromotes(t *testing.T) {
 	for _, name := range []string{topology.MySQLReplicaAsyncName, topology.MySQLReplicaSemisyncName} {
 		t.Run(name, func(t *testing.T) {
-			named, err := topology.Lookup(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			decl, err := named.Declare(topology.Need{Kind: topology.MySQL})
-			if err != nil {
-				t.Fatal(err)
-			}
 			ctx := context.Background()
-			topo, err := Start(ctx, decl, External{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer topo.Close()
-			primary, replica := topo.Node(string(topology.MySQL)), topo.Node(topology.MySQLReplicaName)
-			if primary == nil || replica == nil {
-				t.Fatalf("nodes started: primary %v, replica %v", primary, replica)
-			}
+			primary, replica := startReplicaPair(t, name, topology.MySQL, topology.MySQLReplicaName)
 			exec := func(n *Node, stmt string) {
 				t.Helper()
 				c, done, err := mysqlOpen(ctx, n, MySQLDatabase)

@@ -15,24 +15,8 @@ import (
 // a commit on the primary is on the replica once CatchUp returns, and the
 // promoted replica accepts writes.
 func TestPostgresReplicaFollowsAndPromotes(t *testing.T) {
-	named, err := topology.Lookup(topology.PGReplicaSyncName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	decl, err := named.Declare(topology.Need{Kind: topology.Postgres})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	topo, err := Start(ctx, decl, External{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Close()
-	primary, replica := topo.Node(string(topology.Postgres)), topo.Node(topology.PGReplicaName)
-	if primary == nil || replica == nil {
-		t.Fatalf("nodes started: primary %v, replica %v", primary, replica)
-	}
+	primary, replica := startReplicaPair(t, topology.PGReplicaSyncName, topology.Postgres, topology.PGReplicaName)
 	exec := func(n *Node, sql string) {
 		t.Helper()
 		c, err := pgx.Connect(ctx, n.DSN())
@@ -87,4 +71,28 @@ func TestPostgresReplicaFollowsAndPromotes(t *testing.T) {
 	if got := count(replica); got != 2 {
 		t.Fatalf("rows on the promoted replica: %d, want 2", got)
 	}
+}
+
+// startReplicaPair starts the named topology of kind, a primary and its
+// replica (replicaName), closed when the test ends.
+func startReplicaPair(t *testing.T, name string, kind topology.Kind, replicaName string) (primary, replica *Node) {
+	t.Helper()
+	named, err := topology.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl, err := named.Declare(topology.Need{Kind: kind})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := Start(context.Background(), decl, External{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { topo.Close() })
+	primary, replica = topo.Node(string(kind)), topo.Node(replicaName)
+	if primary == nil || replica == nil {
+		t.Fatalf("nodes started: primary %v, replica %v", primary, replica)
+	}
+	return primary, replica
 }
