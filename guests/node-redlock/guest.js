@@ -84,6 +84,11 @@ serve({
   async acquire(req, signal) {
     const end = req.timeout_ms ? Date.now() + req.timeout_ms : Infinity;
     for (;;) {
+      // A cancel ends the wait before another attempt: the sleep below
+      // returns at once when aborted, and an attempt after it could be
+      // granted to a caller that has gone (and hold the key until the lab
+      // gives the late grant back).
+      if (signal.aborted) throw new GuestError('timeout', 'not granted in time');
       try {
         return grant(await attempt(() => redlock.lock(req.key, ttl), 'held'));
       } catch (e) {
