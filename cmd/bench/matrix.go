@@ -128,6 +128,11 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	cellResults := make([]*record.Cell, len(cells))
 	var printMu sync.Mutex // cells side by side print whole lines
+	// A cell that cannot run (a server or guest that does not start) does
+	// not end the run: the others go on, so one run names every such cell
+	// instead of one per hour, and the run then fails having written
+	// nothing, as a matrix with a hole in it is not a result.
+	var notRun []string
 	alone := func(i int) bool { return scenarios.RunsAlone(cells[i]) }
 	err = forEachParallel(ctx, owned, *parallel, alone, func(ctx context.Context, i int) error {
 		c := cells[i]
@@ -137,7 +142,18 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			Seed: *seed + int64(i)*1000, TTL: *ttl, OutDir: ceDir, Clients: 8, Sections: 2000,
 		})
 		if err != nil {
-			return err
+			if ctx.Err() != nil {
+				return err // interrupted: stop every cell
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, c.Name()) {
+				msg = c.Name() + ": " + msg
+			}
+			printMu.Lock()
+			fmt.Fprintf(stderr, "[%d/%d] could not run: %s\n", i+1, len(cells), msg)
+			notRun = append(notRun, msg)
+			printMu.Unlock()
+			return nil
 		}
 		r := cellResult(c, exp, outs, stage, *ttl, time.Since(cellStart))
 		mark := ""
@@ -152,6 +168,11 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	})
 	if err != nil {
 		return err
+	}
+	if len(notRun) > 0 {
+		sort.Strings(notRun)
+		return fmt.Errorf("%d of %d cells could not run, so the matrix wrote nothing (the verdicts of the others are printed above):\n  %s",
+			len(notRun), len(owned), strings.Join(notRun, "\n  "))
 	}
 	var results []record.Cell
 	for _, i := range owned {
