@@ -102,3 +102,20 @@ func TestBadOutRefusedFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestExpectationsLink: the matrix report links the expectation table
+// from wherever in the checkout it is published, and names it elsewhere.
+func TestExpectationsLink(t *testing.T) {
+	// The test runs in cmd/bench; the link is from the checkout's root.
+	t.Chdir("../..")
+	tests := []struct{ out, want string }{
+		{"results", "[scenarios/expectations.md](../scenarios/expectations.md)"},
+		{"results/topologies/zk-ensemble", "[scenarios/expectations.md](../../../scenarios/expectations.md)"},
+		{t.TempDir(), "scenarios/expectations.md"},
+	}
+	for _, tt := range tests {
+		if got := expectationsLink(tt.out); got != tt.want {
+			t.Errorf("expectationsLink(%q) = %q, want %q", tt.out, got, tt.want)
+		}
+	}
+}
