@@ -15,7 +15,7 @@ func (b *bench) report(servers []record.Server) *record.Bench {
 	rep := &record.Bench{
 		Date:    time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		Command: o.Command,
-		Machine: describeMachine(),
+		Machine: describeMachine(b.placement),
 		Servers: servers,
 		Settings: record.BenchSetting{
 			DurationMS: ms(o.Duration), Clients: o.Clients, Sweep: o.Sweep, TTLMS: ms(o.TTL),
@@ -62,6 +62,7 @@ func (b *bench) report(servers []record.Server) *record.Bench {
 			u := &record.UncontendedR{
 				PairsPerSec: NewStat(a.unc.rate), AcquireP50: NewStat(a.unc.p50),
 				AcquireP99: NewStat(a.unc.p99), AcquireP999: NewStat(a.unc.p999), Errors: a.uncErrors,
+				CPU: cpuPerPair(a.unc.cpuClient, a.unc.cpuServer),
 			}
 			// A lock on several nodes does each round trip as a fan-out to
 			// all of them: the bound is the fan-out's rate, the same round
@@ -79,7 +80,7 @@ func (b *bench) report(servers []record.Server) *record.Bench {
 				WaitP50: NewStat(c.wp50), WaitP99: NewStat(c.wp99), WaitMax: NewStat(c.wmax), Errors: a.conErrors,
 				HandoffP50: NewStat(c.hp50), HandoffP99: NewStat(c.hp99), Handoffs: NewStat(c.hand),
 				SameClient: NewStat(c.same), SameClientShare: NewStat(c.share), Jain: NewStat(c.jain),
-				Overlaps: NewStat(c.overlaps),
+				Overlaps: NewStat(c.overlaps), CPU: cpuPerPair(c.cpuClient, c.cpuServer),
 			}
 			if len(c.cost) > 0 {
 				st := NewStat(c.cost)
@@ -144,3 +145,16 @@ func ratio(a, b record.Stat) *float64 {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// cpuPerPair is the trials' CPU per pair (nil: not measured).
+func cpuPerPair(client, server []float64) *record.CPUPerPair {
+	if len(client) == 0 {
+		return nil
+	}
+	c := &record.CPUPerPair{Clients: NewStat(client)}
+	if len(server) > 0 {
+		st := NewStat(server)
+		c.Servers = &st
+	}
+	return c
+}

@@ -129,6 +129,19 @@ func TestShortRunWritesCompleteReport(t *testing.T) {
 		// measurement of a shared, noisy machine, reported, never asserted.
 		t.Errorf("redis-setnx-px's fraction of its bound is %v, want a positive number", f)
 	}
+	// CPU per pair: the Redis server's and the clients' for the Redis
+	// lock; the clients' only for the in-process mutex, which has none.
+	for _, c := range []*record.CPUPerPair{redis.Uncontended.CPU, redis.Contended.CPU} {
+		if c == nil || c.Clients.Median <= 0 || c.Servers == nil || c.Servers.Median <= 0 || len(c.Servers.Trials) != 6 {
+			t.Errorf("redis-setnx-px: CPU per pair %+v, want the clients' and the server's in each of 6 trials", c)
+		}
+	}
+	if c := got.Impls[0].Uncontended.CPU; c == nil || c.Clients.Median <= 0 || c.Servers != nil {
+		t.Errorf("local-mutex: CPU per pair %+v, want the clients' only", c)
+	}
+	if p := got.Machine.Placement; !strings.Contains(p, "servers pinned to CPU") && !strings.Contains(p, "share") {
+		t.Errorf("the report does not say where servers and clients ran: %q", p)
+	}
 	if len(got.Limits) != 1 || got.Limits[0].Backend != "redis" {
 		t.Errorf("limits: %+v, want the Redis round trip", got.Limits)
 	} else if w, fo := got.Limits[0].WakeUp, got.Limits[0].FanOut; w == nil || len(w.HopMS.Trials) != 6 || w.HopMS.Min <= 0 || fo != nil {

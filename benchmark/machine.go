@@ -15,8 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func describeMachine() record.Machine {
-	m := record.Machine{Cores: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
+func describeMachine(placement string) record.Machine {
+	m := record.Machine{Cores: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version(), Placement: placement}
 	m.CPU = procField("/proc/cpuinfo", "model name")
 	if kb := procField("/proc/meminfo", "MemTotal"); kb != "" {
 		var n float64

@@ -69,6 +69,7 @@ func WriteMarkdown(rep *record.Bench, w io.Writer) error {
 	if has(Cost) {
 		costSection(rep, p)
 	}
+	cpuSection(rep, p)
 	if has(Sweep) {
 		sweepSection(rep, p)
 	}
@@ -142,6 +143,9 @@ func machineSection(rep *record.Bench, p printer) {
 	table.Row("memory", m.MemoryGiB+" GiB")
 	table.Row("kernel", m.Kernel)
 	table.Row("OS / Go", m.OS+", "+m.Go)
+	if m.Placement != "" {
+		table.Row("CPUs", m.Placement)
+	}
 	for _, s := range rep.Servers {
 		var keys []string
 		for k := range s.Settings {
@@ -157,7 +161,12 @@ func machineSection(rep *record.Bench, p printer) {
 	p("%s", table)
 	p("\nEvery server runs on this machine on 127.0.0.1 (unless marked external), so a round trip is a loopback\n")
 	p("round trip plus the server's work; Redis keeps nothing on disk and PostgreSQL does not fsync: the lab\n")
-	p("measures the locks, not the disks. Clients and servers share the cores above.\n\n")
+	if strings.Contains(m.Placement, "pinned") {
+		p("measures the locks, not the disks. The servers and the clients ran on separate CPUs (above), so a client\n")
+		p("never waits for its core behind the server it is waiting for, nor the server behind its clients.\n\n")
+	} else {
+		p("measures the locks, not the disks. Clients and servers share the cores above.\n\n")
+	}
 }
 
 func limitSection(rep *record.Bench, p printer) {
@@ -377,6 +386,49 @@ func costSection(rep *record.Bench, p printer) {
 			continue
 		}
 		table.Row(labelOf(r), fmtStat(*c.CostPerAcquisition), c.CostUnit)
+	}
+	p("%s\n", table)
+}
+
+func cpuSection(rep *record.Bench, p printer) {
+	var rows []record.BenchResult
+	for _, r := range rep.Impls {
+		if (r.Uncontended != nil && r.Uncontended.CPU != nil) || (r.Contended != nil && r.Contended.CPU != nil) {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	p("## CPU per acquisition\n\n")
+	p("CPU time per acquire+release in µs, as the kernel counts it (every thread's run time), around the same\n")
+	p("windows as the rates above: the clients (the lab's process, and a guest's own process where the lock is a\n")
+	p("guest) and the lock's own servers (with their backend processes; the protected resource's server is not\n")
+	p("counted). A busy machine makes work wait but does not make it more work, so these hold still where the\n")
+	p("rates do not. The contended figures include each holder's critical section.\n\n")
+	table := report.NewTable("implementation", "uncontended: clients", "servers", "contended: clients", "servers").
+		AlignRight(1, 2, 3, 4).PadRule()
+	cells := func(c *record.CPUPerPair) (string, string) {
+		if c == nil {
+			return "–", "–"
+		}
+		srv := "–"
+		if c.Servers != nil {
+			srv = fmtStat(*c.Servers)
+		}
+		return fmtStat(c.Clients), srv
+	}
+	for _, r := range rows {
+		var u, c *record.CPUPerPair
+		if r.Uncontended != nil {
+			u = r.Uncontended.CPU
+		}
+		if r.Contended != nil {
+			c = r.Contended.CPU
+		}
+		uc, us := cells(u)
+		cc, cs := cells(c)
+		table.Row(labelOf(r), uc, us, cc, cs)
 	}
 	p("%s\n", table)
 }

@@ -7,10 +7,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/resource"
+	"github.com/locklab/locklab/topology"
 	"github.com/locklab/locklab/workload"
 )
 
@@ -37,6 +39,9 @@ type load struct {
 	// again after they are closed: the server counters are read there, so
 	// connection set-up is not charged to the lock.
 	before, after func(ctx context.Context) error
+	// cpu: sample the clients' and the lock servers' CPU time around the
+	// window (cpuUse).
+	cpu bool
 }
 
 // run is what one measurement saw.
@@ -46,6 +51,10 @@ type run struct {
 	errors   int    // acquires or releases that failed (not counted as pairs)
 	lastErr  error
 	duration time.Duration
+	// clientCPU and serverCPU are µs of CPU per grant, drain included
+	// (load.cpu); serverCPU only where serverCPUOK.
+	clientCPU, serverCPU float64
+	cpuOK, serverCPUOK   bool
 }
 
 func (r *run) rate() float64 { return float64(len(r.pairs)) / r.duration.Seconds() }
@@ -205,9 +214,24 @@ func (b *bench) measure(ctx context.Context, l load) (*run, error) {
 			mu.Unlock()
 		}(i, c)
 	}
+	// The processes to count are found before the window, so the scan of
+	// every process is not charged to the clients; inside it only their
+	// threads' run times are read.
+	var sides *cpuSides
+	var cpuBefore cpuUse
+	if l.cpu {
+		if sides, err = newCPUSides(b.lockPIDs(l.spec), cluster.LivePIDs()); err != nil {
+			return nil, err
+		}
+		cpuBefore = sides.sample()
+	}
 	stopAt = time.Now().Add(l.duration)
 	close(gate)
 	wg.Wait()
+	if l.cpu {
+		res.clientCPU, res.serverCPU, res.serverCPUOK = sides.sample().perGrant(cpuBefore, res.granted)
+		res.cpuOK = res.granted > 0
+	}
 	closeAll()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -257,4 +281,27 @@ func perClient(pairs []pair, clients int) []int {
 		out[p.client]++
 	}
 	return out
+}
+
+// lockPIDs are the processes of the lock's servers: every server the
+// run started for the lock's backend (replicas and sentinels included, as
+// their work is the lock's too), not the protected resource's. None for an
+// in-process lock or servers the lab did not start.
+func (b *bench) lockPIDs(s impls.Spec) []int {
+	if s.Backend.InProcess || s.Backend.Kind == "" || b.opts.External.Any() {
+		return nil
+	}
+	serves := func(k topology.Kind) bool {
+		return k == s.Backend.Kind || (s.Backend.Kind == topology.Redis && (k == topology.RedisCluster || k == topology.Sentinel))
+	}
+	var pids []int
+	for _, n := range b.topo.Nodes() {
+		if n == b.topo.Resource || !serves(n.Kind) {
+			continue
+		}
+		if pid := n.PID(); pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

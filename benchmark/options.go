@@ -61,6 +61,10 @@ type Options struct {
 	// scenario runs per implementation.
 	RecoverySections int
 	External         cluster.External
+	// SharedCPUs lets servers and clients share every CPU, as runs before
+	// the split did (see cpuSplit); by default the servers get one CPU and
+	// the clients the others.
+	SharedCPUs bool
 	// Survival places each lock on the decision chart (LoadSurvival; nil:
 	// no chart).
 	Survival map[string]record.Survival

@@ -39,16 +39,21 @@ type bench struct {
 	// (the endpoint's own addresses are the sentinels', which serve no
 	// lock command). The limits and the round-trip count measure these.
 	redisNodes []string
+	// placement says which CPUs the servers and the clients ran on.
+	placement string
 }
 
 // Per-trial figures, summarised into Stats at the end.
 type limitAcc struct{ one, many, hop, fanAll, fanMajority []float64 }
 
 type implAcc struct {
-	spec                 impls.Spec
-	unc                  struct{ rate, p50, p99, p999 []float64 }
-	uncErrors            int
-	con                  struct{ rate, wp50, wp99, wmax, hp50, hp99, hand, same, share, jain, overlaps, cost []float64 }
+	spec      impls.Spec
+	unc       struct{ rate, p50, p99, p999, cpuClient, cpuServer []float64 }
+	uncErrors int
+	con       struct {
+		rate, wp50, wp99, wmax, hp50, hp99, hand, same, share, jain, overlaps, cost []float64
+		cpuClient, cpuServer                                                        []float64
+	}
 	conErrors            int
 	handSamples, waitSmp []time.Duration
 	sweep                map[int][]float64
@@ -111,6 +116,24 @@ func Run(ctx context.Context, opts Options) (*record.Bench, error) {
 	servers, err := b.describeServers(ctx, backends)
 	if err != nil {
 		return nil, err
+	}
+	if !opts.SharedCPUs && !opts.External.Any() {
+		split, err := newCPUSplit()
+		if err != nil {
+			return nil, err
+		}
+		if split != nil {
+			if err := split.apply(cluster.LivePIDs()); err != nil {
+				return nil, err
+			}
+			defer split.undo()
+		}
+		b.placement = split.String()
+	} else {
+		b.placement = (*cpuSplit)(nil).String()
+		if opts.External.Any() {
+			b.placement = "external servers; the clients share this machine's CPUs"
+		}
 	}
 	b.bar = b.newBar(backends)
 	defer b.bar.Exit()
@@ -299,10 +322,11 @@ func (b *bench) measureImpl(ctx context.Context, trial int, a *implAcc) error {
 	if b.opts.has(Uncontended) {
 		b.step(trial, s.Name, Uncontended)
 		key := b.key()
-		r, err := b.measure(ctx, load{spec: s, clients: 1, keys: func(int) string { return key }, duration: b.opts.Duration})
+		r, err := b.measure(ctx, load{spec: s, clients: 1, keys: func(int) string { return key }, duration: b.opts.Duration, cpu: true})
 		if err != nil {
 			return fmt.Errorf("%s: %w", Uncontended, err)
 		}
+		a.unc.cpuClient, a.unc.cpuServer = appendCPU(r, a.unc.cpuClient, a.unc.cpuServer)
 		q := Quantiles(r.waits(), 0.5, 0.99, 0.999)
 		a.unc.rate = append(a.unc.rate, r.rate())
 		a.unc.p50, a.unc.p99, a.unc.p999 = append(a.unc.p50, q[0]), append(a.unc.p99, q[1]), append(a.unc.p999, q[2])
@@ -343,7 +367,7 @@ func (b *bench) measureContended(ctx context.Context, a *implAcc) error {
 	key := b.key()
 	be := backendOf(a.spec)
 	var before, after float64
-	l := load{spec: a.spec, clients: b.opts.Clients, keys: func(int) string { return key }, section: true, duration: b.opts.Duration}
+	l := load{spec: a.spec, clients: b.opts.Clients, keys: func(int) string { return key }, section: true, duration: b.opts.Duration, cpu: true}
 	if be != BackendInProcess {
 		l.before = func(ctx context.Context) (err error) { before, err = b.serverCounter(ctx, be, false); return err }
 		l.after = func(ctx context.Context) (err error) { after, err = b.serverCounter(ctx, be, true); return err }
@@ -353,6 +377,7 @@ func (b *bench) measureContended(ctx context.Context, a *implAcc) error {
 		return err
 	}
 	c := &a.con
+	c.cpuClient, c.cpuServer = appendCPU(r, c.cpuClient, c.cpuServer)
 	waits := r.waits()
 	q := Quantiles(waits, 0.5, 0.99)
 	c.rate = append(c.rate, r.rate())
@@ -429,4 +454,15 @@ func (b *bench) independentRedis() int {
 		return 1
 	}
 	return len(ep.Addrs)
+}
+
+// appendCPU adds a measurement's CPU per grant to a lock's trials.
+func appendCPU(r *run, client, server []float64) ([]float64, []float64) {
+	if r.cpuOK {
+		client = append(client, r.clientCPU)
+	}
+	if r.serverCPUOK {
+		server = append(server, r.serverCPU)
+	}
+	return client, server
 }

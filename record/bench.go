@@ -139,7 +139,20 @@ type UncontendedR struct {
 	BoundPairsPerSec *float64 `json:"bound_pairs_per_sec,omitempty"`
 	FractionOfBound  *float64 `json:"fraction_of_bound,omitempty"`
 	// PeerRatio is this lock's median pairs/s over its closest peer's.
-	PeerRatio *float64 `json:"peer_ratio,omitempty"`
+	PeerRatio *float64    `json:"peer_ratio,omitempty"`
+	CPU       *CPUPerPair `json:"cpu,omitempty"`
+}
+
+// CPUPerPair is CPU time per acquire+release, in µs, as the kernel counts
+// it: a figure that waiting on a busy machine does not move, beside the
+// rates that it does. Absent in runs from before it was measured.
+type CPUPerPair struct {
+	// Clients: the lab's process (every client's goroutines, the Go
+	// runtime's work for them) and any guest process it started.
+	Clients Stat `json:"clients_us"`
+	// Servers: the lock's own servers and their backends; absent where the
+	// lab did not start them.
+	Servers *Stat `json:"servers_us,omitempty"`
 }
 
 // ContendedR: Clients clients on one key, each doing a critical section on
@@ -167,6 +180,8 @@ type ContendedR struct {
 
 	CostPerAcquisition *Stat  `json:"cost_per_acquisition,omitempty"`
 	CostUnit           string `json:"cost_unit,omitempty"`
+	// CPU: per grant, the critical section's reads and writes included.
+	CPU *CPUPerPair `json:"cpu,omitempty"`
 }
 
 // SweepPoint is the contended rate at one client count.
@@ -354,6 +369,9 @@ type Machine struct {
 	Kernel    string `json:"kernel"`
 	OS        string `json:"os"`
 	Go        string `json:"go"`
+	// Placement: which CPUs the servers and the clients ran on (empty in
+	// a run from before the lab split them).
+	Placement string `json:"placement,omitempty"`
 }
 
 // Server describes one backend as the server itself reports it.

@@ -33,6 +33,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	verdicts := fs.String("verdicts", "", "the verdict matrix placing each lock on the decision chart (default: OUT/correctness.json; a missing file leaves the chart out)")
 	compare := fs.String("compare", "", "compare OLD.json with -with (default OUT/bench.json) and print what changed beyond the noise; runs nothing")
 	with := fs.String("with", "", "with -compare: the newer bench.json")
+	sharedCPUs := fs.Bool("shared-cpus", false, "let the servers and the clients share every CPU (default: the servers get one CPU, the clients the others)")
 	external := serverFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
@@ -99,6 +100,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	opts.External = external()
+	opts.SharedCPUs = *sharedCPUs
 	opts.Command = strings.TrimSpace("go run ./cmd/bench bench " + strings.Join(args, " "))
 	opts.Progress = stderr
 	opts.Logf = func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
