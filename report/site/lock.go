@@ -39,7 +39,10 @@ type capability struct {
 
 type speedRow struct {
 	Name, Href, Uncontended, Contended, HandoffP50, Independent, Peer string
-	Self                                                              bool
+	// CPU per contended pair, µs: the clients' and the lock servers' ("–"
+	// where not measured).
+	ClientCPU, ServerCPU string
+	Self                 bool
 }
 
 func capabilities(c impls.Capabilities) []capability {
@@ -113,13 +116,20 @@ func speed(b *record.Bench, l links, from, impl string) []speedRow {
 		if r.Backend != self.Backend {
 			continue
 		}
-		row := speedRow{Name: r.Name, Href: l.page(from, lockPage(r.Name)), Self: r.Name == impl, Peer: r.ClosestPeer}
+		row := speedRow{Name: r.Name, Href: l.page(from, lockPage(r.Name)), Self: r.Name == impl, Peer: r.ClosestPeer,
+			ClientCPU: "–", ServerCPU: "–"}
 		if r.Uncontended != nil {
 			row.Uncontended = stat(r.Uncontended.PairsPerSec)
 		}
 		if r.Contended != nil {
 			row.Contended = stat(r.Contended.PairsPerSec)
 			row.HandoffP50 = stat(r.Contended.HandoffP50)
+			if c := r.Contended.CPU; c != nil {
+				row.ClientCPU = stat(c.Clients)
+				if c.Servers != nil {
+					row.ServerCPU = stat(*c.Servers)
+				}
+			}
 		}
 		if r.Independent != nil {
 			row.Independent = stat(r.Independent.PairsPerSec)
