@@ -117,13 +117,21 @@ func Run(ctx context.Context, opts Options) (*record.Bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !opts.SharedCPUs && !opts.External.Any() {
+	var serverPIDs []int
+	for _, n := range topo.Nodes() {
+		if pid := n.PID(); pid > 0 {
+			serverPIDs = append(serverPIDs, pid)
+		}
+	}
+	if !opts.SharedCPUs && !opts.External.Any() && len(serverPIDs) == len(topo.Nodes()) {
+		// Every server is a process this machine can pin (in a container
+		// too, by its PID here); otherwise nothing is split.
 		split, err := newCPUSplit()
 		if err != nil {
 			return nil, err
 		}
 		if split != nil {
-			if err := split.apply(cluster.LivePIDs()); err != nil {
+			if err := split.apply(serverPIDs); err != nil {
 				return nil, err
 			}
 			defer split.undo()
