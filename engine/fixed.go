@@ -155,6 +155,17 @@ func faultFigures(env *Env, kind string, victim int, events []lin.Event, out *Ou
 			break
 		}
 	}
+	if env.Impl.Caps.LostNotify && kind != nemesis.ClientKill {
+		// How long the struck holder went on before its lock told it the
+		// lock was lost, from the fault's start; -1: not while it held it.
+		out.Figures["lost-notice-ms"] = -1
+		for _, e := range events {
+			if e.Kind == lin.Lost && e.Client == victim && e.Time >= fault.Time {
+				out.Figures["lost-notice-ms"] = float64(time.Duration(e.Time - fault.Time).Milliseconds())
+				break
+			}
+		}
+	}
 	if kind != nemesis.ClientKill {
 		return nil
 	}

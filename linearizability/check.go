@@ -89,6 +89,9 @@ func Annotations(events []Event) []porcupine.Annotation {
 			}
 			out = append(out, porcupine.Annotation{ClientId: e.Client, Start: e.Time, Description: "released",
 				Details: fmt.Sprintf("client %d %s", e.Client, d), BackgroundColor: "#bbdefb"})
+		case Lost:
+			out = append(out, porcupine.Annotation{ClientId: e.Client, Start: e.Time, Description: "told: lost",
+				Details: fmt.Sprintf("client %d: its lock said the lock was lost", e.Client), BackgroundColor: "#ffe0b2"})
 		}
 	}
 	return out

@@ -40,6 +40,10 @@ const (
 	// nemesis.Settler; Text says what it did and found, End when it was
 	// done). Not a fault and no client's doing: nothing judges it.
 	Settled Kind = "settled"
+	// Lost: the holder's lock told it the lock was lost (its lease's Lost
+	// channel closed) while it held it. A figure, not an operation: how
+	// long a holder goes on not knowing is what it shows.
+	Lost Kind = "lost"
 )
 
 // Status is how a critical section ended.

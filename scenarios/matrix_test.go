@@ -143,6 +143,13 @@ func checkFigures(t *testing.T, c scenarios.Cell, out *engine.Outcome) {
 		if out.Verdict == scenarios.Safe && out.Recovery <= 0 {
 			t.Errorf("safe after a crash but no recovery measured")
 		}
+	case "holder-session-ended":
+		// A lock that tells its holder of a loss has the figure of when
+		// it did (-1: not while the holder held); one that cannot, none.
+		v, ok := out.Figures["lost-notice-ms"]
+		if ok != c.Impl.Caps.LostNotify || v < -1 {
+			t.Errorf("lost-notice-ms %v (present %v), want it present exactly when the lock declares lost-notify (%v)", v, ok, c.Impl.Caps.LostNotify)
+		}
 	}
 }
 

@@ -61,6 +61,22 @@ func (c *Client) Section(ctx context.Context) error {
 func (c *Client) Run(ctx context.Context, lease impls.Lease) {
 	tok, hasTok := lease.Token()
 	c.Rec.Record(lin.Event{Kind: lin.Acquired, Client: c.ID, Token: tok})
+	// The moment the lock tells its holder the lock is lost goes in the
+	// history (the holder does not act on it: a client that writes
+	// without asking is what the lab judges); a lock may close Lost on
+	// its own release, which is not a loss, so the watch ends first.
+	releasing := make(chan struct{})
+	go func() {
+		select {
+		case <-lease.Lost():
+			select {
+			case <-releasing:
+			default:
+				c.Rec.Record(lin.Event{Kind: lin.Lost, Client: c.ID, Token: tok})
+			}
+		case <-releasing:
+		}
+	}()
 	c.hit(failpoint.AfterAcquire)
 	c.op++
 	fenced := c.Fenced && hasTok
@@ -110,6 +126,7 @@ func (c *Client) Run(ctx context.Context, lease impls.Lease) {
 		}
 	}
 	c.hit(failpoint.BeforeRelease)
+	close(releasing)
 	rel := lin.Event{Kind: lin.Released, Client: c.ID, Token: tok}
 	if err := lease.Release(ctx); err != nil {
 		rel.Text = err.Error()
