@@ -141,7 +141,7 @@ func DuplicateRuns(pages []Page, recs map[string]Record) []string {
 	byCommand := map[string][]string{}
 	for _, p := range pages {
 		for _, r := range p.Runs {
-			c := Record{Impl: r.Impl, Scenario: r.Scenario, Fencing: r.Fencing, Seed: r.Seed, TTL: "·"}.Command()
+			c := Record{Impl: r.Impl, Topology: r.Topology, Scenario: r.Scenario, Fencing: r.Fencing, Seed: r.Seed, TTL: "·"}.Command()
 			byCommand[c] = appendString(byCommand[c], r.ID)
 		}
 	}

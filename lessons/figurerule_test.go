@@ -107,6 +107,8 @@ func TestDecisionRecoveryIsTheMedianOfSafeCells(t *testing.T) {
 	}
 }
 
+func onTopology(r Run, topo string) Run { r.Topology = topo; return r }
+
 func TestDuplicateRuns(t *testing.T) {
 	run := func(id string) Run {
 		return Run{ID: id, Impl: "redis-setnx-px", Scenario: "coupon", Fencing: true, Seed: 1}
@@ -124,6 +126,8 @@ func TestDuplicateRuns(t *testing.T) {
 		// Lessons 6 and 14 before this rule: the fenced coupon command, two runs, two sets of figures.
 		{"one command as two runs", []Page{{Runs: []Run{run("a")}}, {Runs: []Run{run("b")}}}, map[string]Record{"a": rec("a", 100), "b": rec("b", 99)}, "gives two sets of figures"},
 		{"declared twice", []Page{{Runs: []Run{run("a")}}, {Runs: []Run{run("b")}}}, nil, "declared as 2 runs"},
+		// Lesson 10: the same lock and scenario on another topology is another command.
+		{"the same cell on two topologies", []Page{{Runs: []Run{run("a"), onTopology(run("b"), "redis-sentinel")}}}, nil, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

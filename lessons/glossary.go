@@ -36,6 +36,7 @@ var Glossary = []Term{
 	{Anchor: "fault-ms", Use: regexp.MustCompile(`\bfault-ms\b`), Names: []string{"fault-ms"}},
 	{Anchor: "other-read-during-fault-ms", Use: regexp.MustCompile(`\bother-read-during-fault-ms\b`), Names: []string{"other-read-during-fault-ms"}},
 	{Anchor: "recovery-ms", Use: regexp.MustCompile(`\brecovery-ms\b`), Names: []string{"recovery-ms"}},
+	{Anchor: "lost-notice-ms", Use: regexp.MustCompile(`\blost-notice-ms\b`), Names: []string{"lost-notice-ms"}},
 	{Anchor: "next-grant-ms", Use: regexp.MustCompile(`\bnext-grant-ms\b`), Names: []string{"next-grant-ms"}},
 	{Anchor: "grants-cut", Use: regexp.MustCompile(`\bgrants-(minority|majority)-cut\b`), Names: []string{"grants-minority-cut", "grants-majority-cut"}},
 	{Anchor: "coupon-figures", Use: regexp.MustCompile(`\bsales-per-s\b`), Names: []string{"sales-per-s", "stock", "sold", "oversold", "sales/s", "remaining"}},

@@ -170,17 +170,22 @@ var Pages = []Page{
 		Bench: []string{"zookeeper", "peer-zk-lock", "redis-setnx-px"},
 	},
 	{
-		File: "10-database-locks.md", Title: "Database locks: unique row, optimistic version, advisory lock",
-		Impls: []string{"pg-unique-insert", "pg-optimistic", "pg-advisory", "pg-for-update", "mysql-lock-table", "mysql-optimistic", "mysql-for-update", "mysql-get-lock"},
+		File: "10-database-locks.md", Title: "Database locks: a lock table, a version column, a named lock, a row lock",
+		Impls: []string{"pg-unique-insert", "pg-optimistic", "pg-advisory", "pg-for-update", "mysql-lock-table", "mysql-optimistic", "mysql-get-lock", "mysql-for-update"},
 		Runs: []Run{
 			{ID: "pg-unique-holder-crash", Impl: "pg-unique-insert", Scenario: "holder-crash", Seed: 1},
 			{ID: "pg-advisory-holder-crash", Impl: "pg-advisory", Scenario: "holder-crash", Seed: 1},
 			{ID: "pg-optimistic-pause", Impl: "pg-optimistic", Scenario: "pause-past-ttl", Seed: 1},
 			{ID: "pg-optimistic-pause-fenced", Impl: "pg-optimistic", Scenario: "pause-past-ttl", Fencing: true, Seed: 1},
 			{ID: "pg-advisory-pause", Impl: "pg-advisory", Scenario: "pause-past-ttl", Seed: 1},
+			{ID: "pg-advisory-session-ended", Impl: "pg-advisory", Scenario: "holder-session-ended", Seed: 1},
+			{ID: "mysql-for-update-session-ended", Impl: "mysql-for-update", Scenario: "holder-session-ended", Seed: 1},
+			{ID: "mysql-optimistic-session-ended", Impl: "mysql-optimistic", Scenario: "holder-session-ended", Seed: 1},
+			{ID: "pg-advisory-idle-pause", Impl: "pg-advisory", Scenario: "pause-past-ttl", Topology: "pg-idle-timeouts", Seed: 1},
+			{ID: "mysql-get-lock-failover", Impl: "mysql-get-lock", Scenario: "primary-failover", Topology: "mysql-replica-async", Seed: 1},
 		},
-		Cells: []Cell{{"pg-unique-insert", "holder-crash"}, {"pg-advisory", "holder-crash"}, {"pg-optimistic", "holder-crash"}, {"pg-optimistic", "pause-past-ttl"}, {"pg-advisory", "pause-past-ttl"}, {"pg-unique-insert", "pause-past-ttl"}},
-		Bench: []string{"pg-unique-insert", "pg-optimistic", "pg-advisory"},
+		Cells: databaseCells(),
+		Bench: []string{"pg-unique-insert", "pg-optimistic", "pg-advisory", "pg-for-update", "mysql-lock-table", "mysql-optimistic", "mysql-get-lock", "mysql-for-update"},
 	},
 	{
 		File: "11-partitioned-holder.md", Title: "A holder cut off by the network: leases, sessions and Lost()",
@@ -249,3 +254,31 @@ var Pages = []Page{
 // KeyScenarios are the columns of the summary tables (index and choosing page).
 var KeyScenarios = []string{"contention", "holder-crash", "crash-after-setnx", "late-release", "holder-partition",
 	"slow-work-past-ttl", "pause-past-ttl", "server-restart", "redis-failover", "redlock-restart"}
+
+// databaseCells are lesson 10's rows of the matrix: every database lock
+// under a crash, a pause and a session ended under its holder on the
+// single servers; a pause where the server ends idle sessions; and the
+// primary's fail-over to its replica.
+func databaseCells() []Cell {
+	pg := []string{"pg-unique-insert", "pg-optimistic", "pg-advisory", "pg-for-update"}
+	my := []string{"mysql-lock-table", "mysql-optimistic", "mysql-get-lock", "mysql-for-update"}
+	var out []Cell
+	for _, sc := range []string{"holder-crash", "pause-past-ttl", "holder-session-ended"} {
+		for _, l := range append(append([]string{}, pg...), my...) {
+			out = append(out, Cell{l, sc})
+		}
+	}
+	for _, l := range pg {
+		out = append(out, Cell{l + "@pg-idle-timeouts", "pause-past-ttl"})
+	}
+	for _, l := range my {
+		out = append(out, Cell{l + "@mysql-wait-timeout", "pause-past-ttl"})
+	}
+	for _, l := range pg {
+		out = append(out, Cell{l + "@pg-replica-async", "primary-failover"}, Cell{l + "@pg-replica-sync", "primary-failover"})
+	}
+	for _, l := range my {
+		out = append(out, Cell{l + "@mysql-replica-async", "primary-failover"}, Cell{l + "@mysql-replica-semisync", "primary-failover"})
+	}
+	return out
+}

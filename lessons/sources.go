@@ -90,6 +90,8 @@ var Sources = []Source{
 				About:   claimRe(`(?i)database|lock table|version`),
 				Misread: claimRe(`(?i)three (ways|database)|advisory`),
 				Why:     "003 lists two database locks, the lock table and the version number; the advisory lock is the lab's addition"},
+			{ID: "lock-table-mysql", Says: "its lock table is MySQL's, and it says the lock mainly uses the `for update` keyword, beside the INSERT and DELETE it describes, without showing where the keyword goes",
+				About: claimRe(`(?i)\bMySQL\b|for update`)},
 			{ID: "setnx-expire", Says: "SETNX then EXPIRE can deadlock if the client dies between them; two fixes: SET with NX and EX/PX, or a SETNX/GET/GETSET timestamp lock",
 				About: claimRe(`(?i)SETNX[^.]*EXPIRE`)},
 			{ID: "getset-own-expiry", Says: "its GETSET lock stores an expiry timestamp; after its work the holder checks whether its lock has timed out and deletes it only if not, so as not to delete another's lock",
