@@ -123,7 +123,7 @@ func Run(ctx context.Context, opts Options) (*record.Bench, error) {
 			serverPIDs = append(serverPIDs, pid)
 		}
 	}
-	if !opts.SharedCPUs && !opts.External.Any() && len(serverPIDs) == len(topo.Nodes()) {
+	if opts.SplitCPUs && !opts.External.Any() && len(serverPIDs) == len(topo.Nodes()) {
 		// Every server is a process this machine can pin (in a container
 		// too, by its PID here); otherwise nothing is split.
 		split, err := newCPUSplit()

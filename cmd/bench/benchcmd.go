@@ -25,15 +25,15 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	implList := fs.String("impl", "", "comma-separated implementations (default: every one but the `none` control that -topology carries)")
 	topo := topologyFlag(fs)
 	workloadList := fs.String("workload", "", "comma-separated workloads (default: all): "+strings.Join(benchmark.Workloads, ", "))
-	duration := fs.Duration("duration", 0, "length of each measurement (default 1s, -quick 100ms)")
+	duration := fs.Duration("duration", 0, "length of each measurement (default 500ms, -quick 100ms)")
 	clients := fs.Int("clients", 0, "clients of the contended and independent-keys workloads (default 8)")
 	ttl := ttlFlag(fs, 0, "(default 2s)")
-	trials := fs.Int("trials", 0, "trials per figure; the report shows their median and its 95% confidence interval, which needs at least 6 (default 6)")
+	trials := fs.Int("trials", 0, "trials per figure; the report shows their median and its 95% confidence interval, which needs at least 6 (default 12, -quick 6)")
 	out := outFlag(fs, "results", "bench.md, bench.json and the charts")
 	verdicts := fs.String("verdicts", "", "the verdict matrix placing each lock on the decision chart (default: OUT/correctness.json; a missing file leaves the chart out)")
 	compare := fs.String("compare", "", "compare OLD.json with -with (default OUT/bench.json) and print what changed beyond the noise; runs nothing")
 	with := fs.String("with", "", "with -compare: the newer bench.json")
-	sharedCPUs := fs.Bool("shared-cpus", false, "let the servers and the clients share every CPU (default: the servers get one CPU, the clients the others)")
+	splitCPUs := fs.Bool("split-cpus", false, "run the servers on one CPU and the clients on the others (default: they share every CPU)")
 	external := serverFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
@@ -100,7 +100,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	opts.External = external()
-	opts.SharedCPUs = *sharedCPUs
+	opts.SplitCPUs = *splitCPUs
 	opts.Command = strings.TrimSpace("go run ./cmd/bench bench " + strings.Join(args, " "))
 	opts.Progress = stderr
 	opts.Logf = func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
