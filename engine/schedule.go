@@ -300,10 +300,12 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		if st.Window != "" {
 			// The window the step declares runs from the moment its fault
 			// is whole (plus the grace) to the start of the heal.
-			w := checker.Window{Start: whole + int64(nemesis.WindowGrace), End: lin.Now()}
+			w := checker.Window{Start: whole + int64(nemesis.WindowGrace(env.TTL)), End: lin.Now()}
 			switch st.Window {
 			case nemesis.KeepsGranting:
-				w.Name = "minority-cut"
+				// Grants must come in it: the window gets no grace, as a
+				// grant early in it is to the good.
+				w.Name, w.Start = "minority-cut", whole
 				env.Available = append(env.Available, w)
 			case nemesis.GrantsNothing:
 				w.Name = "majority-cut"

@@ -87,10 +87,15 @@ const (
 	GrantsNothing Window = "grants-nothing"
 )
 
-// WindowGrace is how long after its fault is whole a declared window
-// opens: a grant whose replies were already on their way when the cut
-// closed is not the fault's.
-const WindowGrace = 200 * time.Millisecond
+// WindowGrace is how long after its fault is whole a grants-nothing window
+// opens (a keeps-granting one opens at once): a grant whose replies were already on their way when the cut
+// closed is not the fault's. A client may also hold back a grant its
+// majority already gave until every other node has answered or timed out
+// (node-redlock waits so, up to its command timeout, which the lab sets to
+// half the TTL as for its own clients), so the window opens that much
+// later too; a lock that grants without a quorum does so all through a
+// cut of several TTLs, not only in its first half TTL.
+func WindowGrace(ttl time.Duration) time.Duration { return 200*time.Millisecond + ttl/2 }
 
 // Heal is when the step heals, from the start of the workload.
 func (s Step) Heal() time.Duration { return time.Duration(s.At + s.Duration) }
