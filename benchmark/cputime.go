@@ -9,10 +9,11 @@ import (
 )
 
 // cpuUse is the CPU time two sides of a measurement have used so far, as
-// the kernel counts it (every thread's run time, in nanoseconds). Unlike a
-// rate over a one-second window, CPU time per acquisition barely moves when
-// another program takes the core for a while: the lock's work is the same
-// work, only later.
+// the kernel counts it (every thread's run time, in nanoseconds): what the
+// lock costs each side, beside how fast it went. It was meant to hold
+// still where rates do not (a program that takes the core makes work wait,
+// not more work); on this shared machine it moved as much as the rates,
+// which says the CPU's own speed changes from second to second.
 type cpuUse struct {
 	// clients: this process and every process it started but the lab's
 	// servers (a guest's runtime, when the lock is a guest).

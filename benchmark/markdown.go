@@ -404,8 +404,8 @@ func cpuSection(rep *record.Bench, p printer) {
 	p("CPU time per acquire+release in µs, as the kernel counts it (every thread's run time), around the same\n")
 	p("windows as the rates above: the clients (the lab's process, and a guest's own process where the lock is a\n")
 	p("guest) and the lock's own servers (with their backend processes; the protected resource's server is not\n")
-	p("counted). A busy machine makes work wait but does not make it more work, so these hold still where the\n")
-	p("rates do not. The contended figures include each holder's critical section.\n\n")
+	p("counted). The contended figures include each holder's critical section. Where these vary as much as the\n")
+	p("rates, the machine's own speed varied, not only how long work waited for a core.\n\n")
 	table := report.NewTable("implementation", "uncontended: clients", "servers", "contended: clients", "servers").
 		AlignRight(1, 2, 3, 4).PadRule()
 	cells := func(c *record.CPUPerPair) (string, string) {

@@ -144,8 +144,8 @@ type UncontendedR struct {
 }
 
 // CPUPerPair is CPU time per acquire+release, in µs, as the kernel counts
-// it: a figure that waiting on a busy machine does not move, beside the
-// rates that it does. Absent in runs from before it was measured.
+// it: what the lock costs each side, beside how fast it went. Absent in
+// runs from before it was measured.
 type CPUPerPair struct {
 	// Clients: the lab's process (every client's goroutines, the Go
 	// runtime's work for them) and any guest process it started.
