@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
@@ -220,7 +219,7 @@ func (b *bench) measure(ctx context.Context, l load) (*run, error) {
 	var sides *cpuSides
 	var cpuBefore cpuUse
 	if l.cpu {
-		if sides, err = newCPUSides(b.lockPIDs(l.spec), cluster.LivePIDs()); err != nil {
+		if sides, err = newCPUSides(b.lockPIDs(l.spec), b.allPIDs()); err != nil {
 			return nil, err
 		}
 		cpuBefore = sides.sample()
@@ -295,13 +294,19 @@ func (b *bench) lockPIDs(s impls.Spec) []int {
 		return k == s.Backend.Kind || (s.Backend.Kind == topology.Redis && (k == topology.RedisCluster || k == topology.Sentinel))
 	}
 	var pids []int
-	for _, n := range b.topo.Nodes() {
-		if n == b.topo.Resource || !serves(n.Kind) {
-			continue
-		}
-		if pid := n.PID(); pid > 0 {
+	for n, pid := range b.pids {
+		if n != b.topo.Resource && serves(n.Kind) {
 			pids = append(pids, pid)
 		}
+	}
+	return pids
+}
+
+// allPIDs are every server's processes, left out of the clients' count.
+func (b *bench) allPIDs() []int {
+	pids := make([]int, 0, len(b.pids))
+	for _, pid := range b.pids {
+		pids = append(pids, pid)
 	}
 	return pids
 }

@@ -41,6 +41,10 @@ type bench struct {
 	redisNodes []string
 	// placement says which CPUs the servers and the clients ran on.
 	placement string
+	// pids are the servers' processes, read once at the start (a
+	// container's costs a request to the engine) for the CPU split and the
+	// CPU figures; a node with none (external) is absent.
+	pids map[*cluster.Node]int
 }
 
 // Per-trial figures, summarised into Stats at the end.
@@ -117,9 +121,11 @@ func Run(ctx context.Context, opts Options) (*record.Bench, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.pids = map[*cluster.Node]int{}
 	var serverPIDs []int
 	for _, n := range topo.Nodes() {
 		if pid := n.PID(); pid > 0 {
+			b.pids[n] = pid
 			serverPIDs = append(serverPIDs, pid)
 		}
 	}

@@ -216,6 +216,7 @@ func runWorker(raw string) error {
 	first := true
 	client := &workload.Client{
 		ID: ws.ID, Key: lockKey, Locker: locker, Counter: counter, Rec: rec, Fenced: ws.Fenced, Hit: hit, Limit: ws.Limit,
+		WatchLost: spec.Caps.LostNotify,
 		Work: func() time.Duration {
 			if first {
 				first = false

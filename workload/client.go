@@ -36,6 +36,11 @@ type Client struct {
 	// Limit, when positive, makes the section a coupon sale: it writes only
 	// while the counter (coupons sold) is below Limit (the stock).
 	Limit int64
+	// WatchLost records in the history when the lock tells the holder it
+	// lost the lock (lin.Lost). Only a lock that declares lost-notify can,
+	// and only the fault runs' figures read it: elsewhere (the benchmark's
+	// sections) it would be a goroutine per section for nothing.
+	WatchLost bool
 
 	op int64
 }
@@ -66,17 +71,19 @@ func (c *Client) Run(ctx context.Context, lease impls.Lease) {
 	// without asking is what the lab judges); a lock may close Lost on
 	// its own release, which is not a loss, so the watch ends first.
 	releasing := make(chan struct{})
-	go func() {
-		select {
-		case <-lease.Lost():
+	if c.WatchLost {
+		go func() {
 			select {
+			case <-lease.Lost():
+				select {
+				case <-releasing:
+				default:
+					c.Rec.Record(lin.Event{Kind: lin.Lost, Client: c.ID, Token: tok})
+				}
 			case <-releasing:
-			default:
-				c.Rec.Record(lin.Event{Kind: lin.Lost, Client: c.ID, Token: tok})
 			}
-		case <-releasing:
-		}
-	}()
+		}()
+	}
 	c.hit(failpoint.AfterAcquire)
 	c.op++
 	fenced := c.Fenced && hasTok
