@@ -19,7 +19,7 @@ func (b *bench) report(servers []record.Server) *record.Bench {
 		Servers: servers,
 		Settings: record.BenchSetting{
 			DurationMS: ms(o.Duration), Clients: o.Clients, Sweep: o.Sweep, TTLMS: ms(o.TTL),
-			Trials: o.Trials, SweepTrials: b.sweepTrials(), Quick: o.Quick, Workloads: o.Workloads, CostUnits: costUnits(),
+			Trials: o.Trials, Slices: o.Slices, SweepTrials: b.sweepTrials(), IndependentTrials: b.independentTrials(), Quick: o.Quick, Workloads: o.Workloads, CostUnits: costUnits(),
 		},
 	}
 	var backends []string

@@ -15,8 +15,9 @@ import (
 // not more work); on this shared machine it moved as much as the rates,
 // which says the CPU's own speed changes from second to second.
 type cpuUse struct {
-	// clients: this process and every process it started but the lab's
-	// servers (a guest's runtime, when the lock is a guest).
+	// clients: this process and the processes the measured lockers run in
+	// (a guest's runtime, when the lock is a guest), with every process
+	// they started; not the other locks' guests, idle in the run's pool.
 	clients time.Duration
 	// servers: the lock's own servers (their processes and every process
 	// they started, as PostgreSQL's and MariaDB's backends), not the
@@ -30,9 +31,10 @@ type cpuUse struct {
 type cpuSides struct{ clients, servers []int }
 
 // newCPUSides finds them: lockPIDs are the lock's servers, allServerPIDs
-// every server the lab started (left out of the clients), each with every
-// process it started.
-func newCPUSides(lockPIDs, allServerPIDs []int) (*cpuSides, error) {
+// every server the lab started (left out of the clients), guestPIDs the
+// processes the measured lockers run in, each with every process it
+// started.
+func newCPUSides(lockPIDs, allServerPIDs, guestPIDs []int) (*cpuSides, error) {
 	procs, err := procfs.AllProcs()
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
@@ -60,9 +62,9 @@ func newCPUSides(lockPIDs, allServerPIDs []int) (*cpuSides, error) {
 		return seen
 	}
 	servers := tree(allServerPIDs)
-	s := &cpuSides{}
-	for pid := range tree([]int{os.Getpid()}) {
-		if !servers[pid] {
+	s := &cpuSides{clients: []int{os.Getpid()}}
+	for pid := range tree(guestPIDs) {
+		if !servers[pid] && pid != os.Getpid() {
 			s.clients = append(s.clients, pid)
 		}
 	}

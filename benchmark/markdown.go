@@ -28,8 +28,27 @@ func WriteMarkdown(rep *record.Bench, w io.Writer) error {
 	if slices.Contains(st.Workloads, Sweep) {
 		p(" (sweep points other than %d clients: %s)", st.Clients, fmtDur(st.DurationMS/sweepShare))
 	}
-	p("; trials interleave the implementations, so a noisy moment hurts all a little rather than one a lot. ")
+	if st.Slices > 1 {
+		p(", cut into %d slices of %s: the locks of one backend take turns, slice by slice, so that a slow moment of\n", st.Slices, fmtDur(st.DurationMS/float64(st.Slices)))
+		p("the machine lands on a lock and its peers alike and their per-trial ratios hold still where their rates do not\n")
+		p("(a contended slice starts with every client arriving at once, so a polling lock's back-off starts afresh each slice). ")
+		p("Each lock's clients are built and warmed up once and kept for every trial, as a program keeps its lock clients. ")
+	} else {
+		p("; trials interleave the implementations, so a noisy moment hurts all a little rather than one a lot. ")
+	}
 	p("Lease TTL / session timeout: %s. Latencies are in milliseconds.", fmtDur(st.TTLMS))
+	if o := rep.Others; o != nil {
+		p(" Rows of other topologies than the single one (`lock @ topology`) come from %s, %s only, with %d trials",
+			o.Locks, strings.Join(o.Workloads, " and "), o.Trials)
+		if len(o.LeftOut) > 0 {
+			var left []string
+			for _, l := range o.LeftOut {
+				left = append(left, fmt.Sprintf("`%s` (as `%s`)", l.Topology, l.SameRequestsAs))
+			}
+			p("; left out, as a request there takes the same path as on the topology named: %s", strings.Join(left, ", "))
+		}
+		p(".")
+	}
 	if st.Quick {
 		p(" **This is a -quick run**: short measurements, a reduced sweep, no recovery; use it for a first look only.")
 	}
@@ -49,6 +68,8 @@ func WriteMarkdown(rep *record.Bench, w io.Writer) error {
 	}
 
 	targetSection(rep, p)
+	bestPeerSection(rep, p)
+	stillnessSection(rep, p)
 	overheadSection(rep, p)
 	decisionSection(rep, p)
 	machineSection(rep, p)

@@ -41,13 +41,19 @@ type load struct {
 	// cpu: sample the clients' and the lock servers' CPU time around the
 	// window (cpuUse).
 	cpu bool
+	// pooled: the clients' lockers are the run's (lockers), not the
+	// load's own.
+	pooled bool
 }
 
 // run is what one measurement saw.
 type run struct {
-	pairs    []pair // completed within the measured window, by acquire time
-	granted  int    // every successful acquire, the drain's included
-	errors   int    // acquires or releases that failed (not counted as pairs)
+	pairs []pair // completed within the measured windows, by acquire time within each
+	// windows are where each window's pairs start in pairs: a run of
+	// interleaved slices has one per slice.
+	windows  []int
+	granted  int // every successful acquire, the drain's included
+	errors   int // acquires or releases that failed (not counted as pairs)
 	lastErr  error
 	duration time.Duration
 	// clientCPU and serverCPU are µs of CPU per grant, drain included
@@ -69,12 +75,17 @@ func (r *run) waits() []time.Duration {
 // lockClient is one client of a measurement: its own Locker and, for
 // critical sections, its own connection to the protected resource.
 type lockClient struct {
-	locker  impls.Locker
+	locker impls.Locker
+	// owned: the session built the locker and closes it; otherwise it is
+	// the run's (pooled) and outlives the session.
+	owned   bool
 	section *workload.Client
 	relAt   time.Time // set by the before-release hook of the section
 }
 
-func (b *bench) newClients(l load) ([]*lockClient, error) {
+// newClients builds a load's clients: on lockers when given (the run's
+// pool), else each on a locker of its own.
+func (b *bench) newClients(l load, lockers []impls.Locker) ([]*lockClient, error) {
 	out := make([]*lockClient, 0, l.clients)
 	closeAll := func() {
 		for _, c := range out {
@@ -83,16 +94,21 @@ func (b *bench) newClients(l load) ([]*lockClient, error) {
 	}
 	rec := lin.NewRecorder(nil)
 	for i := 0; i < l.clients; i++ {
-		lk, err := l.spec.New(b.config(i))
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("new %s client %d: %w", l.spec.Name, i, err)
+		c := &lockClient{}
+		if lockers != nil {
+			c.locker = lockers[i]
+		} else {
+			lk, err := l.spec.New(b.config(i))
+			if err != nil {
+				closeAll()
+				return nil, fmt.Errorf("new %s client %d: %w", l.spec.Name, i, err)
+			}
+			c.locker, c.owned = lk, true
 		}
-		c := &lockClient{locker: lk}
 		if l.section {
 			key := l.keys(i)
 			c.section = &workload.Client{
-				ID: i, Key: key, Locker: lk, Rec: rec,
+				ID: i, Key: key, Locker: c.locker, Rec: rec,
 				Counter: resource.New(b.topo.ResourceAddr, key),
 				Hit: func(name string) {
 					if name == failpoint.BeforeRelease {
@@ -107,62 +123,182 @@ func (b *bench) newClients(l load) ([]*lockClient, error) {
 }
 
 func (c *lockClient) close() {
-	c.locker.Close()
+	if c.owned {
+		c.locker.Close()
+	}
 	if c.section != nil {
 		c.section.Counter.Close()
 	}
 }
 
-// measure runs one load. Every client loops acquire, (critical section),
-// release until the window closes; a client that holds the lock when it
-// closes still releases it, and waiters still waiting are let through (the
-// drain), but only pairs that completed inside the window count.
+// lockers returns n of the run's lockers of s, building (and warming up)
+// the ones it lacks: the interleaved sessions and the sweep draw on one
+// pool per lock, so that a lock's clients are built once per run, as a
+// program keeps its lock clients, not once per measurement (a guest's
+// client is a process of its own, a JVM for Curator).
+func (b *bench) lockers(ctx context.Context, s impls.Spec, n int) ([]impls.Locker, error) {
+	pool := b.pool[s.Name]
+	for i := len(pool); i < n; i++ {
+		lk, err := s.New(b.config(i))
+		if err != nil {
+			return nil, fmt.Errorf("new %s client %d: %w", s.Name, i, err)
+		}
+		pool = append(pool, lk)
+		b.pool[s.Name] = pool
+		warm(ctx, lk, fmt.Sprintf("bench-%s-warm-%d", b.runID, i))
+	}
+	return pool[:n], nil
+}
+
+// warm opens a locker's connections (and loads its scripts) with one try
+// on a key of its own, so that connection set-up is not measured, nor
+// counted as the lock's cost.
+func warm(ctx context.Context, lk impls.Locker, key string) {
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if lease, err := lk.TryAcquire(wctx, key); err == nil {
+		_ = lease.Release(wctx)
+	}
+}
+
+func (b *bench) closePool() {
+	for _, pool := range b.pool {
+		for _, lk := range pool {
+			lk.Close()
+		}
+	}
+	b.pool = nil
+}
+
+// measure runs one load in one window of its duration, its hooks and CPU
+// sampling around it.
 func (b *bench) measure(ctx context.Context, l load) (*run, error) {
-	clients, err := b.newClients(l)
+	s, err := b.open(ctx, l)
 	if err != nil {
 		return nil, err
 	}
-	closed := false
-	closeAll := func() {
-		if !closed {
-			for _, c := range clients {
-				c.close()
-			}
-			closed = true
-		}
-	}
-	defer closeAll()
-	// Warm up: each client opens its connections (and loads its scripts)
-	// with one try on a key of its own, one client at a time, so that
-	// connection set-up is not measured, nor counted as the lock's cost, nor
-	// piled up by 32 clients dialling at once.
-	for i, c := range clients {
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if lease, err := c.locker.TryAcquire(wctx, l.keys(i)+"-warm"); err == nil {
-			_ = lease.Release(wctx)
-		}
-		if c.section != nil {
-			_, _ = c.section.Counter.Value(wctx)
-		}
-		cancel()
-	}
+	defer s.close()
 	if l.before != nil {
 		if err := l.before(ctx); err != nil {
 			return nil, err
 		}
 	}
+	// The processes to count are found before the window, so the scan of
+	// every process is not charged to the clients; inside it only their
+	// threads' run times are read.
+	var sides *cpuSides
+	if l.cpu {
+		if sides, err = newCPUSides(b.lockPIDs(l.spec), b.allPIDs(), s.processes()); err != nil {
+			return nil, err
+		}
+	}
+	res, err := s.window(ctx, l.duration, sides)
+	if err != nil {
+		return nil, err
+	}
+	s.close()
+	if l.after != nil {
+		if err := l.after(ctx); err != nil {
+			return nil, err
+		}
+	}
+	b.logErrors(l, res)
+	return res, nil
+}
+
+// logErrors says what failed in a load. A lock that fails under a load is
+// a finding, not a reason to lose the whole report: its errors are counted
+// and shown beside its figures (and a window with no pair at all reports
+// 0 pairs/s).
+func (b *bench) logErrors(l load, res *run) {
+	if res.errors > 0 {
+		b.opts.logf("%s, %d client(s): %d errors (last: %v)", l.spec.Name, l.clients, res.errors, oneLine(fmt.Sprint(res.lastErr)))
+	}
+}
+
+// session is one load's clients, built and warmed up once and then measured
+// in one window or several (interleave).
+type session struct {
+	b       *bench
+	l       load
+	clients []*lockClient
+	closed  bool
+}
+
+// open builds the load's clients (on the run's pool of lockers when the
+// load is pooled) and warms them up, one client at a time, so that
+// connection set-up is not measured, nor counted as the lock's cost, nor
+// piled up by 32 clients dialling at once.
+func (b *bench) open(ctx context.Context, l load) (*session, error) {
+	var lockers []impls.Locker
+	if l.pooled {
+		var err error
+		if lockers, err = b.lockers(ctx, l.spec, l.clients); err != nil {
+			return nil, err
+		}
+	}
+	clients, err := b.newClients(l, lockers)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range clients {
+		if c.owned {
+			warm(ctx, c.locker, l.keys(i)+"-warm")
+		}
+		if c.section != nil {
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_, _ = c.section.Counter.Value(wctx)
+			cancel()
+		}
+	}
+	return &session{b: b, l: l, clients: clients}, nil
+}
+
+// processes are the processes the session's lockers run in beside this
+// one (a guest's), whose CPU time is the clients' too.
+func (s *session) processes() []int {
+	var out []int
+	for _, c := range s.clients {
+		if p, ok := c.locker.(interface{ PID() int }); ok {
+			out = append(out, p.PID())
+		}
+	}
+	return out
+}
+
+func (s *session) close() {
+	if !s.closed {
+		for _, c := range s.clients {
+			c.close()
+		}
+		s.closed = true
+	}
+}
+
+// window runs the clients for d: every client loops acquire, (critical
+// section), release until the window closes; a client that holds the lock
+// when it closes still releases it, and waiters still waiting are let
+// through (the drain), but only pairs that completed inside the window
+// count. Cancelling the waiters instead would be quicker (a polling lock
+// lets its waiters through one retry interval apart, node-redlock's is
+// 200 ms), but a cancel that lands on a request in flight leaves its
+// outcome unknown, and a grant nobody holds blocks the key for a lease:
+// tried, it did, and slowed the next slice more than the drain. With
+// sides, both sides' CPU time is sampled around it.
+func (s *session) window(ctx context.Context, d time.Duration, sides *cpuSides) (*run, error) {
+	l := s.l
 	// The drain bound: a waiter queued behind every other client, each
 	// holding for a round or two, or a lease left by a failed release to
 	// expire.
-	drain := 2*b.opts.TTL + 10*time.Second
+	drain := 2*s.b.opts.TTL + 10*time.Second
 	var (
 		mu     sync.Mutex
-		res    = &run{duration: l.duration}
+		res    = &run{duration: d, windows: []int{0}}
 		wg     sync.WaitGroup
 		gate   = make(chan struct{})
 		stopAt time.Time
 	)
-	for i, c := range clients {
+	for i, c := range s.clients {
 		wg.Add(1)
 		go func(i int, c *lockClient) {
 			defer wg.Done()
@@ -213,41 +349,50 @@ func (b *bench) measure(ctx context.Context, l load) (*run, error) {
 			mu.Unlock()
 		}(i, c)
 	}
-	// The processes to count are found before the window, so the scan of
-	// every process is not charged to the clients; inside it only their
-	// threads' run times are read.
-	var sides *cpuSides
 	var cpuBefore cpuUse
-	if l.cpu {
-		if sides, err = newCPUSides(b.lockPIDs(l.spec), b.allPIDs()); err != nil {
-			return nil, err
-		}
+	if sides != nil {
 		cpuBefore = sides.sample()
 	}
-	stopAt = time.Now().Add(l.duration)
+	stopAt = time.Now().Add(d)
 	close(gate)
 	wg.Wait()
-	if l.cpu {
+	if sides != nil {
 		res.clientCPU, res.serverCPU, res.serverCPUOK = sides.sample().perGrant(cpuBefore, res.granted)
 		res.cpuOK = res.granted > 0
 	}
-	closeAll()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if l.after != nil {
-		if err := l.after(ctx); err != nil {
-			return nil, err
-		}
-	}
 	sort.Slice(res.pairs, func(i, j int) bool { return res.pairs[i].acquired.Before(res.pairs[j].acquired) })
-	// A lock that fails under this load is a finding, not a reason to
-	// lose the whole report: its errors are counted and shown beside its
-	// figures (and a window with no pair at all reports 0 pairs/s).
-	if res.errors > 0 {
-		b.opts.logf("%s, %d client(s): %d errors (last: %v)", l.spec.Name, l.clients, res.errors, oneLine(fmt.Sprint(res.lastErr)))
-	}
 	return res, nil
+}
+
+// add appends window w to r: its pairs as a window of their own (a
+// hand-off is never counted across two windows), its counts and its time.
+func (r *run) add(w *run) {
+	r.windows = append(r.windows, len(r.pairs))
+	r.pairs = append(r.pairs, w.pairs...)
+	r.granted += w.granted
+	r.errors += w.errors
+	if w.lastErr != nil {
+		r.lastErr = w.lastErr
+	}
+	r.duration += w.duration
+}
+
+// handoffs are the hand-offs of every window of r (see handoffs).
+func (r *run) handoffs() (hand []time.Duration, same, overlaps int) {
+	for i, start := range r.windows {
+		end := len(r.pairs)
+		if i+1 < len(r.windows) {
+			end = r.windows[i+1]
+		}
+		h, s, o := handoffs(r.pairs[start:end])
+		hand = append(hand, h...)
+		same += s
+		overlaps += o
+	}
+	return hand, same, overlaps
 }
 
 // handoffs walks the grants of one key in order. A grant to a different

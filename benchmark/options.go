@@ -52,9 +52,15 @@ type Options struct {
 	Sweep    []int // client counts of the contended sweep
 	TTL      time.Duration
 	Trials   int
+	// Slices is how many turns the uncontended and contended windows of a
+	// trial are cut into, each lock of a backend taking its turn (see
+	// interleave): Duration/Slices each.
+	Slices int
 	// SweepTrials is how many of the trials (the first ones) also run the
-	// sweep: its shape is what it shows, so it gets fewer trials than the
-	// figures the targets are judged on, and the run keeps to its budget.
+	// sweep and the windows the cost and the CPU time are read around: the
+	// sweep's shape is what it shows, and counted work moves less than
+	// time, so they get fewer trials than the figures the targets are
+	// judged on, and the run keeps to its budget.
 	SweepTrials int
 	Quick       bool
 	// RecoverySections is how many critical sections the holder-crash
@@ -91,13 +97,14 @@ type Options struct {
 func Defaults(quick bool) Options {
 	o := Options{
 		Duration: 500 * time.Millisecond, Clients: 8, Sweep: []int{1, 2, 4, 8, 16, 32},
-		TTL: 2 * time.Second, Trials: 12, SweepTrials: 3, RecoverySections: 200,
+		TTL: 2 * time.Second, Trials: 12, Slices: 5, SweepTrials: 3, RecoverySections: 200,
 		Workloads: append([]string(nil), Workloads...),
 	}
 	if quick {
 		o.Quick = true
 		o.Trials = 6
 		o.Duration = 100 * time.Millisecond
+		o.Slices = 2
 		o.SweepTrials = 2
 		o.Sweep = []int{1, 8, 32}
 		// A crash recovery takes a TTL plus server start-up per lock: too
@@ -186,6 +193,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("-ttl must be positive")
 	case o.Trials < 1:
 		return fmt.Errorf("-trials must be at least 1")
+	case o.Slices < 1:
+		return fmt.Errorf("-slices must be at least 1")
+	case o.Duration/time.Duration(o.Slices) < time.Millisecond:
+		return fmt.Errorf("-duration %v cut into %d slices leaves less than a millisecond a slice", o.Duration, o.Slices)
 	case o.SweepTrials < 0:
 		return fmt.Errorf("sweep trials must not be negative")
 	}

@@ -46,7 +46,7 @@ func (b *bench) countRoundTrips(ctx context.Context, s impls.Spec) (*record.Meas
 		return nil, nil
 	}
 	key := b.key()
-	clients, err := b.newClients(load{spec: s, clients: 1, keys: func(int) string { return key }})
+	clients, err := b.newClients(load{spec: s, clients: 1, keys: func(int) string { return key }}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -29,8 +29,9 @@ type bench struct {
 	runID string
 	seq   int
 	bar   *progressbar.ProgressBar
-	// pending: a step is under way, to be counted when the next begins.
-	pending bool
+	// pending: the bar's count of the step under way, added when the next
+	// begins.
+	pending int
 
 	limits map[string]*limitAcc
 	accs   []*implAcc
@@ -45,7 +46,14 @@ type bench struct {
 	// container's costs a request to the engine) for the CPU split and the
 	// CPU figures; a node with none (external) is absent.
 	pids map[*cluster.Node]int
+	// held are the sessions the interleaved windows reuse from trial to
+	// trial, by lock and workload, on the pool's lockers.
+	held map[heldKey]*session
+	// pool is every lock's clients, built once per run (lockers).
+	pool map[string][]impls.Locker
 }
+
+type heldKey struct{ impl, workload string }
 
 // Per-trial figures, summarised into Stats at the end.
 type limitAcc struct{ one, many, hop, fanAll, fanMajority []float64 }
@@ -151,11 +159,18 @@ func Run(ctx context.Context, opts Options) (*record.Bench, error) {
 	}
 	b.bar = b.newBar(backends)
 	defer b.bar.Exit()
+	b.held, b.pool = map[heldKey]*session{}, map[string][]impls.Locker{}
+	defer b.closeHeld()
 
 	for t := 1; t <= opts.Trials; t++ {
 		for _, be := range backends {
 			if err := b.measureLimit(ctx, t, be); err != nil {
 				return nil, err
+			}
+		}
+		for _, g := range b.groups() {
+			if err := b.measureGroup(ctx, t, g); err != nil {
+				return nil, fmt.Errorf("trial %d: %w", t, err)
 			}
 		}
 		for _, a := range b.accs {
@@ -189,12 +204,15 @@ func (b *bench) newBar(backends []string) *progressbar.ProgressBar {
 	if b.opts.contended() {
 		perImpl++
 	}
-	if b.opts.has(Independent) {
-		perImpl++
-	}
 	total := b.opts.Trials * (len(backends) + b.redisLimitSteps(backends) + len(b.accs)*perImpl)
+	if b.opts.has(Independent) {
+		total += b.independentTrials() * len(b.accs)
+	}
 	if b.opts.has(Sweep) {
 		total += b.sweepTrials() * len(b.accs) * len(b.sweepPoints())
+	}
+	if b.opts.has(Uncontended) || b.opts.contended() {
+		total += b.sweepTrials() * len(b.accs) // the cost windows
 	}
 	if b.opts.has(Uncontended) {
 		for _, a := range b.accs {
@@ -222,15 +240,16 @@ func (b *bench) newBar(backends []string) *progressbar.ProgressBar {
 }
 
 // step names what runs now on the bar, and counts the previous step done.
-func (b *bench) step(trial int, name, workload string) {
+func (b *bench) step(trial int, name, workload string) { b.stepN(trial, name, workload, 1) }
+
+// stepN is a step that counts as n on the bar (a group's locks in turn).
+func (b *bench) stepN(trial int, name, workload string, n int) {
 	desc := fmt.Sprintf("%-22s %-12s", name, workload)
 	if trial > 0 {
 		desc = fmt.Sprintf("trial %d/%d  %s", trial, b.opts.Trials, desc)
 	}
-	if b.pending {
-		_ = b.bar.Add(1)
-	}
-	b.pending = true
+	_ = b.bar.Add(b.pending)
+	b.pending = n
 	b.bar.Describe(desc)
 }
 
@@ -323,80 +342,133 @@ func (b *bench) redisLimitSteps(backends []string) int {
 	return 1
 }
 
-func (b *bench) measureImpl(ctx context.Context, trial int, a *implAcc) error {
-	s := a.spec
-	if b.opts.has(Uncontended) && trial == 1 && backendOf(s) != BackendInProcess {
-		b.step(trial, s.Name, "round trips")
-		rt, err := b.countRoundTrips(ctx, s)
-		if err != nil {
-			return fmt.Errorf("count round trips: %w", err)
+// groups splits the locks by backend, in report order: the locks a
+// ratio compares (a lock and its peers) share one, and are measured in
+// turns (interleave).
+func (b *bench) groups() [][]*implAcc {
+	var order []string
+	by := map[string][]*implAcc{}
+	for _, a := range b.accs {
+		be := backendOf(a.spec)
+		if _, ok := by[be]; !ok {
+			order = append(order, be)
 		}
-		a.roundTrips = rt
+		by[be] = append(by[be], a)
+	}
+	out := make([][]*implAcc, 0, len(order))
+	for _, be := range order {
+		out = append(out, by[be])
+	}
+	return out
+}
+
+// measureGroup takes one trial's uncontended, contended and independent
+// figures of one backend's locks, in turns.
+func (b *bench) measureGroup(ctx context.Context, trial int, g []*implAcc) error {
+	label := backendOf(g[0].spec)
+	if len(g) > 1 {
+		label = fmt.Sprintf("%s: %d locks in turn", label, len(g))
+	}
+	turns := func(workload string, shape func(s impls.Spec) load) ([]*run, error) {
+		b.stepN(trial, label, workload, len(g))
+		sessions := make([]*session, len(g))
+		for i, a := range g {
+			s, err := b.session(ctx, a.spec, workload, shape)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", workload, err)
+			}
+			sessions[i] = s
+		}
+		runs, err := b.interleave(ctx, sessions, b.opts.Slices)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", workload, err)
+		}
+		return runs, nil
 	}
 	if b.opts.has(Uncontended) {
-		b.step(trial, s.Name, Uncontended)
-		key := b.key()
-		r, err := b.measure(ctx, load{spec: s, clients: 1, keys: func(int) string { return key }, duration: b.opts.Duration, cpu: true})
+		runs, err := turns(Uncontended, func(s impls.Spec) load {
+			key := b.key()
+			return load{spec: s, clients: 1, keys: func(int) string { return key }, duration: b.opts.Duration}
+		})
 		if err != nil {
-			return fmt.Errorf("%s: %w", Uncontended, err)
+			return err
 		}
-		a.unc.cpuClient, a.unc.cpuServer = appendCPU(r, a.unc.cpuClient, a.unc.cpuServer)
-		q := Quantiles(r.waits(), 0.5, 0.99, 0.999)
-		a.unc.rate = append(a.unc.rate, r.rate())
-		a.unc.p50, a.unc.p99, a.unc.p999 = append(a.unc.p50, q[0]), append(a.unc.p99, q[1]), append(a.unc.p999, q[2])
-		a.uncErrors += r.errors
+		for i, a := range g {
+			r := runs[i]
+			q := Quantiles(r.waits(), 0.5, 0.99, 0.999)
+			a.unc.rate = append(a.unc.rate, r.rate())
+			a.unc.p50, a.unc.p99, a.unc.p999 = append(a.unc.p50, q[0]), append(a.unc.p99, q[1]), append(a.unc.p999, q[2])
+			a.uncErrors += r.errors
+		}
 	}
 	if b.opts.contended() {
-		b.step(trial, s.Name, Contended)
-		if err := b.measureContended(ctx, a); err != nil {
-			return fmt.Errorf("%s: %w", Contended, err)
-		}
-	}
-	if b.opts.has(Sweep) && trial <= b.sweepTrials() {
-		for _, n := range b.sweepPoints() {
-			b.step(trial, s.Name, fmt.Sprintf("sweep %d", n))
+		runs, err := turns(Contended, func(s impls.Spec) load {
 			key := b.key()
-			r, err := b.measure(ctx, load{spec: s, clients: n, keys: func(int) string { return key }, section: true, duration: b.opts.Duration / sweepShare})
-			if err != nil {
-				return fmt.Errorf("%s %d clients: %w", Sweep, n, err)
-			}
-			a.sweep[n] = append(a.sweep[n], r.rate())
-			a.sweepErrors[n] += r.errors
+			return load{spec: s, clients: b.opts.Clients, keys: func(int) string { return key }, section: true, duration: b.opts.Duration}
+		})
+		if err != nil {
+			return err
+		}
+		for i, a := range g {
+			b.addContended(a, runs[i])
 		}
 	}
-	if b.opts.has(Independent) {
-		b.step(trial, s.Name, Independent)
-		base := b.key()
-		r, err := b.measure(ctx, load{spec: s, clients: b.opts.Clients, keys: func(i int) string { return fmt.Sprintf("%s-%d", base, i) }, duration: b.opts.Duration})
+	if b.opts.has(Independent) && trial <= b.independentTrials() {
+		runs, err := turns(Independent, func(s impls.Spec) load {
+			base := b.key()
+			return load{spec: s, clients: b.opts.Clients, keys: func(i int) string { return fmt.Sprintf("%s-%d", base, i) }, duration: b.opts.Duration}
+		})
 		if err != nil {
-			return fmt.Errorf("%s: %w", Independent, err)
+			return err
 		}
-		a.ind = append(a.ind, r.rate())
-		a.indErrors += r.errors
+		for i, a := range g {
+			a.ind = append(a.ind, runs[i].rate())
+			a.indErrors += runs[i].errors
+		}
 	}
 	return nil
 }
 
-func (b *bench) measureContended(ctx context.Context, a *implAcc) error {
-	key := b.key()
-	be := backendOf(a.spec)
-	var before, after float64
-	l := load{spec: a.spec, clients: b.opts.Clients, keys: func(int) string { return key }, section: true, duration: b.opts.Duration, cpu: true}
-	if be != BackendInProcess {
-		l.before = func(ctx context.Context) (err error) { before, err = b.serverCounter(ctx, be, false); return err }
-		l.after = func(ctx context.Context) (err error) { after, err = b.serverCounter(ctx, be, true); return err }
+// session returns the run's session of a lock on a workload, opening it
+// (with shape's load) the first time.
+func (b *bench) session(ctx context.Context, s impls.Spec, workload string, shape func(impls.Spec) load) (*session, error) {
+	k := heldKey{s.Name, workload}
+	if h := b.held[k]; h != nil {
+		return h, nil
 	}
-	r, err := b.measure(ctx, l)
+	l := shape(s)
+	l.pooled = true
+	h, err := b.open(ctx, l)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	b.held[k] = h
+	return h, nil
+}
+
+func (b *bench) closeHeld() {
+	for _, h := range b.held {
+		h.close()
+	}
+	b.closePool()
+}
+
+// independentTrials is how many trials (the first ones) measure the
+// independent keys: half of them, and at least 6, the fewest that give a
+// 95% interval; they are no headline figure, and the run keeps to its
+// budget.
+func (b *bench) independentTrials() int {
+	return min(b.opts.Trials, max(6, b.opts.Trials/2))
+}
+
+// addContended adds one trial's contended figures.
+func (b *bench) addContended(a *implAcc, r *run) {
 	c := &a.con
-	c.cpuClient, c.cpuServer = appendCPU(r, c.cpuClient, c.cpuServer)
 	waits := r.waits()
 	q := Quantiles(waits, 0.5, 0.99)
 	c.rate = append(c.rate, r.rate())
 	c.wp50, c.wp99, c.wmax = append(c.wp50, q[0]), append(c.wp99, q[1]), append(c.wmax, MaxMillis(waits))
-	hand, same, overlaps := handoffs(r.pairs)
+	hand, same, overlaps := r.handoffs()
 	hq := Quantiles(hand, 0.5, 0.99)
 	c.hp50, c.hp99 = append(c.hp50, hq[0]), append(c.hp99, hq[1])
 	c.hand = append(c.hand, float64(len(hand)))
@@ -408,14 +480,86 @@ func (b *bench) measureContended(ctx context.Context, a *implAcc) error {
 	c.share = append(c.share, share)
 	c.jain = append(c.jain, Jain(perClient(r.pairs, b.opts.Clients)))
 	c.overlaps = append(c.overlaps, float64(overlaps))
+	a.conErrors += r.errors
+	a.handSamples = append(a.handSamples, hand...)
+	a.waitSmp = append(a.waitSmp, waits...)
+}
+
+// measureImpl takes what one lock measures on its own in a trial: its
+// round trips (the first trial), the windows its server counters and CPU
+// time are read around and the sweep (the first SweepTrials trials).
+func (b *bench) measureImpl(ctx context.Context, trial int, a *implAcc) error {
+	s := a.spec
+	if b.opts.has(Uncontended) && trial == 1 && backendOf(s) != BackendInProcess {
+		b.step(trial, s.Name, "round trips")
+		rt, err := b.countRoundTrips(ctx, s)
+		if err != nil {
+			return fmt.Errorf("count round trips: %w", err)
+		}
+		a.roundTrips = rt
+	}
+	if trial <= b.sweepTrials() && (b.opts.has(Uncontended) || b.opts.contended()) {
+		b.step(trial, s.Name, "cost, CPU")
+		if err := b.costWindows(ctx, a); err != nil {
+			return err
+		}
+	}
+	if b.opts.has(Sweep) && trial <= b.sweepTrials() {
+		for _, n := range b.sweepPoints() {
+			b.step(trial, s.Name, fmt.Sprintf("sweep %d", n))
+			key := b.key()
+			r, err := b.measure(ctx, load{spec: s, clients: n, keys: func(int) string { return key }, section: true, duration: b.opts.Duration / sweepShare, pooled: true})
+			if err != nil {
+				return fmt.Errorf("%s %d clients: %w", Sweep, n, err)
+			}
+			a.sweep[n] = append(a.sweep[n], r.rate())
+			a.sweepErrors[n] += r.errors
+		}
+	}
+	return nil
+}
+
+// costWindows are the uncontended and contended windows the CPU time (both)
+// and the server counters (contended) are read around: one window each,
+// hooked, apart from the interleaved slices. The counters and the CPU
+// time count work, not time, so noise moves them less, and a few trials
+// of them do. They run on the run's pool of lockers but on a database,
+// which counts a session's work when the session ends (PostgreSQL) or is
+// read once every other session has ended (MySQL): there the window's
+// clients are its own, closed before the second reading.
+func (b *bench) costWindows(ctx context.Context, a *implAcc) error {
+	s := a.spec
+	be := backendOf(s)
+	pooled := be != BackendPostgres && be != string(topology.MySQL)
+	if b.opts.has(Uncontended) {
+		key := b.key()
+		r, err := b.measure(ctx, load{spec: s, clients: 1, keys: func(int) string { return key }, duration: b.opts.Duration, cpu: true, pooled: pooled})
+		if err != nil {
+			return fmt.Errorf("%s CPU: %w", Uncontended, err)
+		}
+		a.unc.cpuClient, a.unc.cpuServer = appendCPU(r, a.unc.cpuClient, a.unc.cpuServer)
+	}
+	if !b.opts.contended() {
+		return nil
+	}
+	key := b.key()
+	var before, after float64
+	l := load{spec: s, clients: b.opts.Clients, keys: func(int) string { return key }, section: true, duration: b.opts.Duration, cpu: true, pooled: pooled}
 	if be != BackendInProcess {
+		l.before = func(ctx context.Context) (err error) { before, err = b.serverCounter(ctx, be, false); return err }
+		l.after = func(ctx context.Context) (err error) { after, err = b.serverCounter(ctx, be, true); return err }
+	}
+	r, err := b.measure(ctx, l)
+	if err != nil {
+		return fmt.Errorf("%s cost: %w", Contended, err)
+	}
+	c := &a.con
+	c.cpuClient, c.cpuServer = appendCPU(r, c.cpuClient, c.cpuServer)
+	if be != BackendInProcess && r.granted > 0 {
 		// Every grant, including those of the drain after the window, made
 		// requests inside the counted interval, so divide by all of them.
 		c.cost = append(c.cost, (after-before)/float64(r.granted))
 	}
-	a.conErrors += r.errors
-	a.handSamples = append(a.handSamples, hand...)
-	a.waitSmp = append(a.waitSmp, waits...)
 	return nil
 }
 

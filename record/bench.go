@@ -27,6 +27,28 @@ type Bench struct {
 	Overhead []ProtocolOverhead `json:"protocol_overhead,omitempty"`
 	Charts   []string           `json:"charts"`
 	Elapsed  float64            `json:"elapsed_seconds"`
+	// Others say how the rows of other topologies than the single one
+	// were measured (Append), and which topologies were left out.
+	Others *OtherTopologies `json:"other_topologies,omitempty"`
+}
+
+// OtherTopologies is how a default run measured the topologies beside the
+// single one: fewer locks, workloads and trials, to keep to its budget.
+type OtherTopologies struct {
+	Trials    int      `json:"trials"`
+	Workloads []string `json:"workloads"`
+	// Locks says which locks ran there, in words.
+	Locks string `json:"locks"`
+	// LeftOut are the topologies a request takes the same path on as on
+	// another one (topology.Named.SameRequestsAs), not measured again.
+	LeftOut []LeftOutTopology `json:"left_out,omitempty"`
+}
+
+// LeftOutTopology is a topology the run did not measure, and the one its
+// requests take the same path on.
+type LeftOutTopology struct {
+	Topology       string `json:"topology"`
+	SameRequestsAs string `json:"same_requests_as"`
 }
 
 // ProtocolOverhead is a guest that wraps a lock of the lab's own (the
@@ -47,15 +69,21 @@ type ProtocolOverhead struct {
 
 // BenchSetting records the options the run used.
 type BenchSetting struct {
-	DurationMS  float64           `json:"duration_ms"`
-	Clients     int               `json:"clients"`
-	Sweep       []int             `json:"sweep"`
-	TTLMS       float64           `json:"ttl_ms"`
-	Trials      int               `json:"trials"`
-	SweepTrials int               `json:"sweep_trials"`
-	Quick       bool              `json:"quick"`
-	Workloads   []string          `json:"workloads"`
-	CostUnits   map[string]string `json:"cost_units"`
+	DurationMS float64 `json:"duration_ms"`
+	Clients    int     `json:"clients"`
+	Sweep      []int   `json:"sweep"`
+	TTLMS      float64 `json:"ttl_ms"`
+	Trials     int     `json:"trials"`
+	// Slices is how many turns each uncontended and contended window was
+	// cut into, a backend's locks taking theirs in between (0: one window
+	// each, before slices).
+	Slices      int `json:"slices,omitempty"`
+	SweepTrials int `json:"sweep_trials"`
+	// IndependentTrials is how many trials measured the independent keys.
+	IndependentTrials int               `json:"independent_trials,omitempty"`
+	Quick             bool              `json:"quick"`
+	Workloads         []string          `json:"workloads"`
+	CostUnits         map[string]string `json:"cost_units"`
 }
 
 // Limit is one backend's round-trip rate: the physical bound.

@@ -30,7 +30,8 @@ func init() {
 		Name: MySQLReplicaAsyncName,
 		Summary: "a MySQL (MariaDB) primary writing a binary log and a replica of it following by GTID (asynchronous: a commit " +
 			"returns before the replica has it); clients are given the primary; on hosts of their own when the faults need them; local servers only",
-		Kinds: []Kind{MySQL},
+		SameRequestsAs: SingleName,
+		Kinds:          []Kind{MySQL},
 		Declare: func(need Need) (Declaration, error) {
 			return mysqlWithReplica(need, nil, nil)
 		},

@@ -45,6 +45,13 @@ type Named struct {
 	// engine adds the protected resource. An error says why the topology
 	// cannot carry the lock.
 	Declare func(need Need) (Declaration, error)
+	// SameRequestsAs names the topology a request takes the same path on:
+	// this one differs only in settings that change what a fault does (a
+	// timeout, a write refused without replicas) or in work done after the
+	// answer (a replica fed asynchronously), not in what a request waits
+	// for. The default benchmark measures that one instead; -topology
+	// still measures this one.
+	SameRequestsAs string
 }
 
 // Carries reports whether the topology can carry a lock of need's kind.

@@ -17,7 +17,8 @@ func init() {
 		Name: PGReplicaAsyncName,
 		Summary: "a PostgreSQL primary and a streaming replica of it (pg_basebackup -R, asynchronous: a commit returns " +
 			"before the replica has it); clients are given the primary; on hosts of their own when the faults need them; local servers only",
-		Kinds: []Kind{Postgres},
+		SameRequestsAs: SingleName,
+		Kinds:          []Kind{Postgres},
 		Declare: func(need Need) (Declaration, error) {
 			return pgWithReplica(need, nil)
 		},

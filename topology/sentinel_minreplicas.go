@@ -27,7 +27,8 @@ func init() {
 		Name: RedisSentinelMinReplicasName,
 		Summary: "redis-sentinel with min-replicas-to-write 1 and min-replicas-max-lag 1 on every Redis of the group: " +
 			"a master that has heard from no replica for a second refuses writes",
-		Kinds: []Kind{Redis},
+		SameRequestsAs: RedisSentinelName,
+		Kinds:          []Kind{Redis},
 		Declare: func(need Need) (Declaration, error) {
 			d, err := RedisSentinel(need)
 			if err != nil {

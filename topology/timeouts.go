@@ -29,7 +29,8 @@ func init() {
 		Name: PGIdleTimeoutsName,
 		Summary: "one PostgreSQL that ends a session idle for " + PGIdleTimeout + " (idle_in_transaction_session_timeout and " +
 			"idle_session_timeout), as production servers are configured against forgotten transactions and leaked connections",
-		Kinds: []Kind{Postgres},
+		SameRequestsAs: SingleName,
+		Kinds:          []Kind{Postgres},
 		Declare: func(need Need) (Declaration, error) {
 			return timedOut(need, Postgres, map[string]string{
 				"idle_in_transaction_session_timeout": PGIdleTimeout,
@@ -41,7 +42,8 @@ func init() {
 		Name: MySQLWaitTimeoutName,
 		Summary: "one MySQL (MariaDB) that ends a session idle for one second (wait_timeout=1, its least), as production " +
 			"servers are configured against leaked connections",
-		Kinds: []Kind{MySQL},
+		SameRequestsAs: SingleName,
+		Kinds:          []Kind{MySQL},
 		Declare: func(need Need) (Declaration, error) {
 			return timedOut(need, MySQL, map[string]string{"wait_timeout": "1"})
 		},

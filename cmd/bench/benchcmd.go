@@ -13,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -28,6 +29,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	duration := fs.Duration("duration", 0, "length of each measurement (default 500ms, -quick 100ms)")
 	clients := fs.Int("clients", 0, "clients of the contended and independent-keys workloads (default 8)")
 	ttl := ttlFlag(fs, 0, "(default 2s)")
+	slicesN := fs.Int("slices", 0, "turns each uncontended and contended window is cut into, a backend's locks taking theirs in between, so that a slow moment of the machine lands on them alike (default 5, -quick 2)")
 	trials := fs.Int("trials", 0, "trials per figure; the report shows their median and its 95% confidence interval, which needs at least 6 (default 12, -quick 6)")
 	out := outFlag(fs, "results", "bench.md, bench.json and the charts")
 	verdicts := fs.String("verdicts", "", "the verdict matrix placing each lock on the decision chart (default: OUT/correctness.json; a missing file leaves the chart out)")
@@ -82,6 +84,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if set["trials"] {
 		opts.Trials = *trials
 	}
+	if set["slices"] {
+		opts.Slices = *slicesN
+	}
 	if err := opts.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -111,27 +116,8 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if !set["topology"] && !opts.External.Any() {
-		// The default run measures each lock on every other topology that
-		// carries it too, in the same report.
-		for _, t := range topology.All() {
-			if t.Name == topology.SingleName {
-				continue
-			}
-			o := opts
-			o.Topology, o.Impls = t.Name, nil
-			for _, s := range specs {
-				if t.Carries(s.Backend.Need()) {
-					o.Impls = append(o.Impls, s)
-				}
-			}
-			if len(o.Impls) == 0 {
-				continue
-			}
-			more, err := benchmark.Run(ctx, o)
-			if err != nil {
-				return fmt.Errorf("on %s: %w", t.Name, err)
-			}
-			rep.Append(more, t.Name)
+		if err := measureOthers(ctx, rep, opts, specs, set["trials"]); err != nil {
+			return err
 		}
 	}
 	files, err := benchmark.Write(rep, *out)
@@ -142,6 +128,54 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "wrote %s\n", f)
 	}
 	fmt.Fprintf(stdout, "measured %d implementations in %v\n", len(rep.Impls), time.Since(start).Round(time.Second))
+	return nil
+}
+
+// measureOthers measures, into rep, the locks on every other topology
+// that carries them: the correct locks and the peers (a broken lock's speed
+// is shown once, on the single topology), uncontended and contended (the
+// figures a choice between topologies turns on), with half the trials (at
+// least 6, the fewest with an interval) unless -trials set them; a
+// topology a request takes the same path on as on another is left out,
+// and the report says so.
+func measureOthers(ctx context.Context, rep *record.Bench, opts benchmark.Options, specs []impls.Spec, trialsSet bool) error {
+	others := &record.OtherTopologies{Trials: opts.Trials, Locks: "the correct locks and the peers"}
+	if !trialsSet {
+		others.Trials = min(opts.Trials, max(6, opts.Trials/2))
+	}
+	for _, w := range []string{benchmark.Uncontended, benchmark.Contended} {
+		if slices.Contains(opts.Workloads, w) {
+			others.Workloads = append(others.Workloads, w)
+		}
+	}
+	if len(others.Workloads) == 0 {
+		return nil
+	}
+	for _, t := range topology.All() {
+		if t.Name == topology.SingleName {
+			continue
+		}
+		if t.SameRequestsAs != "" {
+			others.LeftOut = append(others.LeftOut, record.LeftOutTopology{Topology: t.Name, SameRequestsAs: t.SameRequestsAs})
+			continue
+		}
+		o := opts
+		o.Topology, o.Impls, o.Trials, o.Workloads = t.Name, nil, others.Trials, others.Workloads
+		for _, s := range specs {
+			if s.Broken == "" && t.Carries(s.Backend.Need()) {
+				o.Impls = append(o.Impls, s)
+			}
+		}
+		if len(o.Impls) == 0 {
+			continue
+		}
+		more, err := benchmark.Run(ctx, o)
+		if err != nil {
+			return fmt.Errorf("on %s: %w", t.Name, err)
+		}
+		rep.Append(more, t.Name)
+	}
+	rep.Others = others
 	return nil
 }
 
