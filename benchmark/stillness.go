@@ -147,7 +147,9 @@ func bestPeers(rep *record.Bench) []peerComparison {
 			var best *record.BenchResult
 			for j := range rep.Impls {
 				q := &rep.Impls[j]
-				if !q.Peer || q.Backend != r.Backend || len(pairsOf(q, w)) == 0 {
+				// The same servers: the backend, and for Redis as many lock
+				// nodes (Redlock's peer is a Redlock).
+				if !q.Peer || q.Backend != r.Backend || q.RedisNodes != r.RedisNodes || len(pairsOf(q, w)) == 0 {
 					continue
 				}
 				if best == nil || median(pairsOf(q, w)) > median(pairsOf(best, w)) {

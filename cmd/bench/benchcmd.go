@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -35,6 +36,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	verdicts := fs.String("verdicts", "", "the verdict matrix placing each lock on the decision chart (default: OUT/correctness.json; a missing file leaves the chart out)")
 	compare := fs.String("compare", "", "compare OLD.json with -with (default OUT/bench.json) and print what changed beyond the noise; runs nothing")
 	with := fs.String("with", "", "with -compare: the newer bench.json")
+	render := fs.Bool("render", false, "write OUT/bench.md again from OUT/bench.json (after a change to the report's text); measures nothing, keeps the charts")
 	splitCPUs := fs.Bool("split-cpus", false, "run the servers on one CPU and the clients on the others (default: they share every CPU)")
 	external := serverFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
@@ -42,6 +44,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *compare != "" {
 		return compareCmd(*compare, *with, *out, stdout)
+	}
+	if *render {
+		return renderCmd(*out, stdout)
 	}
 	if *with != "" {
 		return fmt.Errorf("%w: -with needs -compare", errUsage)
@@ -176,6 +181,25 @@ func measureOthers(ctx context.Context, rep *record.Bench, opts benchmark.Option
 		rep.Append(more, t.Name)
 	}
 	rep.Others = others
+	return nil
+}
+
+// renderCmd writes bench.md again from the bench.json beside it.
+func renderCmd(out string, stdout io.Writer) error {
+	path := filepath.Join(out, "bench.json")
+	rep, err := benchmark.ReadReport(path)
+	if err != nil {
+		return fmt.Errorf("%w: -render: %v", errUsage, err)
+	}
+	var md bytes.Buffer
+	if err := benchmark.WriteMarkdown(rep, &md); err != nil {
+		return err
+	}
+	mdPath := filepath.Join(out, "bench.md")
+	if err := os.WriteFile(mdPath, md.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", mdPath, err)
+	}
+	fmt.Fprintf(stdout, "wrote %s from %s\n", mdPath, path)
 	return nil
 }
 

@@ -27,6 +27,8 @@ func TestBenchBadInputWritesNothing(t *testing.T) {
 		{[]string{"-compare", "/nonexistent/old.json"}, "-compare"},
 		{[]string{"-with", "new.json"}, "-with needs -compare"},
 		{[]string{"-verdicts", "/nonexistent/correctness.json"}, "-verdicts"},
+		{[]string{"-render"}, "-render"},
+		{[]string{"-slices", "0"}, "-slices"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -75,5 +77,44 @@ func TestBenchCompare(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 2 {
 		t.Errorf("compare wrote files: %v", entries)
+	}
+}
+
+// -render writes bench.md again from the bench.json beside it, measuring
+// nothing: the committed report's own figures, in the current text.
+func TestBenchRender(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "results", "bench.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "bench.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"bench", "-render", "-out", out}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "bench.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# locklab benchmark", "## Against the best peer", "## How still the figures held"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("bench.md lacks %q", want)
+		}
+	}
+	// The committed bench.md is this rendering of the committed bench.json:
+	// neither edited by hand, nor left behind a change to the report's text.
+	committed, err := os.ReadFile(filepath.Join("..", "..", "results", "bench.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(md, committed) {
+		t.Errorf("results/bench.md is not bench.json rendered by this code: run `go run ./cmd/bench bench -render`")
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 2 {
+		t.Errorf("-render left %d files, want bench.json and bench.md", len(entries))
 	}
 }

@@ -1,6 +1,8 @@
 package site
 
 import (
+	"strings"
+
 	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
 )
@@ -8,7 +10,14 @@ import (
 // The site's files: the front page, a page per lock, a page per cell.
 const indexPage = "index.html"
 
-func lockPage(impl string) string { return "locks/" + impl + ".html" }
+// lockPage is a lock's page; a benchmark row of another topology ("lock @
+// topology", record.Bench.Append) is the lock's own page.
+func lockPage(impl string) string {
+	if name, _, ok := strings.Cut(impl, " @ "); ok {
+		impl = name
+	}
+	return "locks/" + impl + ".html"
+}
 
 // cellPage names a cell's page by its lock, scenario and fencing, the
 // three things that make a cell.
