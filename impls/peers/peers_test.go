@@ -143,8 +143,12 @@ func TestRedislockAcquireOutwaitsTheLibrarysOwnDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	released := make(chan struct{})
+	released, holderDone := make(chan struct{}), make(chan struct{})
+	// The holder reports to t, so the test waits for it however it ends:
+	// a report after the test has returned panics the whole package.
+	defer func() { <-holderDone }()
 	go func() {
+		defer close(holderDone)
 		// Hold past the library's own one-TTL deadline, then let go.
 		time.Sleep(ttl / 2)
 		if err := held.Refresh(ctx); err != nil {
