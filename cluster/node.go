@@ -194,12 +194,15 @@ func listen(h *hosts.Host) (string, int, error) {
 // test suite's thousands of connections cycled through that range. A
 // random pick, held briefly to prove it free; ":0" when the range leaves
 // too little room below it.
+//
+// A Redis Cluster node also listens on its port + 10000 (the cluster bus),
+// so the pick leaves that one below the range too, and free: a bus port in
+// the range failed a CI run with "Address already in use".
 func freePort() (int, error) {
-	if low := ephemeralLow(); low-serverPortFloor >= 1000 {
+	if top := ephemeralLow() - clusterBusOffset; top-serverPortFloor >= 1000 {
 		for try := 0; try < 100; try++ {
-			p := serverPortFloor + rand.IntN(low-serverPortFloor)
-			if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
-				l.Close()
+			p := serverPortFloor + rand.IntN(top-serverPortFloor)
+			if free(p) && free(p+clusterBusOffset) {
 				return p, nil
 			}
 		}
@@ -215,6 +218,20 @@ func freePort() (int, error) {
 // serverPortFloor is the lowest port a server is given: above the ports
 // system services listen on.
 const serverPortFloor = 10000
+
+// clusterBusOffset is how far above its port a Redis Cluster node listens
+// for the other nodes (Redis's default cluster-port).
+const clusterBusOffset = 10000
+
+// free reports whether a loopback port can be bound now.
+func free(p int) bool {
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
 
 // ephemeralLow is the first port of the kernel's ephemeral range (32768 if
 // it cannot be read).
