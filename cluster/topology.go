@@ -112,6 +112,11 @@ func Start(ctx context.Context, decl topology.Declaration, ext External) (t *Top
 	// A leftover that cannot be removed (no root for a namespace) is no
 	// reason to refuse this run, so an error here is ignored.
 	_ = leftovers.Sweep(ctx)
+	// And every process that starts servers keeps the promise for its own
+	// on Ctrl-C or SIGTERM, a test binary too: an interrupted CI run once
+	// left the engine tests' run and resource dirs behind, as only the
+	// lab's command installed the handler.
+	StopOnSignal()
 	if decl.Hosts {
 		if ext.Any() {
 			return nil, errors.New("servers on hosts are the lab's own; external servers cannot be put on them")
