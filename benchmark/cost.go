@@ -34,6 +34,14 @@ func (b *bench) serverCounter(ctx context.Context, backend string, settle bool) 
 	return k.Served(ctx, b.topo.Endpoints()[k.Kind()], settle)
 }
 
+// keepsCountedClients says whether the clients a backend's counter is
+// read around may be the run's kept ones (lockers): not where the count
+// needs them closed (cluster.ServerKind.ServedAtSessionEnd).
+func keepsCountedClients(backend string) bool {
+	k, err := cluster.KindOf(topology.Kind(backend))
+	return err != nil || !k.ServedAtSessionEnd()
+}
+
 // costUnits is every server kind's cost unit, for the report's settings.
 func costUnits() map[string]string {
 	out := map[string]string{}

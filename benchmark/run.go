@@ -275,6 +275,13 @@ func (b *bench) sweepPoints() []int {
 	return out
 }
 
+// oneKey is a load of clients on one fresh key, with a critical section or
+// not, for d: every workload but the independent keys.
+func (b *bench) oneKey(s impls.Spec, clients int, section bool, d time.Duration) load {
+	key := b.key()
+	return load{spec: s, clients: clients, keys: func(int) string { return key }, section: section, duration: d}
+}
+
 func (b *bench) key() string {
 	b.seq++
 	return fmt.Sprintf("bench-%s-%d", b.runID, b.seq)
@@ -387,8 +394,7 @@ func (b *bench) measureGroup(ctx context.Context, trial int, g []*implAcc) error
 	}
 	if b.opts.has(Uncontended) {
 		runs, err := turns(Uncontended, func(s impls.Spec) load {
-			key := b.key()
-			return load{spec: s, clients: 1, keys: func(int) string { return key }, duration: b.opts.Duration}
+			return b.oneKey(s, 1, false, b.opts.Duration)
 		})
 		if err != nil {
 			return err
@@ -403,8 +409,7 @@ func (b *bench) measureGroup(ctx context.Context, trial int, g []*implAcc) error
 	}
 	if b.opts.contended() {
 		runs, err := turns(Contended, func(s impls.Spec) load {
-			key := b.key()
-			return load{spec: s, clients: b.opts.Clients, keys: func(int) string { return key }, section: true, duration: b.opts.Duration}
+			return b.oneKey(s, b.opts.Clients, true, b.opts.Duration)
 		})
 		if err != nil {
 			return err
@@ -454,12 +459,14 @@ func (b *bench) closeHeld() {
 }
 
 // independentTrials is how many trials (the first ones) measure the
-// independent keys: half of them, and at least 6, the fewest that give a
-// 95% interval; they are no headline figure, and the run keeps to its
+// independent keys: they are no headline figure, and the run keeps to its
 // budget.
-func (b *bench) independentTrials() int {
-	return min(b.opts.Trials, max(6, b.opts.Trials/2))
-}
+func (b *bench) independentTrials() int { return HalfTrials(b.opts.Trials) }
+
+// HalfTrials is half of trials, but at least 6, the fewest that give a 95%
+// interval (and at most trials): the trials of figures measured for their
+// shape, or on the topologies beside the single one.
+func HalfTrials(trials int) int { return min(trials, max(6, trials/2)) }
 
 // addContended adds one trial's contended figures.
 func (b *bench) addContended(a *implAcc, r *run) {
@@ -507,8 +514,9 @@ func (b *bench) measureImpl(ctx context.Context, trial int, a *implAcc) error {
 	if b.opts.has(Sweep) && trial <= b.sweepTrials() {
 		for _, n := range b.sweepPoints() {
 			b.step(trial, s.Name, fmt.Sprintf("sweep %d", n))
-			key := b.key()
-			r, err := b.measure(ctx, load{spec: s, clients: n, keys: func(int) string { return key }, section: true, duration: b.opts.Duration / sweepShare, pooled: true})
+			l := b.oneKey(s, n, true, b.opts.Duration/sweepShare)
+			l.pooled = true
+			r, err := b.measure(ctx, l)
 			if err != nil {
 				return fmt.Errorf("%s %d clients: %w", Sweep, n, err)
 			}
@@ -523,17 +531,17 @@ func (b *bench) measureImpl(ctx context.Context, trial int, a *implAcc) error {
 // and the server counters (contended) are read around: one window each,
 // hooked, apart from the interleaved slices. The counters and the CPU
 // time count work, not time, so noise moves them less, and a few trials
-// of them do. They run on the run's pool of lockers but on a database,
-// which counts a session's work when the session ends (PostgreSQL) or is
-// read once every other session has ended (MySQL): there the window's
-// clients are its own, closed before the second reading.
+// of them do. They run on the run's pool of lockers but where the servers
+// count a session's work only once it ends (keepsCountedClients): there
+// the window's clients are its own, closed before the second reading.
 func (b *bench) costWindows(ctx context.Context, a *implAcc) error {
 	s := a.spec
 	be := backendOf(s)
-	pooled := be != BackendPostgres && be != string(topology.MySQL)
+	pooled := keepsCountedClients(be)
 	if b.opts.has(Uncontended) {
-		key := b.key()
-		r, err := b.measure(ctx, load{spec: s, clients: 1, keys: func(int) string { return key }, duration: b.opts.Duration, cpu: true, pooled: pooled})
+		l := b.oneKey(s, 1, false, b.opts.Duration)
+		l.cpu, l.pooled = true, pooled
+		r, err := b.measure(ctx, l)
 		if err != nil {
 			return fmt.Errorf("%s CPU: %w", Uncontended, err)
 		}
@@ -542,9 +550,9 @@ func (b *bench) costWindows(ctx context.Context, a *implAcc) error {
 	if !b.opts.contended() {
 		return nil
 	}
-	key := b.key()
 	var before, after float64
-	l := load{spec: s, clients: b.opts.Clients, keys: func(int) string { return key }, section: true, duration: b.opts.Duration, cpu: true, pooled: pooled}
+	l := b.oneKey(s, b.opts.Clients, true, b.opts.Duration)
+	l.cpu, l.pooled = true, pooled
 	if be != BackendInProcess {
 		l.before = func(ctx context.Context) (err error) { before, err = b.serverCounter(ctx, be, false); return err }
 		l.after = func(ctx context.Context) (err error) { after, err = b.serverCounter(ctx, be, true); return err }

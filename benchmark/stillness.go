@@ -152,7 +152,7 @@ func bestPeers(rep *record.Bench) []peerComparison {
 				if !q.Peer || q.Backend != r.Backend || q.RedisNodes != r.RedisNodes || len(pairsOf(q, w)) == 0 {
 					continue
 				}
-				if best == nil || median(pairsOf(q, w)) > median(pairsOf(best, w)) {
+				if best == nil || pairsStat(q, w).Median > pairsStat(best, w).Median {
 					best = q
 				}
 			}
@@ -165,8 +165,6 @@ func bestPeers(rep *record.Bench) []peerComparison {
 	}
 	return out
 }
-
-func median(v []float64) float64 { return NewStat(v).Median }
 
 // bestPeerSection shows each lock of ours against the best peer on its
 // backend: ahead when the whole interval of the per-trial ratio clears 1.0.

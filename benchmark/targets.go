@@ -41,15 +41,20 @@ const (
 	fairMaxHandoffRTs = 1.5
 )
 
-// pairsOf returns a lock's per-trial pairs/s on a workload.
-func pairsOf(r *record.BenchResult, workload string) []float64 {
+// pairsStat returns a lock's pairs/s on a workload.
+func pairsStat(r *record.BenchResult, workload string) record.Stat {
 	switch {
 	case workload == Uncontended && r.Uncontended != nil:
-		return r.Uncontended.PairsPerSec.Trials
+		return r.Uncontended.PairsPerSec
 	case workload == Contended && r.Contended != nil:
-		return r.Contended.PairsPerSec.Trials
+		return r.Contended.PairsPerSec
 	}
-	return nil
+	return record.Stat{}
+}
+
+// pairsOf returns a lock's per-trial pairs/s on a workload.
+func pairsOf(r *record.BenchResult, workload string) []float64 {
+	return pairsStat(r, workload).Trials
 }
 
 // trialRatios divides trial by trial.

@@ -42,7 +42,24 @@ func Write(rep *record.Bench, dir string) ([]string, error) {
 		return nil, fmt.Errorf("encode bench.json: %w", err)
 	}
 	files["bench.json"] = append(js, '\n')
+	return publish(files, dir)
+}
 
+// WriteMarkdownOnly renders bench.md again from rep (a bench.json read
+// back) and publishes it into dir as Write does, leaving the JSON and the
+// charts as they are: the charts are drawn from samples bench.json does
+// not keep.
+func WriteMarkdownOnly(rep *record.Bench, dir string) ([]string, error) {
+	var md bytes.Buffer
+	if err := WriteMarkdown(rep, &md); err != nil {
+		return nil, err
+	}
+	return publish(map[string][]byte{"bench.md": md.Bytes()}, dir)
+}
+
+// publish writes files into a staging dir and moves them into dir at once
+// (report.Publish).
+func publish(files map[string][]byte, dir string) ([]string, error) {
 	// A lab dir (package leftovers), so a run killed while writing leaves
 	// no staging dir behind for good.
 	stage, err := leftovers.MakeDir("bench")

@@ -288,6 +288,8 @@ func (etcdKind) NoEmptyRestart() string {
 
 func (etcdKind) CostUnit() string { return "etcd gRPC messages" }
 
+func (etcdKind) ServedAtSessionEnd() bool { return false }
+
 // Served sums grpc_server_msg_received_total over the members: every
 // request message a client sent, unary or on a stream (a lease keep-alive,
 // a watch), as the servers counted them. Raft's own traffic between

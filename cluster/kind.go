@@ -42,6 +42,11 @@ type ServerKind interface {
 	// cumulative count of requests (settle: read after clients closed).
 	CostUnit() string
 	Served(ctx context.Context, ep topology.Endpoint, settle bool) (float64, error)
+	// ServedAtSessionEnd says Served counts a session's requests only once
+	// the session has ended (or reads once every other session has): the
+	// clients it counts must be closed before the second reading, so they
+	// cannot be kept for later measurements.
+	ServedAtSessionEnd() bool
 	// Image is the folder under docker/ that builds the kind's container
 	// image (container mode).
 	Image() string

@@ -388,6 +388,10 @@ func (mysqlKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (func(c
 
 func (mysqlKind) CostUnit() string { return "MySQL statements" }
 
+// ServedAtSessionEnd: Served waits for every other session to end before
+// it reads Questions.
+func (mysqlKind) ServedAtSessionEnd() bool { return true }
+
 // Served reads how many statements the lock clients have sent the server:
 // its Questions counter, less the statements of the lab's own readings.
 // A reading's session counts its own statements while it lasts (taken off

@@ -294,6 +294,10 @@ func (postgresKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (fun
 
 func (postgresKind) CostUnit() string { return "PostgreSQL transactions" }
 
+// ServedAtSessionEnd: a backend flushes its transaction counts when it
+// exits (otherwise up to a second later).
+func (postgresKind) ServedAtSessionEnd() bool { return true }
+
 func (postgresKind) Served(ctx context.Context, ep topology.Endpoint, settle bool) (float64, error) {
 	if len(ep.Addrs) == 0 {
 		return 0, errors.New("no PostgreSQL DSN to count")

@@ -209,6 +209,8 @@ func (redisKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (func(c
 
 func (redisKind) CostUnit() string { return "Redis commands" }
 
+func (redisKind) ServedAtSessionEnd() bool { return false }
+
 // Served sums INFO commandstats over every lock node.
 func (redisKind) Served(ctx context.Context, ep topology.Endpoint, settle bool) (float64, error) {
 	switch ep.Via {

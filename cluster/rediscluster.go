@@ -343,6 +343,8 @@ func (redisClusterKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) 
 
 func (redisClusterKind) CostUnit() string { return "Redis commands" }
 
+func (redisClusterKind) ServedAtSessionEnd() bool { return false }
+
 // Served sums the masters' commands (a replica's are its master's,
 // replicated); the clients' CLUSTER SLOTS are routing, not the lock's
 // cost (redisCommands leaves them out).

@@ -264,6 +264,8 @@ func (sentinelKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (fun
 
 func (sentinelKind) CostUnit() string { return "Redis commands" }
 
+func (sentinelKind) ServedAtSessionEnd() bool { return false }
+
 // Served counts the master's commands (the one the sentinels name now);
 // replication and the sentinels' own probes are not the lock's cost.
 func (sentinelKind) Served(ctx context.Context, ep topology.Endpoint, _ bool) (float64, error) {

@@ -312,6 +312,8 @@ func (zooKeeperKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (fu
 
 func (zooKeeperKind) CostUnit() string { return "ZooKeeper requests" }
 
+func (zooKeeperKind) ServedAtSessionEnd() bool { return false }
+
 // Served sums mntr's zk_packets_received over the members.
 func (zooKeeperKind) Served(ctx context.Context, ep topology.Endpoint, _ bool) (float64, error) {
 	var total float64

@@ -242,7 +242,7 @@ type RecoveryR struct {
 // table keeps one row per lock per topology and a lock is compared with
 // the limit of the servers it ran on.
 func (r *Bench) Append(o *Bench, topo string) {
-	at := func(s string) string { return s + " @ " + topo }
+	at := func(s string) string { return s + topologySep + topo }
 	for _, x := range o.Impls {
 		x.Topology, x.Name, x.Backend = topo, at(x.Name), at(x.Backend)
 		r.Impls = append(r.Impls, x)

@@ -3,6 +3,7 @@ package record
 import (
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/topology"
+	"strings"
 )
 
 // Cell is one row of results/correctness.json: one lock × topology ×
@@ -54,7 +55,18 @@ func (r Cell) Row() string { return rowName(r.Impl, r.Topology) }
 // one, "lock @ topology" on any other.
 func rowName(impl, topo string) string {
 	if t := topology.Or(topo); t != topology.SingleName {
-		return impl + " @ " + t
+		return impl + topologySep + t
 	}
+	return impl
+}
+
+// topologySep joins a lock and its topology in a row's name (rowName, and
+// the benchmark's Bench.Append).
+const topologySep = " @ "
+
+// ImplOf is the lock a row names ("zookeeper @ zk-ensemble" is
+// zookeeper's); a name without a topology is its own.
+func ImplOf(row string) string {
+	impl, _, _ := strings.Cut(row, topologySep)
 	return impl
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -146,7 +145,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 func measureOthers(ctx context.Context, rep *record.Bench, opts benchmark.Options, specs []impls.Spec, trialsSet bool) error {
 	others := &record.OtherTopologies{Trials: opts.Trials, Locks: "the correct locks and the peers"}
 	if !trialsSet {
-		others.Trials = min(opts.Trials, max(6, opts.Trials/2))
+		others.Trials = benchmark.HalfTrials(opts.Trials)
 	}
 	for _, w := range []string{benchmark.Uncontended, benchmark.Contended} {
 		if slices.Contains(opts.Workloads, w) {
@@ -191,15 +190,13 @@ func renderCmd(out string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: -render: %v", errUsage, err)
 	}
-	var md bytes.Buffer
-	if err := benchmark.WriteMarkdown(rep, &md); err != nil {
+	files, err := benchmark.WriteMarkdownOnly(rep, out)
+	if err != nil {
 		return err
 	}
-	mdPath := filepath.Join(out, "bench.md")
-	if err := os.WriteFile(mdPath, md.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", mdPath, err)
+	for _, f := range files {
+		fmt.Fprintf(stdout, "wrote %s from %s\n", f, path)
 	}
-	fmt.Fprintf(stdout, "wrote %s from %s\n", mdPath, path)
 	return nil
 }
 

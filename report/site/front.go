@@ -85,8 +85,7 @@ func rowOrder(m []record.Cell) []string {
 func buildFront(r *Results, l links, p page, o Options) frontPage {
 	f := frontPage{page: p, Scenarios: columns(r.Matrix, o.KeyScenarios), Cells: len(r.Matrix)}
 	for _, key := range rowOrder(r.Matrix) {
-		impl, _, _ := strings.Cut(key, " @ ")
-		row := matrixRow{Impl: key, LockHref: l.page(p.Path, lockPage(impl)), Columns: make([][]gridEntry, len(f.Scenarios))}
+		row := matrixRow{Impl: key, LockHref: l.page(p.Path, lockPage(key)), Columns: make([][]gridEntry, len(f.Scenarios))}
 		for _, c := range r.Matrix {
 			if c.Row() != key {
 				continue

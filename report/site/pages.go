@@ -1,8 +1,6 @@
 package site
 
 import (
-	"strings"
-
 	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
 )
@@ -12,12 +10,7 @@ const indexPage = "index.html"
 
 // lockPage is a lock's page; a benchmark row of another topology ("lock @
 // topology", record.Bench.Append) is the lock's own page.
-func lockPage(impl string) string {
-	if name, _, ok := strings.Cut(impl, " @ "); ok {
-		impl = name
-	}
-	return "locks/" + impl + ".html"
-}
+func lockPage(impl string) string { return "locks/" + record.ImplOf(impl) + ".html" }
 
 // cellPage names a cell's page by its lock, scenario and fencing, the
 // three things that make a cell.
