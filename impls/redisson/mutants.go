@@ -17,6 +17,9 @@ import (
 var mutantGrantWhenHeldScript = redis.NewScript(`
 local count = redis.call('hincrby', KEYS[1], ARGV[2], 1)
 redis.call('pexpire', KEYS[1], ARGV[1])
+if count == 1 then
+  redis.call('del', KEYS[3])
+end
 local token = 0
 if ARGV[3] == '1' then
   if count == 1 then
@@ -35,6 +38,9 @@ var mutantTokenReusedScript = redis.NewScript(`
 if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   local count = redis.call('hincrby', KEYS[1], ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
+  if count == 1 then
+    redis.call('del', KEYS[3])
+  end
   local token = 0
   if ARGV[3] == '1' then
     token = 1
@@ -53,7 +59,8 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 and redis.call('hincrby', KEYS[1
   return 0
 end
 redis.call('del', KEYS[1])
-redis.call('publish', KEYS[2], ARGV[3])
+redis.call('rpush', KEYS[2], '1')
+redis.call('pexpire', KEYS[2], ARGV[1])
 return 1
 `)
 

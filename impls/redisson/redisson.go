@@ -21,9 +21,6 @@ const (
 
 	// defaultTTL is Redisson's lockWatchdogTimeout, used when no TTL is given.
 	defaultTTL = 30 * time.Second
-	// unlockMessage is what a final release publishes; waiters only need
-	// to know that something was published, not what.
-	unlockMessage = "0"
 	// fenceField holds the fencing token of the current grant in the lock's
 	// hash. Owner ids never start with ':', so it cannot collide with one.
 	fenceField = ":fence"
@@ -31,7 +28,7 @@ const (
 
 func init() {
 	register(plainName, false,
-		"Redisson-style: hash owner->hold count, reentrant, watchdog renews every ttl/3, waiters woken by pub/sub")
+		"Redisson-style: hash owner->hold count, reentrant, watchdog renews every ttl/3; a release wakes one waiter (BLPOP on a token it pushes)")
 	register(fencedName, true,
 		"redis-reentrant plus a fencing token from an INCR in the granting script; re-entries keep the token")
 }
@@ -46,13 +43,13 @@ func register(name string, fenced bool, summary string) {
 		Backend: impls.Backend{Kind: topology.Redis},
 		Source:  "impls/redisson/redisson.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
-			rdb, err := redisclient.Open(cfg.Servers[topology.Redis], cfg.TTL, nil)
+			l, err := Open(cfg.Servers[topology.Redis], Options{
+				TTL: cfg.TTL, Fenced: fenced, ClientID: cfg.ClientID,
+			})
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			return New(rdb, Options{
-				TTL: cfg.TTL, Fenced: fenced, ClientID: cfg.ClientID,
-			})
+			return l, nil
 		},
 	})
 }
@@ -62,10 +59,11 @@ func register(name string, fenced bool, summary string) {
 // nil on a grant; this one returns {count, token} so the client can tell a
 // first grant (count 1) from a re-entry, and the fenced variant can draw its
 // token in the same atomic step. A refusal returns {0, pttl}: how long the
-// holder has left, which bounds a waiter's sleep should no message come.
+// holder has left, which bounds a waiter's sleep should no token come.
 // The PTTL read first doubles as the existence check (-2: no key), so a
-// refusal, which every woken waiter but one gets, costs two commands
-// inside the script rather than three.
+// refusal costs two commands inside the script rather than three. A first
+// grant deletes the wake list: a token on it is from the release before
+// this grant, and would only wake a waiter to be refused (see wake.go).
 //
 // A garbled counter (not a number, or not positive) gives no token: count 1
 // means the key was free a moment ago, so the script deletes it again and
@@ -73,12 +71,16 @@ func register(name string, fenced bool, summary string) {
 // one (a negative INCR read as uint64 was a token near 2^64, which a fenced
 // resource would then hold against every later holder).
 //
-// KEYS: lock hash, fence counter. ARGV: ttl ms, owner id, "1" if fenced.
+// KEYS: lock hash, fence counter, wake list. ARGV: ttl ms, owner id, "1" if
+// fenced.
 var acquireScript = redis.NewScript(`
 local pttl = redis.call('pttl', KEYS[1])
 if pttl == -2 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   local count = redis.call('hincrby', KEYS[1], ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
+  if pttl == -2 then
+    redis.call('del', KEYS[3])
+  end
   local token = 0
   if ARGV[3] == '1' then
     if count == 1 then
@@ -99,10 +101,11 @@ return {0, pttl}
 `)
 
 // releaseScript takes one hold off our count. The last one deletes the lock
-// and publishes on its channel, which wakes the waiters. It returns -1 if
-// the lock is not ours, 0 if we still hold it, 1 if it is now free.
+// and pushes a token on the wake list, which wakes one waiter (the list
+// expires with the lease, so a token nobody pops does not stay). It returns
+// -1 if the lock is not ours, 0 if we still hold it, 1 if it is now free.
 //
-// KEYS: lock hash, unlock channel. ARGV: ttl ms, owner id, message.
+// KEYS: lock hash, wake list. ARGV: ttl ms, owner id.
 var releaseScript = redis.NewScript(`
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
   return -1
@@ -112,7 +115,8 @@ if redis.call('hincrby', KEYS[1], ARGV[2], -1) > 0 then
   return 0
 end
 redis.call('del', KEYS[1])
-redis.call('publish', KEYS[2], ARGV[3])
+redis.call('rpush', KEYS[2], '1')
+redis.call('pexpire', KEYS[2], ARGV[1])
 return 1
 `)
 
@@ -127,12 +131,12 @@ end
 return 0
 `)
 
-// The hash tag puts a lock, its fence counter and its channel in one slot
+// The hash tag puts a lock, its fence counter and its wake list in one slot
 // on a Redis Cluster. The prefix keeps the hash apart from the string keys
 // of the redislock family, which may share a server and key names.
 func lockKey(key string) string  { return "redisson:{" + key + "}" }
 func fenceKey(key string) string { return "redisson:{" + key + "}:fence" }
-func channel(key string) string  { return "redisson_lock__channel:{" + key + "}" }
+func wakeKey(key string) string  { return "redisson:{" + key + "}:wake" }
 
 // Options configure a Locker.
 type Options struct {
@@ -149,13 +153,15 @@ type Options struct {
 // two goroutines sharing one Locker do NOT exclude each other. Give every
 // independent client its own Locker (as the scenarios do).
 type Locker struct {
-	name    string
-	rdb     redis.UniversalClient
+	name string
+	rdb  redis.UniversalClient // attempts, releases, renewals
+	// wait carries the BLPOPs: one holds its connection for up to
+	// maxBlock, longer than rdb's read timeout allows.
+	wait    redis.UniversalClient
 	ttl     time.Duration
 	owner   string
 	fenced  bool
 	closing chan struct{} // closed by Close; ends blocked Acquires
-	notes   *notifier     // the unlock channels' subscriptions, shared by all waits
 
 	// grantMu orders grants within the Locker, so that the count a grant
 	// returns can be compared with the local bookkeeping of earlier ones.
@@ -167,8 +173,9 @@ type Locker struct {
 	wg     sync.WaitGroup // watchdogs
 }
 
-// New builds a Locker on an existing client; the Locker owns it from now on.
-func New(rdb redis.UniversalClient, o Options) (*Locker, error) {
+// Open builds a Locker on the Redis of ep: one server, the master a
+// Sentinel group names, or a Redis Cluster (redisclient.Open).
+func Open(ep topology.Endpoint, o Options) (*Locker, error) {
 	name := plainName
 	if o.Fenced {
 		name = fencedName
@@ -178,19 +185,28 @@ func New(rdb redis.UniversalClient, o Options) (*Locker, error) {
 	}
 	id, err := impls.NewToken()
 	if err != nil {
-		rdb.Close()
 		return nil, impls.Fail(name, "new", impls.ErrBackend, err)
 	}
-	return &Locker{
+	l := &Locker{
 		name:    name,
-		rdb:     rdb,
 		ttl:     o.TTL,
 		owner:   id + ":" + o.ClientID,
 		fenced:  o.Fenced,
 		closing: make(chan struct{}),
-		notes:   &notifier{rdb: rdb},
 		holds:   map[string]*hold{},
-	}, nil
+	}
+	if l.rdb, err = redisclient.Open(ep, o.TTL, nil); err != nil {
+		return nil, err
+	}
+	// A wait's connection must outlast its BLPOP and still see a stalled
+	// server as an error soon after.
+	if l.wait, err = redisclient.Open(ep, o.TTL, func(ro *redis.Options) {
+		ro.ReadTimeout += l.maxBlock()
+	}); err != nil {
+		l.rdb.Close()
+		return nil, err
+	}
+	return l, nil
 }
 
 // hold is one generation of this Locker's ownership of a key: from the grant
@@ -255,71 +271,27 @@ func (l *Locker) TryAcquire(ctx context.Context, key string) (impls.Lease, error
 	return lease, err
 }
 
-// Acquire makes one attempt and, if the lock is held, registers on its
-// unlock channel and tries again; from then on it sleeps until a message
-// comes or the holder's remaining TTL (as the refusal reported it) runs
-// out, whichever is first, and tries again. The first attempt is made
-// before registering, as Redisson does, so an uncontended acquire costs one
-// round trip; no wait starts before an attempt made after the subscription
-// was confirmed, so no unlock can slip by unseen. The subscription is the
-// Locker's, shared and kept between waits (see notifier), so a wait on a
-// key waited on before sends no command but its attempts.
+// Acquire makes one attempt and, while the lock is held, sleeps until a
+// release wakes it or the holder's remaining lease (as the refusal reported
+// it) runs out, whichever is first, and tries again (see wake.go). An
+// uncontended acquire costs one round trip.
 func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 	lease, wait, err := l.try(ctx, key)
-	if !errors.Is(err, impls.ErrHeld) {
-		return lease, err
-	}
-	var w *waiter
-	defer func() {
-		if w != nil {
-			w.done()
-		}
-	}()
-	for {
-		if w == nil {
-			if w, err = l.notes.wait(ctx, channel(key), l.closing); err != nil {
-				select {
-				case <-l.closing:
-					return nil, impls.Fail(l.name, "acquire", impls.ErrBackend, errors.New("locker closed"))
-				default:
-				}
-				return nil, impls.Classify(ctx, l.name, "acquire", err, false)
+	for errors.Is(err, impls.ErrHeld) {
+		if serr := l.sleep(ctx, key, wait); serr != nil {
+			if l.isClosing() {
+				return nil, serr
 			}
-			if lease, wait, err = l.try(ctx, key); !errors.Is(err, impls.ErrHeld) {
-				return lease, err
-			}
+			return nil, impls.Fail(l.name, "acquire", serr, err)
 		}
-		switch {
-		case wait < 0:
-			// PTTL -1: the key has no expiry (not set by us); wait one TTL.
-			wait = l.ttl
-		case wait < time.Millisecond:
-			// PTTL 0: under a millisecond left; retry just after it.
-			wait = time.Millisecond
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-w.wake:
-		case <-t.C:
-		case <-w.broken:
-			// The shared connection broke and messages may be lost:
-			// register again (on a new one) before the next attempt.
-			w.done()
-			w = nil
-			t.Stop()
-			continue
-		case <-ctx.Done():
-			t.Stop()
-			return nil, impls.Fail(l.name, "acquire", ctx.Err(), err)
-		case <-l.closing:
-			t.Stop()
-			return nil, impls.Fail(l.name, "acquire", impls.ErrBackend, errors.New("locker closed"))
-		}
-		t.Stop()
-		if lease, wait, err = l.try(ctx, key); !errors.Is(err, impls.ErrHeld) {
-			return lease, err
-		}
+		lease, wait, err = l.try(ctx, key)
 	}
+	return lease, err
+}
+
+// closedErr is what an operation on a closed Locker returns.
+func (l *Locker) closedErr() error {
+	return impls.Fail(l.name, "acquire", impls.ErrBackend, errors.New("locker closed"))
 }
 
 // try runs the acquire script once. On ErrHeld it also returns the holder's
@@ -327,17 +299,15 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 func (l *Locker) try(ctx context.Context, key string) (impls.Lease, time.Duration, error) {
 	l.grantMu.Lock()
 	defer l.grantMu.Unlock()
-	select {
-	case <-l.closing:
-		return nil, 0, impls.Fail(l.name, "acquire", impls.ErrBackend, errors.New("locker closed"))
-	default:
+	if l.isClosing() {
+		return nil, 0, l.closedErr()
 	}
 	sent := time.Now()
 	fenced := "0"
 	if l.fenced {
 		fenced = "1"
 	}
-	res, err := acquireScriptNow().Run(ctx, l.rdb, []string{lockKey(key), fenceKey(key)},
+	res, err := acquireScriptNow().Run(ctx, l.rdb, []string{lockKey(key), fenceKey(key), wakeKey(key)},
 		l.ttl.Milliseconds(), l.owner, fenced).Int64Slice()
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("acquire script returned %v", res)
@@ -398,8 +368,8 @@ func (l *Locker) Close() error {
 	}
 	l.mu.Unlock()
 	l.wg.Wait()
-	l.notes.close()
-	return l.rdb.Close()
+	// Closing the wait client ends the BLPOPs in progress.
+	return errors.Join(l.wait.Close(), l.rdb.Close())
 }
 
 // lease is one grant. Re-entries get leases of their own; each Release takes
@@ -461,8 +431,8 @@ func (s *lease) Release(ctx context.Context) error {
 		s.released = true
 		return impls.Fail(s.l.name, "release", impls.ErrNotHeld, nil)
 	}
-	n, err := releaseScriptNow().Run(ctx, s.l.rdb, []string{lockKey(s.key), channel(s.key)},
-		s.l.ttl.Milliseconds(), s.l.owner, unlockMessage).Int64()
+	n, err := releaseScriptNow().Run(ctx, s.l.rdb, []string{lockKey(s.key), wakeKey(s.key)},
+		s.l.ttl.Milliseconds(), s.l.owner).Int64()
 	if err != nil {
 		err = impls.Classify(ctx, s.l.name, "release", err, true)
 		if errors.Is(err, impls.ErrUnknown) {

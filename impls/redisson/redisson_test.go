@@ -60,7 +60,6 @@ func (e *env) key() string {
 
 // The lock's server-side names, as the implementation spells them.
 func hashKey(key string) string { return "redisson:{" + key + "}" }
-func chanKey(key string) string { return "redisson_lock__channel:{" + key + "}" }
 
 func (e *env) locker(t *testing.T, ttl time.Duration) impls.Locker {
 	t.Helper()
@@ -238,11 +237,30 @@ func commandCalls(t *testing.T, admin *redis.Client, cmds ...string) int {
 	return total
 }
 
-func TestWaiterIsWokenByPubSubWithoutPolling(t *testing.T) {
+// blockedClients waits until n clients are blocked in BLPOP on the server.
+func blockedClients(t *testing.T, admin *redis.Client, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info, err := admin.Info(context.Background(), "clients").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(info, "blocked_clients:"+strconv.Itoa(n)+"\r") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d clients blocked after 5s: %s", n, info)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestWaiterIsWokenWithoutPolling(t *testing.T) {
 	forEach(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		// A long TTL: a waiter that got the lock before it ran out can only
-		// have been woken by the unlock message.
+		// have been woken by the release.
 		const ttl = 10 * time.Second
 		key := e.key()
 		holder, waiter := e.locker(t, ttl), e.locker(t, ttl)
@@ -261,22 +279,15 @@ func TestWaiterIsWokenByPubSubWithoutPolling(t *testing.T) {
 			}
 			got <- err
 		}()
+		blockedClients(t, e.admin, 1)
 		time.Sleep(time.Second)
 
-		subs, err := e.admin.PubSubNumSub(ctx, chanKey(key)).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if subs[chanKey(key)] != 1 {
-			t.Fatalf("PUBSUB NUMSUB %s = %v, want the one waiter", chanKey(key), subs)
-		}
-		// One attempt before subscribing, one after; a poller would have
-		// made dozens in this second.
+		// One attempt, then a BLPOP of at most a second and an attempt
+		// after it; a poller would have made dozens in this second.
 		attempts := commandCalls(t, e.admin, "evalsha", "eval")
 		t.Logf("waiter blocked for 1s: %d server commands in all, %d scripts", commandCalls(t, e.admin, allCommands(t, e.admin)...), attempts)
-		subscribes := commandCalls(t, e.admin, "subscribe")
-		if attempts > 3 || subscribes != 1 {
-			t.Fatalf("while blocked for 1s the waiter ran %d scripts and %d SUBSCRIBEs, want <= 3 and 1", attempts, subscribes)
+		if attempts > 3 {
+			t.Fatalf("while blocked for 1s the waiter ran %d scripts, want <= 3", attempts)
 		}
 		select {
 		case err := <-got:
@@ -289,91 +300,99 @@ func TestWaiterIsWokenByPubSubWithoutPolling(t *testing.T) {
 			t.Fatalf("waiter: %v, want the lock once the holder released (well before the TTL)", err)
 		}
 		if waited := time.Since(start); waited >= ttl-time.Second {
-			t.Fatalf("waiter got the lock after %v: woken by its TTL fallback, not by the unlock message", waited)
+			t.Fatalf("waiter got the lock after %v: woken by its TTL fallback, not by the release", waited)
 		}
 	})
 }
 
-// TestWaitsShareOneSubscription: a Locker keeps its unlock-channel
-// subscription between waits (one SUBSCRIBE however often it waits), and a
-// wait whose pub/sub connection is killed under it subscribes anew and is
-// still woken by the unlock message rather than by its TTL fallback.
-func TestWaitsShareOneSubscription(t *testing.T) {
-	cases := []struct {
-		name           string
-		kill           bool // CLIENT KILL the pub/sub connection during the first wait
-		wantSubscribes int  // SUBSCRIBEs over both waits; 0: not checked
-	}{
-		{name: "kept between waits", wantSubscribes: 1},
-		// go-redis itself resubscribes once before reporting the broken
-		// connection, so the count is not exact here; the wake-up is.
-		{name: "connection killed mid-wait", kill: true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			forEach(t, func(t *testing.T, e *env) {
-				ctx := context.Background()
-				// A long TTL: a waiter that got the lock well before it ran
-				// out can only have been woken by the unlock message.
-				const ttl = 10 * time.Second
-				key := e.key()
-				holder, waiter := e.locker(t, ttl), e.locker(t, ttl)
-				if err := e.admin.ConfigResetStat(ctx).Err(); err != nil {
-					t.Fatal(err)
+// TestReleaseWakesOneWaiter: with several clients waiting, a release wakes
+// one of them, and only it tries again; a waiter whose context ends while
+// it is blocked returns within a BLPOP's bound and lets the next one in.
+func TestReleaseWakesOneWaiter(t *testing.T) {
+	forEach(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		const ttl = 10 * time.Second
+		const waiters = 4
+		key := e.key()
+		holder := e.locker(t, ttl)
+		// A first release loads its script (EVALSHA, NOSCRIPT, EVAL), which
+		// would count as two scripts below.
+		release(t, acquire(t, holder, key))
+		lease := acquire(t, holder, key)
+		granted := make(chan impls.Lease, waiters)
+		for range waiters {
+			w := e.locker(t, ttl)
+			go func() {
+				wctx, cancel := context.WithTimeout(ctx, ttl/2)
+				defer cancel()
+				l, err := w.Acquire(wctx, key)
+				if err != nil {
+					t.Errorf("waiter: %v", err)
+					l = nil
 				}
-				for round := 1; round <= 2; round++ {
-					lease := acquire(t, holder, key)
-					got := make(chan error, 1)
-					start := time.Now()
-					go func() {
-						wctx, cancel := context.WithTimeout(ctx, ttl)
-						defer cancel()
-						l, err := waiter.Acquire(wctx, key)
-						if err == nil {
-							err = l.Release(ctx)
-						}
-						got <- err
-					}()
-					waitSubscribed(t, e.admin, key)
-					if tc.kill && round == 1 {
-						if err := e.admin.ClientKillByFilter(ctx, "TYPE", "pubsub").Err(); err != nil {
-							t.Fatal(err)
-						}
-						waitSubscribed(t, e.admin, key)
-					}
-					release(t, lease)
-					if err := <-got; err != nil {
-						t.Fatalf("round %d: waiter: %v, want the lock once the holder released", round, err)
-					}
-					if waited := time.Since(start); waited >= ttl-time.Second {
-						t.Fatalf("round %d: waiter got the lock after %v: woken by its TTL fallback, not by the unlock message", round, waited)
-					}
-				}
-				if n := commandCalls(t, e.admin, "subscribe"); tc.wantSubscribes > 0 && n != tc.wantSubscribes {
-					t.Fatalf("%d SUBSCRIBEs over two waits, want %d", n, tc.wantSubscribes)
-				}
-			})
-		})
-	}
-}
-
-// waitSubscribed waits until the key's unlock channel has a subscriber.
-func waitSubscribed(t *testing.T, admin *redis.Client, key string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		subs, err := admin.PubSubNumSub(context.Background(), chanKey(key)).Result()
-		if err != nil {
+				granted <- l
+			}()
+		}
+		blockedClients(t, e.admin, waiters)
+		if err := e.admin.ConfigResetStat(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if subs[chanKey(key)] >= 1 {
-			return
+		release(t, lease)
+		first := <-granted
+		if first == nil {
+			t.FailNow()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no subscriber on %s after 5s", chanKey(key))
+		time.Sleep(200 * time.Millisecond)
+		// The woken waiter's attempt is the only script since the release.
+		if n := commandCalls(t, e.admin, "evalsha", "eval"); n != 2 {
+			t.Fatalf("%d scripts after the release, want 2 (the release and one woken waiter's grant)", n)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		blockedClients(t, e.admin, waiters-1)
+		// Each release after that hands on to one more waiter.
+		l := first
+		for range waiters - 1 {
+			release(t, l)
+			select {
+			case l = <-granted:
+				if l == nil {
+					t.FailNow()
+				}
+			case <-time.After(ttl / 2):
+				t.Fatal("a release did not wake the next waiter")
+			}
+		}
+		release(t, l)
+	})
+}
+
+func TestCancelledWaitReturns(t *testing.T) {
+	forEach(t, func(t *testing.T, e *env) {
+		const ttl = 10 * time.Second
+		key := e.key()
+		holder, waiter := e.locker(t, ttl), e.locker(t, ttl)
+		lease := acquire(t, holder, key)
+		// No deadline: only the cancel can end the wait, and a BLPOP in
+		// progress cannot be interrupted, so it ends within its bound.
+		wctx, cancel := context.WithCancel(context.Background())
+		got := make(chan error, 1)
+		go func() {
+			_, err := waiter.Acquire(wctx, key)
+			got <- err
+		}()
+		blockedClients(t, e.admin, 1)
+		start := time.Now()
+		cancel()
+		select {
+		case err := <-got:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled Acquire: %v, want context.Canceled", err)
+			}
+			t.Logf("returned %v after the cancel", time.Since(start))
+		case <-time.After(3 * time.Second):
+			t.Fatal("cancelled Acquire still waiting after 3s")
+		}
+		release(t, lease)
+	})
 }
 
 func TestLostWhenKeyDeletedBehindHoldersBack(t *testing.T) {
