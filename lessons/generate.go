@@ -18,6 +18,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/all" // every lock a page can name
 	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/topology"
 )
@@ -293,9 +294,20 @@ func choosePages(names []string) ([]Page, error) {
 func CheckPages() error {
 	var errs []error
 	for _, p := range Pages {
-		for _, name := range append(append([]string{}, p.Impls...), p.Bench...) {
+		for _, name := range p.Impls {
 			if _, err := impls.Lookup(name); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", p.File, err))
+			}
+		}
+		// A benchmark row may be a lock on another topology
+		// ("redis-setnx-px @ redis-sentinel").
+		for _, row := range p.Bench {
+			impl, topo := record.SplitRow(row)
+			if _, err := impls.Lookup(impl); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", p.File, err))
+			}
+			if _, err := topology.Lookup(topo); err != nil {
+				errs = append(errs, fmt.Errorf("%s: benchmark row %q: %w", p.File, row, err))
 			}
 		}
 		for _, r := range p.Runs {

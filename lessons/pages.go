@@ -142,9 +142,21 @@ var Pages = []Page{
 			{ID: "setnx-px-failover", Impl: "redis-setnx-px", Scenario: "redis-failover", Seed: 1},
 			{ID: "setnx-px-restart", Impl: "redis-setnx-px", Scenario: "server-restart", Seed: 1},
 			{ID: "setnx-px-failover-fenced", Impl: "redis-setnx-px", Scenario: "redis-failover", Fencing: true, Seed: 1},
+			// The same story with Sentinel deciding: nobody scripts the
+			// fail-over, and the old master goes on until it is demoted.
+			{ID: "setnx-px-sentinel-split", Impl: "redis-setnx-px", Scenario: "sentinel-master-split", Topology: topology.RedisSentinelName, Seed: 1},
+			{ID: "setnx-px-sentinel-split-fenced", Impl: "redis-setnx-px", Scenario: "sentinel-master-split", Fencing: true, Topology: topology.RedisSentinelName, Seed: 1},
+			{ID: "setnx-px-min-replicas-split", Impl: "redis-setnx-px", Scenario: "sentinel-master-split", Topology: topology.RedisSentinelMinReplicasName, Seed: 1},
+			{ID: "setnx-px-wait-sentinel-split", Impl: "redis-setnx-px-wait", Scenario: "sentinel-master-split", Topology: topology.RedisSentinelName, Seed: 1},
+			{ID: "setnx-px-wait-kill-at-grant", Impl: "redis-setnx-px-wait", Scenario: "sentinel-kill-at-grant", Topology: topology.RedisSentinelName, Seed: 1},
 		},
-		Cells: []Cell{{"redis-setnx-px", "redis-failover"}, {"redis-setnx-px", "server-restart"}},
-		Bench: []string{"redis-setnx-px"},
+		Cells: []Cell{{"redis-setnx-px", "redis-failover"}, {"redis-setnx-px", "server-restart"},
+			{"redis-setnx-px@redis-sentinel", "sentinel-master-split"}, {"redis-setnx-px@redis-sentinel", "sentinel-master-kill"},
+			{"redis-setnx-px@redis-sentinel", "sentinel-split-at-grant"},
+			{"redis-setnx-px@redis-sentinel-min-replicas", "sentinel-master-split"},
+			{"redis-setnx-px-wait@redis-sentinel", "sentinel-master-split"}, {"redis-setnx-px-wait@redis-sentinel", "sentinel-kill-at-grant"},
+			{"redis-setnx-px-wait@redis-sentinel", "sentinel-split-at-grant"}},
+		Bench: []string{"redis-setnx-px", "redis-setnx-px @ redis-sentinel", "redis-setnx-px-wait @ redis-sentinel", "peer-redislock @ redis-sentinel"},
 	},
 	{
 		File: "08-redlock.md", Title: "Redlock under restart, clock jump and partition, and the delayed restart",

@@ -67,6 +67,13 @@ const topologySep = " @ "
 // ImplOf is the lock a row names ("zookeeper @ zk-ensemble" is
 // zookeeper's); a name without a topology is its own.
 func ImplOf(row string) string {
-	impl, _, _ := strings.Cut(row, topologySep)
+	impl, _ := SplitRow(row)
 	return impl
+}
+
+// SplitRow is the lock and the topology a row names; a name without a
+// topology is on the single one.
+func SplitRow(row string) (impl, topo string) {
+	impl, topo, _ = strings.Cut(row, topologySep)
+	return impl, topology.Or(topo)
 }
