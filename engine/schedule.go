@@ -209,13 +209,19 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 			}
 			shown = role + " " + target
 			if nemesis.WithHolder(st.Kind) {
-				// The server goes with the holder stopped at its failpoint.
-				held, ok := triggers[i].(nemesis.HeldAtFailpoint)
-				if !ok {
-					return nil, 0, fmt.Errorf("fault %d (%s %s): the split needs a holder held at a failpoint", i, st.Kind, shown)
+				// The server goes with the holder: the one stopped at its
+				// failpoint in a fixed schedule, or, drawn at a random
+				// moment by explore, whichever client holds the lock now.
+				var slot int
+				if held, ok := triggers[i].(nemesis.HeldAtFailpoint); ok {
+					slot = held.Holder
+					shown = fmt.Sprintf("%s with client-%d", shown, slot)
+				} else {
+					var how string
+					slot, how = sys.holder(ctx, ttl)
+					shown = fmt.Sprintf("%s with holder client-%d%s", shown, slot, how)
 				}
-				target = nemesis.Link(fmt.Sprintf("client-%d", held.Holder), target)
-				shown = fmt.Sprintf("%s with client-%d", shown, held.Holder)
+				target = nemesis.Link(fmt.Sprintf("client-%d", slot), target)
 			}
 		}
 		if target == nemesis.HolderServerTarget {
