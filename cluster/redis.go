@@ -171,22 +171,135 @@ func (redisKind) Endpoint(nodes []*Node) topology.Endpoint {
 }
 
 // Role reads INFO replication's role line: master or replica ("slave").
-func (redisKind) Role(ctx context.Context, n *Node) (string, error) {
+func (k redisKind) Role(ctx context.Context, n *Node) (string, error) {
+	r, err := k.Replication(ctx, n)
+	return r.Role, err
+}
+
+// Replication is a Redis server's replication as its INFO replication
+// shows it: for a master, the offset of everything it has sent its
+// replicas and the offset each replica last acknowledged. A replica
+// acknowledges with REPLCONF ACK about once a second, and at once only
+// when a WAIT makes the master ask (GETACK), so a master's count of what
+// its replicas have can be up to a second old; a WAIT is answered from
+// this count.
+type Replication struct {
+	// Role is master or replica, as Role says.
+	Role string
+	// Offset is master_repl_offset: the replication stream's length.
+	Offset int64
+	// Replicas are the replicas the master counts (its slaveN lines).
+	// A cut that drops packets silently leaves them here, with their
+	// last acknowledgements, until the master notices.
+	Replicas []ReplicaAck
+}
+
+// ReplicaAck is one replica as its master counts it.
+type ReplicaAck struct {
+	Addr  string // ip:port, as the replica announced itself
+	State string // online once its first sync is done
+	// Offset is the replication offset the replica last acknowledged.
+	Offset int64
+	// Lag is the seconds since that acknowledgement, as the master says.
+	Lag int64
+}
+
+// AckedBy returns the first replica that has acknowledged offset, as a
+// WAIT counts it: an online replica whose acknowledged offset reaches it.
+func (r Replication) AckedBy(offset int64) (ReplicaAck, bool) {
+	for _, a := range r.Replicas {
+		if a.State == "online" && a.Offset >= offset {
+			return a, true
+		}
+	}
+	return ReplicaAck{}, false
+}
+
+// replicationReporter is a kind whose servers report replication offsets
+// (Redis's INFO replication).
+type replicationReporter interface {
+	Replication(ctx context.Context, n *Node) (Replication, error)
+}
+
+// ReplicationOf asks n for its replication offsets, or says that its kind
+// has none to report.
+func ReplicationOf(ctx context.Context, n *Node) (Replication, error) {
+	k, err := KindOf(n.Kind)
+	if err != nil {
+		return Replication{}, err
+	}
+	r, ok := k.(replicationReporter)
+	if !ok {
+		return Replication{}, fmt.Errorf("%s is a %s server, which reports no replication offsets", n.Name, n.Kind)
+	}
+	return r.Replication(ctx, n)
+}
+
+// Replication reads INFO replication on n.
+func (redisKind) Replication(ctx context.Context, n *Node) (Replication, error) {
 	c := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1, DialerRetries: 1, Dialer: n.dialer()})
 	defer c.Close()
 	info, err := c.Info(ctx, "replication").Result()
 	if err != nil {
-		return "", fmt.Errorf("INFO replication on %s: %w", n.Name, err)
+		return Replication{}, fmt.Errorf("INFO replication on %s: %w", n.Name, err)
 	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "role:"); ok {
-			if v == "slave" {
-				return "replica", nil
-			}
-			return v, nil
+	r, err := parseReplication(info)
+	if err != nil {
+		return Replication{}, fmt.Errorf("INFO replication on %s: %w", n.Name, err)
+	}
+	return r, nil
+}
+
+// parseReplication reads INFO replication's role, master_repl_offset and
+// slaveN lines (slave0:ip=10.0.0.3,port=6379,state=online,offset=42,lag=0).
+func parseReplication(info string) (Replication, error) {
+	f := infoFields(info)
+	r := Replication{Role: f["role"]}
+	if r.Role == "" {
+		return r, errors.New("no role line")
+	}
+	if r.Role == "slave" {
+		r.Role = "replica"
+	}
+	off, err := strconv.ParseInt(f["master_repl_offset"], 10, 64)
+	if err != nil {
+		return r, fmt.Errorf("master_repl_offset %q: %w", f["master_repl_offset"], err)
+	}
+	r.Offset = off
+	// slaveN lines come numbered from 0; Redis renumbers them as replicas
+	// come and go, so they are read in order until one is missing.
+	for i := 0; ; i++ {
+		line, ok := f[fmt.Sprintf("slave%d", i)]
+		if !ok {
+			break
+		}
+		a, err := parseReplicaAck(line)
+		if err != nil {
+			return r, fmt.Errorf("slave%d: %w", i, err)
+		}
+		r.Replicas = append(r.Replicas, a)
+	}
+	return r, nil
+}
+
+// parseReplicaAck reads one slaveN line's comma-separated fields.
+func parseReplicaAck(line string) (ReplicaAck, error) {
+	kv := map[string]string{}
+	for _, field := range strings.Split(line, ",") {
+		if k, v, ok := strings.Cut(field, "="); ok {
+			kv[k] = v
 		}
 	}
-	return "", fmt.Errorf("INFO replication on %s has no role line", n.Name)
+	var a ReplicaAck
+	var err error
+	if a.Offset, err = strconv.ParseInt(kv["offset"], 10, 64); err != nil {
+		return a, fmt.Errorf("offset %q: %w", kv["offset"], err)
+	}
+	if a.Lag, err = strconv.ParseInt(kv["lag"], 10, 64); err != nil {
+		return a, fmt.Errorf("lag %q: %w", kv["lag"], err)
+	}
+	a.Addr, a.State = net.JoinHostPort(kv["ip"], kv["port"]), kv["state"]
+	return a, nil
 }
 
 func (redisKind) Cheapest() string { return "PING" }

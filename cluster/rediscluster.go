@@ -260,6 +260,11 @@ func (redisClusterKind) Role(ctx context.Context, n *Node) (string, error) {
 	return redisKind{}.Role(ctx, n)
 }
 
+// Replication is the member's INFO replication, as a lone Redis's.
+func (redisClusterKind) Replication(ctx context.Context, n *Node) (Replication, error) {
+	return redisKind{}.Replication(ctx, n)
+}
+
 // MasterOf names the member that masters key's slot now, as the first
 // member that answers sees it (CLUSTER KEYSLOT, then CLUSTER SHARDS): the
 // master a fault aimed at the lock's master strikes on a cluster. The lab's
