@@ -203,11 +203,21 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		}
 		// A fault aimed at a role strikes the server that has it now, and
 		// heals that same server even if the role has moved since.
+		var awaited string
 		if role, ok := nemesis.RoleOf(target); ok {
 			if target, err = sys.ServerWithRole(ctx, role); err != nil {
 				return nil, 0, fmt.Errorf("fault %d (%s %s): %w", i, st.Kind, shown, err)
 			}
 			shown = role + " " + target
+			if st.Await != "" {
+				// It strikes only once the state it waits for has come on
+				// that server (Validate allows an await on a master only);
+				// the wait is the nemesis's, the lock knows nothing of it.
+				if awaited, err = nemesis.AwaitOn(ctx, sys, st.Await, target); err != nil {
+					return nil, 0, fmt.Errorf("fault %d (%s %s): %w", i, st.Kind, shown, err)
+				}
+				logf("fault %d/%d: %s", i+1, len(s.Faults), awaited)
+			}
 			if nemesis.WithHolder(st.Kind) {
 				// The server goes with the holder: the one stopped at its
 				// failpoint in a fixed schedule, or, drawn at a random
@@ -243,6 +253,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 			}
 		}
 		inj := sys.injection(st, target)
+		inj.Awaited = awaited
 		begin := lin.Now()
 		note, err := k.Inject(ctx, sys, target)
 		if err != nil {
@@ -250,6 +261,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		}
 		logf("fault %d/%d: %s %s for %v", i+1, len(s.Faults), st.Kind, shown, time.Duration(st.Duration))
 		whole := lin.Now() // the cut is in place on every host only now
+		wholeAt := time.Now()
 		if trigger != "" && i == 0 {
 			note += ", at failpoint " + trigger
 		}
@@ -265,8 +277,23 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		wait, inCut := time.Duration(st.Duration), time.Duration(0)
 		_, struckStopped := triggers[i].(nemesis.AtFailpoint)
 		if struckStopped && nemesis.IsNetwork(st.Kind) {
-			inCut = min(ttl, wait/2)
+			inCut = nemesis.InCut(ttl, wait)
 			wait -= inCut
+		}
+		held, isHeld := triggers[i].(nemesis.HeldAtFailpoint)
+		if isHeld && held.InFault {
+			// A holder held up by the fault goes on inside it, once another
+			// client has read the resource since the fault began, at the
+			// latest as long before the heal as a struck client would, and
+			// leaves after that section; the fault then runs its course.
+			// What the holder asks of a server cut off with it is answered
+			// as the cut left that server, not after whatever the heal
+			// lets through first (nemesis.Step.GoesOn).
+			if err := sys.handOff(ctx, victim, begin, wait-nemesis.InCut(ttl, wait)); err != nil {
+				return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
+			}
+			note += fmt.Sprintf(", %s went on %v into the fault", st.Holder, time.Since(wholeAt).Round(time.Millisecond))
+			wait = max(0, wait-time.Since(wholeAt))
 		}
 		if q, ok := triggers[i].(nemesis.InQueue); ok && q.HoldsThrough {
 			note += fmt.Sprintf(", waiting in line right behind %s, which holds through the fault inside its section", st.Holder)
@@ -323,7 +350,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 			return nil, 0, fmt.Errorf("fault %d (%s %s): heal: %w", i, st.Kind, shown, err)
 		}
 		q, queued := triggers[i].(nemesis.InQueue)
-		if _, ok := triggers[i].(nemesis.HeldAtFailpoint); ok || queued && q.HoldsThrough {
+		if isHeld && !held.InFault || queued && q.HoldsThrough {
 			// A holder held up by a fault on a server goes on after the
 			// heal, once another client has read the resource since the
 			// fault began (or holdUp passed), and leaves after that
@@ -340,8 +367,11 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 			// The record keeps which server had the role when it struck.
 			inj.Note = shown + ": " + inj.Note
 		}
-		env.Rec.Record(lin.FaultEvent(begin, healed, inj,
-			fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, shown, time.Duration(st.Duration), note, healNote)))
+		text := fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, shown, time.Duration(st.Duration), note, healNote)
+		if awaited != "" {
+			text += "; struck once " + awaited
+		}
+		env.Rec.Record(lin.FaultEvent(begin, healed, inj, text))
 		run.Injected[st.Kind]++
 		env.Phase(PhaseFault)
 	}

@@ -93,6 +93,10 @@ type Injection struct {
 	Servers []string `json:"servers,omitempty"`
 	// Note says what was done, in the nemesis's words (SIGKILL; SIGCONT).
 	Note string `json:"note,omitempty"`
+	// Awaited says what the nemesis waited for before it struck and what
+	// it saw (a step's await: which replica acknowledged which offset,
+	// how long after the wait began); empty when it struck at once.
+	Awaited string `json:"awaited,omitempty"`
 }
 
 // FaultEvent is the one way a fault enters a history: a Fault event from
@@ -110,6 +114,9 @@ func (in Injection) String() string {
 	s := in.Kind + " " + in.Target
 	if in.Note != "" {
 		s += " (" + in.Note + ")"
+	}
+	if in.Awaited != "" {
+		s += "; struck once " + in.Awaited
 	}
 	return s
 }

@@ -299,7 +299,8 @@ func TestValidate(t *testing.T) {
 			impl, topo = "zookeeper", "zk-ensemble" // they aim at an ensemble's roles
 		case HolderSessionEnded:
 			impl = "pg-advisory" // it ends a database session
-		case "sentinel-master-kill", "sentinel-master-split", "sentinel-master-pause", "sentinel-isolated", "sentinel-split-at-grant", "sentinel-kill-at-grant":
+		case "sentinel-master-kill", "sentinel-master-split", "sentinel-master-pause", "sentinel-isolated", "sentinel-split-at-grant", "sentinel-kill-at-grant",
+			"sentinel-split-after-ack":
 			topo = "redis-sentinel" // they aim at a Sentinel group's master
 		case "cluster-master-kill", "cluster-master-split":
 			topo = "redis-cluster" // they aim at the lock key's slot master

@@ -72,7 +72,35 @@ type Step struct {
 	// liveness after the heal. A fixed schedule declares its windows; a
 	// drawn one never does, as its faults may be too short for any grant.
 	Window Window `json:"window,omitempty"`
+	// Await, with After and Holder on a step aimed at MasterTarget, holds
+	// the fault back, once the holder stands at its failpoint and the
+	// master is resolved, until the servers are in a state a moment
+	// cannot promise (ReplicaAcked: a replica has acknowledged the grant);
+	// the fault's record says what was awaited and seen. A run whose
+	// awaited state does not come within its bound fails. Empty: the
+	// step strikes at once.
+	Await Await `json:"await,omitempty"`
+	// GoesOn, with Holder, says when the holder stopped at its failpoint
+	// goes on: empty, after the heal (see Holder); InFault, while the
+	// fault still holds, once another client has read the resource since
+	// it began, and at the latest as long before the heal as a client cut
+	// off at a failpoint goes on (the lesser of a TTL and half the fault).
+	// A holder cut off with a server then meets that server as the cut
+	// left it, and nothing the heal sets moving (a packet held back by the
+	// cut, then let through) can come first.
+	GoesOn GoesOn `json:"goes_on,omitempty"`
 }
+
+// GoesOn is when a holder stopped at its failpoint goes on (Step.GoesOn).
+type GoesOn string
+
+// InFault: the holder goes on while the fault still holds.
+const InFault GoesOn = "in-fault"
+
+// InCut is how long before the heal a client stopped at a failpoint and
+// struck (or held) inside a fault goes on at the latest: a TTL, at most
+// half of the fault, so its write and release meet the fault.
+func InCut(ttl, fault time.Duration) time.Duration { return min(ttl, fault/2) }
 
 // Window is a span of a run the checker judges, declared by a step.
 type Window string
@@ -220,6 +248,15 @@ func (s Schedule) Validate() error {
 		if err := validWindow(topo, st); err != nil {
 			return fmt.Errorf("fault %d: %w", i, err)
 		}
+		if err := validAwait(topo, st); err != nil {
+			return fmt.Errorf("fault %d: %w", i, err)
+		}
+		if st.GoesOn != "" && st.GoesOn != InFault {
+			return fmt.Errorf("fault %d: unknown goes_on %q; valid: %s", i, st.GoesOn, InFault)
+		}
+		if st.GoesOn != "" && (st.Holder == "" || st.Queue) {
+			return fmt.Errorf("fault %d: goes_on says when the holder a server fault holds up goes on: the step needs a holder (after, holder) and no queue", i)
+		}
 		if st.Kind == FailOver && i != len(s.Faults)-1 {
 			// The old master stays dead and its address moved: nothing
 			// after a fail-over could find the servers it names.
@@ -349,6 +386,26 @@ func validWindow(topo Topology, st Step) error {
 		return fmt.Errorf("cutting %s leaves no quorum, so grants cannot be required to go on", st.Target)
 	case st.Window == GrantsNothing && leaves:
 		return fmt.Errorf("cutting %s leaves a quorum, so grants may go on", st.Target)
+	}
+	return nil
+}
+
+// validAwait checks what a step waits for before it strikes: a known
+// state, of a master, read while a holder stands at its failpoint.
+func validAwait(topo Topology, st Step) error {
+	switch st.Await {
+	case "":
+		return nil
+	case ReplicaAcked:
+	default:
+		return fmt.Errorf("unknown await %q; valid: %v", st.Await, Awaits)
+	}
+	if st.Target != MasterTarget || !hasMaster(topo) {
+		return fmt.Errorf("%s waits for a master's replica: the step must aim at %s on a topology with one (a Sentinel group, a Redis Cluster), not %q",
+			st.Await, MasterTarget, st.Target)
+	}
+	if st.After == "" || st.Holder == "" {
+		return fmt.Errorf("%s reads the master's offset as of the holder's grant: the step needs a holder stopped at a failpoint (after, holder)", st.Await)
 	}
 	return nil
 }

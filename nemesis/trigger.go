@@ -33,10 +33,12 @@ type AtFailpoint struct {
 // HeldAtFailpoint stops client Holder at Failpoint, as AtFailpoint does,
 // while the fault strikes something else (a lock server); Holder goes on
 // only after the heal, once another client has had the lock, and leaves
-// the run after that stale section.
+// the run after that stale section. InFault: it goes on while the fault
+// still holds, once another client has read the resource (Step.GoesOn).
 type HeldAtFailpoint struct {
 	Failpoint string
 	Holder    int
+	InFault   bool
 }
 
 // InQueue stops client Holder at Failpoint, lines client Waiter up right
@@ -84,7 +86,7 @@ func (s Step) Trigger() (Trigger, error) {
 	case s.Holder != "" && s.Holder == s.Target:
 		return nil, fmt.Errorf("the holder %s is stopped while the fault strikes something else; to strike the client stopped, name no holder", s.Holder)
 	case s.Holder != "":
-		return HeldAtFailpoint{Failpoint: s.After, Holder: stopped}, nil
+		return HeldAtFailpoint{Failpoint: s.After, Holder: stopped, InFault: s.GoesOn == InFault}, nil
 	default:
 		return AtFailpoint{Failpoint: s.After, Client: stopped}, nil
 	}

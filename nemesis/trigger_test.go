@@ -21,6 +21,8 @@ func TestStepTrigger(t *testing.T) {
 			AtFailpoint{Failpoint: "after-acquire", Client: 0}, ""},
 		{"held at a failpoint", Step{Kind: ServerPause, Target: "redis-1", Holder: "client-2", After: "in-critical-section"},
 			HeldAtFailpoint{Failpoint: "in-critical-section", Holder: 2}, ""},
+		{"held, going on in the fault", Step{Kind: NetSplitWithHolder, Target: MasterTarget, Holder: "client-0", After: "after-setnx", GoesOn: InFault},
+			HeldAtFailpoint{Failpoint: "after-setnx", Holder: 0, InFault: true}, ""},
 		{"in a queue", Step{Kind: ClientKill, Target: "client-0", Holder: "client-1", Queue: true, After: "before-release"},
 			InQueue{Failpoint: "before-release", Holder: 1, Waiter: 0}, ""},
 		{"holder without a failpoint", Step{Kind: ServerPause, Target: "redis-1", Holder: "client-0"}, nil, "needs a failpoint"},

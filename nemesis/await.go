@@ -1,0 +1,107 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+)
+
+// Await is what a step waits for on the server it strikes, once its
+// trigger has come and its target is resolved, and before it strikes: a
+// state of the servers the fault's meaning needs and no moment can
+// promise (a replica acknowledges on its own clock). Empty: the step
+// strikes at once.
+type Await string
+
+// ReplicaAcked waits until a replica of the master the step strikes has
+// acknowledged the master's replication offset as the wait began, with
+// the holder stopped at its failpoint right after its grant: the master
+// then counts the grant as replicated, and a WAIT asked of it later is
+// answered from that count, even after the replica was cut off without a
+// word (sentinel-split-after-ack). The offset is read when the wait
+// begins, a few milliseconds after the holder stopped: it covers the
+// grant, and anything written since only makes the wait longer.
+const ReplicaAcked Await = "replica-acked"
+
+// ReplicaAckBound bounds the wait for a replica's acknowledgement. A
+// replica sends REPLCONF ACK once a second, so a healthy one acknowledges
+// any offset within about a second; three seconds are three of its ticks,
+// for a loaded machine. Past it the run fails: its fault would strike a
+// grant no replica had acknowledged, sentinel-split-at-grant's case and
+// not the one the schedule asks for.
+const ReplicaAckBound = 3 * time.Second
+
+// awaitPoll is how often the master is asked while the step waits: the
+// fault strikes within that of the acknowledgement, long before the next
+// one a second later could matter.
+const awaitPoll = 10 * time.Millisecond
+
+// Awaits lists the values Step.Await can take.
+var Awaits = []Await{ReplicaAcked}
+
+// AwaitOn waits for a on server (the step's target, resolved) and returns
+// what it awaited and saw, for the fault's record; an error when it did
+// not come within its bound.
+func AwaitOn(ctx context.Context, sys System, a Await, server string) (string, error) {
+	switch a {
+	case ReplicaAcked:
+		n, err := sys.Server(server)
+		if err != nil {
+			return "", fmt.Errorf("await %s: %w", a, err)
+		}
+		read := func(ctx context.Context) (cluster.Replication, error) { return cluster.ReplicationOf(ctx, n) }
+		return awaitReplicaAck(ctx, read, server, ReplicaAckBound, awaitPoll)
+	}
+	return "", fmt.Errorf("unknown await %q; valid: %v", a, Awaits)
+}
+
+// awaitReplicaAck reads server's replication offset, then reads again
+// every poll until some replica has acknowledged it, for at most bound.
+func awaitReplicaAck(ctx context.Context, read func(context.Context) (cluster.Replication, error), server string,
+	bound, poll time.Duration) (string, error) {
+	start := time.Now()
+	r, err := read(ctx)
+	if err != nil {
+		return "", fmt.Errorf("await %s: %w", ReplicaAcked, err)
+	}
+	if r.Role != "master" {
+		// The role was resolved a moment ago; a fail-over in between
+		// would make the fault strike something else than it means to.
+		return "", fmt.Errorf("await %s: %s is a %s now, not the master", ReplicaAcked, server, r.Role)
+	}
+	want := r.Offset
+	for {
+		if a, ok := r.AckedBy(want); ok {
+			return fmt.Sprintf("awaited %s: %s's master_repl_offset was %d; replica %s acknowledged %d after %v",
+				ReplicaAcked, server, want, a.Addr, a.Offset, time.Since(start).Round(time.Millisecond)), nil
+		}
+		if time.Since(start) >= bound {
+			return "", fmt.Errorf("await %s: no replica of %s acknowledged its offset %d within %v (its replicas: %s)",
+				ReplicaAcked, server, want, bound, replicasSeen(r.Replicas))
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("await %s on %s: %w", ReplicaAcked, server, ctx.Err())
+		case <-time.After(poll):
+		}
+		if r, err = read(ctx); err != nil {
+			return "", fmt.Errorf("await %s: %w", ReplicaAcked, err)
+		}
+	}
+}
+
+// replicasSeen says what the master last said of each replica, for an
+// error that must say why none would do.
+func replicasSeen(rs []cluster.ReplicaAck) string {
+	if len(rs) == 0 {
+		return "none connected"
+	}
+	var out []string
+	for _, a := range rs {
+		out = append(out, fmt.Sprintf("%s %s at %d, lag %ds", a.Addr, a.State, a.Offset, a.Lag))
+	}
+	return strings.Join(out, "; ")
+}
