@@ -11,7 +11,8 @@ import (
 )
 
 // make test's matrix runs the Sentinel topologies briefly: the WAIT lock
-// without a fault and where its WAIT decides, redis-sentinel-min-replicas
+// without a fault and where its WAIT decides (the kill at its grant, and
+// the split once a replica acknowledged it), redis-sentinel-min-replicas
 // with one fault, and not every other cell of theirs.
 func TestBriefSentinelCells(t *testing.T) {
 	cells, err := scenarios.Cells(impls.All(), scenarios.Names())
@@ -30,6 +31,9 @@ func TestBriefSentinelCells(t *testing.T) {
 		{"redis-setnx-px-wait@redis-sentinel/sentinel-kill-at-grant", true},
 		{"redis-setnx-px-wait@redis-sentinel/sentinel-kill-at-grant/fenced", false},
 		{"redis-setnx-px-wait@redis-sentinel/sentinel-split-at-grant", false},
+		{"redis-setnx-px-wait@redis-sentinel/sentinel-split-after-ack", true},
+		{"redis-setnx-px-wait@redis-sentinel/sentinel-split-after-ack/fenced", false},
+		{"redis-setnx-px-wait@redis-sentinel-min-replicas/sentinel-split-after-ack", false},
 		{"redis-setnx-px-wait@redis-sentinel/sentinel-master-kill", false},
 		{"redis-setnx-px-wait@redis-sentinel-min-replicas/contention", false},
 	}

@@ -52,6 +52,7 @@ func TestScenarioSchedules(t *testing.T) {
 		{"sentinel-master-pause", true, ""},
 		{"sentinel-split-at-grant", true, ""},
 		{"sentinel-kill-at-grant", true, ""},
+		{"sentinel-split-after-ack", true, ""},
 		{"sentinel-isolated", true, ""},
 		{"cluster-master-split", true, ""},
 		{"cluster-master-kill", true, ""},

@@ -220,11 +220,15 @@ var briefPlans = map[string]briefPlan{
 			"sentinel-split-at-grant": "the first lock's verdict there repeats sentinel-master-split's, and the WAIT lock's is not the same run to run (a WAIT answered by an acknowledgement from before the cut confirms a grant whose lease ran out while its holder was stopped)",
 			"holder-crash":            "a crashed client touches no server: the lease's expiry is the single topology's holder-crash, and Sentinel's own faults follow here",
 		},
-		// The WAIT lock, unfenced, with no fault and where its WAIT decides
-		// (its mutants' catcher; the scenario applies to that lock alone).
+		// The WAIT lock, unfenced, with no fault and where its WAIT decides:
+		// the kill at its grant (its mutants' catcher) and the split once a
+		// replica acknowledged it (the stale acknowledgement that confirms
+		// a lapsed grant, which sentinel-split-at-grant shows only by luck);
+		// both scenarios apply to that lock alone.
 		Cells: []string{
 			"redis-setnx-px-wait@redis-sentinel/contention",
 			"redis-setnx-px-wait@redis-sentinel/sentinel-kill-at-grant",
+			"redis-setnx-px-wait@redis-sentinel/sentinel-split-after-ack",
 		},
 	},
 	topology.RedisSentinelMinReplicasName: {Only: []string{"sentinel-master-split"}},

@@ -37,6 +37,21 @@ func init() {
 		"on a Sentinel group, the master is SIGKILLed right after the holder's grant was written, before its WAIT for "+
 			"replicas; Sentinel promotes a replica, and the holder goes on once another client has had the lock from it",
 		confirmsWithReplicas), topology.RedisSentinelName))
+	// The race sentinel-split-at-grant leaves to luck, forced: the cut
+	// comes only once a replica has acknowledged the grant, and the holder
+	// asks for its confirmation inside the cut. Only where a lock confirms
+	// its grant with the replicas: for any other the acknowledgement
+	// answers nothing it asks, and a holder going on inside the cut is
+	// sentinel-master-split's case. On both Sentinel topologies, as
+	// min-replicas-to-write makes a cut-off master refuse writes, and
+	// whether that reaches a WAIT (which is no write) is what the cell on
+	// redis-sentinel-min-replicas shows.
+	Register(onTopologies(scheduleScenario("sentinel-split-after-ack",
+		"on a Sentinel group, the holder stops right after its grant was written, before its WAIT for replicas; once a "+
+			"replica has acknowledged the grant, the master is cut off with the holder past down-after and a replica is promoted; "+
+			"the holder goes on inside the cut, once another client has had the lock, and the old master, which still counts "+
+			"that replica, answers its WAIT",
+		confirmsWithReplicas), topology.SentinelTopologies...))
 	Register(onTopologies(scheduleScenario("sentinel-isolated",
 		"on a Sentinel group, one sentinel is cut off every other host past a lease; one of three can neither call the "+
 			"master down nor lead a fail-over, so nothing may change: safe, and grants go on through the cut",
@@ -51,7 +66,8 @@ func init() {
 // between the grant and that wait tells anything new about.
 func confirmsWithReplicas(spec impls.Spec, _ bool) error {
 	if !spec.Backend.Replicas {
-		return errors.New("the lock does not confirm its grant with the replicas: a kill at the grant is sentinel-master-kill's case")
+		return errors.New("the lock does not confirm its grant with the replicas: a kill at the grant is sentinel-master-kill's case, " +
+			"and a split after a replica's acknowledgement, with the holder going on inside it, sentinel-master-split's")
 	}
 	return nil
 }
