@@ -216,7 +216,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 				if awaited, err = nemesis.AwaitOn(ctx, sys, st.Await, target); err != nil {
 					return nil, 0, fmt.Errorf("fault %d (%s %s): %w", i, st.Kind, shown, err)
 				}
-				logf("fault %d/%d: %s", i+1, len(s.Faults), awaited)
+				logf("fault %d/%d: awaited %s", i+1, len(s.Faults), awaited)
 			}
 			if nemesis.WithHolder(st.Kind) {
 				// The server goes with the holder: the one stopped at its
@@ -369,7 +369,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		}
 		text := fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, shown, time.Duration(st.Duration), note, healNote)
 		if awaited != "" {
-			text += "; struck once " + awaited
+			text += "; awaited " + awaited
 		}
 		env.Rec.Record(lin.FaultEvent(begin, healed, inj, text))
 		run.Injected[st.Kind]++

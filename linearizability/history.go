@@ -116,7 +116,7 @@ func (in Injection) String() string {
 		s += " (" + in.Note + ")"
 	}
 	if in.Awaited != "" {
-		s += "; struck once " + in.Awaited
+		s += "; awaited " + in.Awaited
 	}
 	return s
 }

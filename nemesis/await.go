@@ -75,7 +75,7 @@ func awaitReplicaAck(ctx context.Context, read func(context.Context) (cluster.Re
 	want := r.Offset
 	for {
 		if a, ok := r.AckedBy(want); ok {
-			return fmt.Sprintf("awaited %s: %s's master_repl_offset was %d; replica %s acknowledged %d after %v",
+			return fmt.Sprintf("%s: %s's master_repl_offset was %d when the wait began; replica %s acknowledged %d after %v",
 				ReplicaAcked, server, want, a.Addr, a.Offset, time.Since(start).Round(time.Millisecond)), nil
 		}
 		if time.Since(start) >= bound {

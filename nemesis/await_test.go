@@ -33,10 +33,10 @@ func TestAwaitReplicaAck(t *testing.T) {
 		fails bool
 	}{
 		{"acknowledged already", []cluster.Replication{master(100, online(100))}, nil,
-			"redis-1's master_repl_offset was 100; replica 10.0.0.3:6379 acknowledged 100", false},
+			"redis-1's master_repl_offset was 100 when the wait began; replica 10.0.0.3:6379 acknowledged 100", false},
 		{"acknowledged on the third reading", []cluster.Replication{
 			master(100, online(60)), master(130, online(60)), master(130, online(130)),
-		}, nil, "master_repl_offset was 100; replica 10.0.0.3:6379 acknowledged 130", false},
+		}, nil, "master_repl_offset was 100 when the wait began; replica 10.0.0.3:6379 acknowledged 130", false},
 		{"a replica still syncing counts for nothing", []cluster.Replication{
 			master(100, cluster.ReplicaAck{Addr: "10.0.0.4:6379", State: "wait_bgsave", Offset: 500}),
 		}, nil, "no replica of redis-1 acknowledged its offset 100 within 30ms (its replicas: 10.0.0.4:6379 wait_bgsave at 500, lag 0s)", true},
