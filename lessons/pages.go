@@ -149,6 +149,8 @@ var Pages = []Page{
 			{ID: "setnx-px-min-replicas-split", Impl: "redis-setnx-px", Scenario: "sentinel-master-split", Topology: topology.RedisSentinelMinReplicasName, Seed: 1},
 			{ID: "setnx-px-wait-sentinel-split", Impl: "redis-setnx-px-wait", Scenario: "sentinel-master-split", Topology: topology.RedisSentinelName, Seed: 1},
 			{ID: "setnx-px-wait-kill-at-grant", Impl: "redis-setnx-px-wait", Scenario: "sentinel-kill-at-grant", Topology: topology.RedisSentinelName, Seed: 1},
+			{ID: "setnx-px-wait-split-after-ack", Impl: "redis-setnx-px-wait", Scenario: "sentinel-split-after-ack", Topology: topology.RedisSentinelName, Seed: 1},
+			{ID: "setnx-px-wait-split-after-ack-fenced", Impl: "redis-setnx-px-wait", Scenario: "sentinel-split-after-ack", Fencing: true, Topology: topology.RedisSentinelName, Seed: 1},
 		},
 		Cells: []Cell{{"redis-setnx-px", "redis-failover"}, {"redis-setnx-px", "server-restart"},
 			{"redis-setnx-px@redis-sentinel", "sentinel-master-split"}, {"redis-setnx-px@redis-sentinel", "sentinel-master-kill"},
