@@ -170,10 +170,38 @@ func (redisKind) Endpoint(nodes []*Node) topology.Endpoint {
 	return topology.Endpoint{Kind: topology.Redis, Addrs: addrsOf(nodes)}
 }
 
-// Role reads INFO replication's role line: master or replica ("slave").
-func (k redisKind) Role(ctx context.Context, n *Node) (string, error) {
-	r, err := k.Replication(ctx, n)
-	return r.Role, err
+// Role reads INFO replication's role line alone: master or replica
+// ("slave"). The rest of the section (offsets, replica lines) is no part of
+// a role, so a line there the parser does not know cannot fail it.
+func (redisKind) Role(ctx context.Context, n *Node) (string, error) {
+	c := adminClient(n)
+	defer c.Close()
+	info, err := c.Info(ctx, "replication").Result()
+	if err != nil {
+		return "", fmt.Errorf("INFO replication on %s: %w", n.Name, err)
+	}
+	role, err := roleOf(infoFields(info))
+	if err != nil {
+		return "", fmt.Errorf("INFO replication on %s: %w", n.Name, err)
+	}
+	return role, nil
+}
+
+// roleOf reads the role line of INFO replication's fields.
+func roleOf(f map[string]string) (string, error) {
+	switch f["role"] {
+	case "":
+		return "", errors.New("no role line")
+	case "slave":
+		return "replica", nil
+	}
+	return f["role"], nil
+}
+
+// adminClient opens a one-connection client on n for the lab's own
+// questions (no retries: a server that does not answer is the answer).
+func adminClient(n *Node) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1, DialerRetries: 1, PoolSize: 1, Dialer: n.dialer()})
 }
 
 // Replication is a Redis server's replication as its INFO replication
@@ -221,46 +249,59 @@ type replicationReporter interface {
 	Replication(ctx context.Context, n *Node) (Replication, error)
 }
 
-// ReplicationOf asks n for its replication offsets, or says that its kind
-// has none to report.
-func ReplicationOf(ctx context.Context, n *Node) (Replication, error) {
-	k, err := KindOf(n.Kind)
-	if err != nil {
-		return Replication{}, err
-	}
-	r, ok := k.(replicationReporter)
-	if !ok {
-		return Replication{}, fmt.Errorf("%s is a %s server, which reports no replication offsets", n.Name, n.Kind)
-	}
-	return r.Replication(ctx, n)
+// ReplicationWatch reads one server's replication again and again over one
+// connection: a wait for a replica's acknowledgement asks every few
+// milliseconds, and a connection per question would be most of its work.
+type ReplicationWatch struct {
+	name string
+	c    *redis.Client
 }
 
-// Replication reads INFO replication on n.
-func (redisKind) Replication(ctx context.Context, n *Node) (Replication, error) {
-	c := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1, DialerRetries: 1, Dialer: n.dialer()})
-	defer c.Close()
-	info, err := c.Info(ctx, "replication").Result()
+// WatchReplication opens a watch on n, or says that n's kind has no
+// replication offsets to report.
+func WatchReplication(n *Node) (*ReplicationWatch, error) {
+	k, err := KindOf(n.Kind)
 	if err != nil {
-		return Replication{}, fmt.Errorf("INFO replication on %s: %w", n.Name, err)
+		return nil, err
+	}
+	if _, ok := k.(replicationReporter); !ok {
+		return nil, fmt.Errorf("%s is a %s server, which reports no replication offsets", n.Name, n.Kind)
+	}
+	return &ReplicationWatch{name: n.Name, c: adminClient(n)}, nil
+}
+
+// Read reads INFO replication once.
+func (w *ReplicationWatch) Read(ctx context.Context) (Replication, error) {
+	info, err := w.c.Info(ctx, "replication").Result()
+	if err != nil {
+		return Replication{}, fmt.Errorf("INFO replication on %s: %w", w.name, err)
 	}
 	r, err := parseReplication(info)
 	if err != nil {
-		return Replication{}, fmt.Errorf("INFO replication on %s: %w", n.Name, err)
+		return Replication{}, fmt.Errorf("INFO replication on %s: %w", w.name, err)
 	}
 	return r, nil
+}
+
+// Close closes the watch's connection.
+func (w *ReplicationWatch) Close() error { return w.c.Close() }
+
+// Replication reads INFO replication on n once.
+func (redisKind) Replication(ctx context.Context, n *Node) (Replication, error) {
+	w := &ReplicationWatch{name: n.Name, c: adminClient(n)}
+	defer w.Close()
+	return w.Read(ctx)
 }
 
 // parseReplication reads INFO replication's role, master_repl_offset and
 // slaveN lines (slave0:ip=10.0.0.3,port=6379,state=online,offset=42,lag=0).
 func parseReplication(info string) (Replication, error) {
 	f := infoFields(info)
-	r := Replication{Role: f["role"]}
-	if r.Role == "" {
-		return r, errors.New("no role line")
+	role, err := roleOf(f)
+	if err != nil {
+		return Replication{}, err
 	}
-	if r.Role == "slave" {
-		r.Role = "replica"
-	}
+	r := Replication{Role: role}
 	off, err := strconv.ParseInt(f["master_repl_offset"], 10, 64)
 	if err != nil {
 		return r, fmt.Errorf("master_repl_offset %q: %w", f["master_repl_offset"], err)

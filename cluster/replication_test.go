@@ -73,3 +73,24 @@ func TestAckedBy(t *testing.T) {
 		}
 	}
 }
+
+// TestRoleOf: a role is read from the role line alone, so offsets or
+// replica lines the parser would refuse do not hide it.
+func TestRoleOf(t *testing.T) {
+	tests := []struct {
+		info, want, err string
+	}{
+		{"role:master\r\nmaster_repl_offset:not-a-number\r\n", "master", ""},
+		{"role:slave\r\nslave0:garbled\r\n", "replica", ""},
+		{"master_repl_offset:1\r\n", "", "no role line"},
+	}
+	for _, tt := range tests {
+		got, err := roleOf(infoFields(tt.info))
+		if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+			t.Fatalf("roleOf(%q): error %v, want %q", tt.info, err, tt.err)
+		}
+		if got != tt.want {
+			t.Errorf("roleOf(%q) = %q, want %q", tt.info, got, tt.want)
+		}
+	}
+}

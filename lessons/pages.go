@@ -5,8 +5,7 @@
 package lessons
 
 import (
-	"strings"
-
+	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -24,7 +23,7 @@ type Run struct {
 
 // Cell names a row of results/correctness.json.
 type Cell struct {
-	// Impl is the lock, or "lock@topology" for a cell of a topology other
+	// Impl is the lock, or "lock @ topology" for a cell of a topology other
 	// than the single one, as the matrix names its cells; such a cell is
 	// read from results/topologies/NAME/ when the main matrix lacks it.
 	Impl     string
@@ -33,8 +32,7 @@ type Cell struct {
 
 // lockOn splits a Cell's Impl into the lock and its topology.
 func (c Cell) lockOn() (impl, topo string) {
-	impl, topo, _ = strings.Cut(c.Impl, "@")
-	return impl, topology.Or(topo)
+	return record.SplitRow(c.Impl)
 }
 
 // Page is one lesson: its file, the locks it explains, the runs it shows
@@ -153,11 +151,11 @@ var Pages = []Page{
 			{ID: "setnx-px-wait-split-after-ack-fenced", Impl: "redis-setnx-px-wait", Scenario: "sentinel-split-after-ack", Fencing: true, Topology: topology.RedisSentinelName, Seed: 1},
 		},
 		Cells: []Cell{{"redis-setnx-px", "redis-failover"}, {"redis-setnx-px", "server-restart"},
-			{"redis-setnx-px@redis-sentinel", "sentinel-master-split"}, {"redis-setnx-px@redis-sentinel", "sentinel-master-kill"},
-			{"redis-setnx-px@redis-sentinel", "sentinel-split-at-grant"},
-			{"redis-setnx-px@redis-sentinel-min-replicas", "sentinel-master-split"},
-			{"redis-setnx-px-wait@redis-sentinel", "sentinel-master-split"}, {"redis-setnx-px-wait@redis-sentinel", "sentinel-kill-at-grant"},
-			{"redis-setnx-px-wait@redis-sentinel", "sentinel-split-at-grant"}},
+			{"redis-setnx-px @ redis-sentinel", "sentinel-master-split"}, {"redis-setnx-px @ redis-sentinel", "sentinel-master-kill"},
+			{"redis-setnx-px @ redis-sentinel", "sentinel-split-at-grant"},
+			{"redis-setnx-px @ redis-sentinel-min-replicas", "sentinel-master-split"},
+			{"redis-setnx-px-wait @ redis-sentinel", "sentinel-master-split"}, {"redis-setnx-px-wait @ redis-sentinel", "sentinel-kill-at-grant"},
+			{"redis-setnx-px-wait @ redis-sentinel", "sentinel-split-at-grant"}},
 		Bench: []string{"redis-setnx-px", "redis-setnx-px @ redis-sentinel", "redis-setnx-px-wait @ redis-sentinel", "peer-redislock @ redis-sentinel"},
 	},
 	{
@@ -255,10 +253,10 @@ var Pages = []Page{
 			{ID: "etcd-cluster-pause-fenced", Impl: "etcd-lock", Topology: "etcd-cluster", Scenario: "pause-past-ttl", Fencing: true, Seed: 1},
 			{ID: "etcd-cluster-leader-isolated", Impl: "etcd-lock", Topology: "etcd-cluster", Scenario: "leader-isolated", Seed: 1},
 		},
-		Cells: []Cell{{"zookeeper@zk-ensemble", "leader-isolated"}, {"peer-zk-lock@zk-ensemble", "leader-isolated"},
-			{"zookeeper@zk-ensemble", "holder-server-cut"}, {"peer-zk-lock@zk-ensemble", "holder-server-cut"},
-			{"etcd-lock@etcd-cluster", "pause-past-ttl"}, {"peer-etcd-mutex@etcd-cluster", "pause-past-ttl"},
-			{"etcd-lock@etcd-cluster", "leader-isolated"}, {"peer-etcd-mutex@etcd-cluster", "leader-isolated"}},
+		Cells: []Cell{{"zookeeper @ zk-ensemble", "leader-isolated"}, {"peer-zk-lock @ zk-ensemble", "leader-isolated"},
+			{"zookeeper @ zk-ensemble", "holder-server-cut"}, {"peer-zk-lock @ zk-ensemble", "holder-server-cut"},
+			{"etcd-lock @ etcd-cluster", "pause-past-ttl"}, {"peer-etcd-mutex @ etcd-cluster", "pause-past-ttl"},
+			{"etcd-lock @ etcd-cluster", "leader-isolated"}, {"peer-etcd-mutex @ etcd-cluster", "leader-isolated"}},
 	},
 	{
 		File: "15-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
@@ -283,16 +281,16 @@ func databaseCells() []Cell {
 		}
 	}
 	for _, l := range pg {
-		out = append(out, Cell{l + "@pg-idle-timeouts", "pause-past-ttl"})
+		out = append(out, Cell{l + " @ pg-idle-timeouts", "pause-past-ttl"})
 	}
 	for _, l := range my {
-		out = append(out, Cell{l + "@mysql-wait-timeout", "pause-past-ttl"})
+		out = append(out, Cell{l + " @ mysql-wait-timeout", "pause-past-ttl"})
 	}
 	for _, l := range pg {
-		out = append(out, Cell{l + "@pg-replica-async", "primary-failover"}, Cell{l + "@pg-replica-sync", "primary-failover"})
+		out = append(out, Cell{l + " @ pg-replica-async", "primary-failover"}, Cell{l + " @ pg-replica-sync", "primary-failover"})
 	}
 	for _, l := range my {
-		out = append(out, Cell{l + "@mysql-replica-async", "primary-failover"}, Cell{l + "@mysql-replica-semisync", "primary-failover"})
+		out = append(out, Cell{l + " @ mysql-replica-async", "primary-failover"}, Cell{l + " @ mysql-replica-semisync", "primary-failover"})
 	}
 	return out
 }

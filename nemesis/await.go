@@ -52,8 +52,12 @@ func AwaitOn(ctx context.Context, sys System, a Await, server string) (string, e
 		if err != nil {
 			return "", fmt.Errorf("await %s: %w", a, err)
 		}
-		read := func(ctx context.Context) (cluster.Replication, error) { return cluster.ReplicationOf(ctx, n) }
-		return awaitReplicaAck(ctx, read, server, ReplicaAckBound, awaitPoll)
+		w, err := cluster.WatchReplication(n)
+		if err != nil {
+			return "", fmt.Errorf("await %s: %w", a, err)
+		}
+		defer w.Close()
+		return awaitReplicaAck(ctx, w.Read, server, ReplicaAckBound, awaitPoll)
 	}
 	return "", fmt.Errorf("unknown await %q; valid: %v", a, Awaits)
 }
