@@ -58,6 +58,8 @@ func TestDecide(t *testing.T) {
 			append([]lin.Event{fault(0, 100*ms)}, history(200*ms, ms, 30, 0)...), 0, nil, []Window{{"minority-cut", 10 * ms, 100 * ms}}, "", Stuck},
 		{"fault never reached the lock", append([]lin.Event{fault(0, 1)}, history(10*ms, ms, 30, 0)...), 0, nil, nil, "client clock reads", NotApplicable},
 		{"no fault, long gap between grants", append(history(0, ms, 20, 0), history(20*ms+bound+ms, ms, 20, 20)...), 0, nil, nil, "", Stuck},
+		{"no fault, grants stop for longer than the bound before the end", history(0, ms, 30, 0), 30*ms + bound + ms, nil, nil, "", Stuck},
+		{"no fault, progress to the end", history(0, ms, 30, 0), 40 * ms, nil, nil, "", Safe},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -85,7 +85,8 @@ func Progress(events []lin.Event, ttl time.Duration, end int64, quorumLoss, avai
 	}
 	if len(faults) == 0 && len(events) > 0 {
 		// A run without faults must still make progress: its start counts
-		// as the one heal, and no gap between grants may pass the bound.
+		// as the one heal, and no gap between grants, nor from the last
+		// grant to the run's end, may pass the bound.
 		prev := events[0].Time
 		for _, g := range grants {
 			if g-prev > bound && l.Stuck == "" {
@@ -95,6 +96,12 @@ func Progress(events []lin.Event, ttl time.Duration, end int64, quorumLoss, avai
 		}
 		if len(grants) == 0 && end-events[0].Time > bound {
 			l.Stuck = "the start of the run"
+		}
+		// Grants that stop for good are as stuck as a gap between two:
+		// a client that waited on the lock until it gave up ends the run
+		// long after the last grant, with none to close the gap.
+		if len(grants) > 0 && end-prev > bound && l.Stuck == "" {
+			l.Stuck = fmt.Sprintf("the last grant (the run went on for %v without another)", time.Duration(end-prev).Round(time.Millisecond))
 		}
 	}
 	for _, w := range available {

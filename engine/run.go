@@ -157,6 +157,27 @@ func (e *Env) NewClient(id int, cfg impls.Config) (*workload.Client, error) {
 	}, nil
 }
 
+// NewClients builds one in-process client per env.Clients, each with its
+// own configuration, and returns them with the function that closes them
+// all; when one fails to build, those already built are closed.
+func (e *Env) NewClients() ([]*workload.Client, func(), error) {
+	clients := make([]*workload.Client, e.Clients)
+	closeAll := func(cs []*workload.Client) {
+		for _, c := range cs {
+			CloseClient(c)
+		}
+	}
+	for i := range clients {
+		c, err := e.NewClient(i, e.Config(i))
+		if err != nil {
+			closeAll(clients[:i])
+			return nil, nil, err
+		}
+		clients[i] = c
+	}
+	return clients, func() { closeAll(clients) }, nil
+}
+
 // CloseClient closes a client's connections.
 func CloseClient(c *workload.Client) {
 	c.Locker.Close()

@@ -35,6 +35,7 @@ var Families = []Family{
 	{"lock server lost", []string{"server-restart", "redis-failover", "redlock-restart", "redlock-restart-delayed"}},
 	{"partition", []string{"holder-partition", "redlock-partition"}},
 	{"waiting and queues", []string{"release-hand-off", "queued-waiter-crash", "queued-waiter-pause"}},
+	{"re-entry", []string{"re-entry"}},
 	{"coupon sale", []string{"coupon"}},
 }
 

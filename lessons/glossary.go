@@ -39,6 +39,7 @@ var Glossary = []Term{
 	{Anchor: "lost-notice-ms", Use: regexp.MustCompile(`\blost-notice-ms\b`), Names: []string{"lost-notice-ms"}},
 	{Anchor: "next-grant-ms", Use: regexp.MustCompile(`\bnext-grant-ms\b`), Names: []string{"next-grant-ms"}},
 	{Anchor: "grants-cut", Use: regexp.MustCompile(`\bgrants-(minority|majority)-cut\b`), Names: []string{"grants-minority-cut", "grants-majority-cut"}},
+	{Anchor: "re-entry-figures", Use: regexp.MustCompile(`\bre-entry(-max)?-ms\b|\bunprotected-sections\b`), Names: []string{"re-entry-ms", "re-entry-max-ms", "unprotected-sections"}},
 	{Anchor: "coupon-figures", Use: regexp.MustCompile(`\bsales-per-s\b`), Names: []string{"sales-per-s", "stock", "sold", "oversold", "sales/s", "remaining"}},
 	{Anchor: "pairs-per-s", Names: []string{"uncontended acquire+release pairs/s", "contended pairs/s", "uncontended pairs/s"}},
 	{Anchor: "acquire-p99", Names: []string{"uncontended acquire p99"}},

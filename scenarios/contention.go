@@ -17,22 +17,11 @@ func init() {
 }
 
 func runContention(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
-	clients := make([]*workload.Client, env.Clients)
-	for i := range clients {
-		c, err := env.NewClient(i, env.Config(i))
-		if err != nil {
-			for _, c := range clients[:i] {
-				engine.CloseClient(c)
-			}
-			return nil, err
-		}
-		clients[i] = c
+	clients, closeClients, err := env.NewClients()
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
-		for _, c := range clients {
-			engine.CloseClient(c)
-		}
-	}()
+	defer closeClients()
 	res := workload.Contend(ctx, clients, env.Sections, env.AcquireBound())
 	if err := ctx.Err(); err != nil {
 		return nil, err

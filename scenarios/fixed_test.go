@@ -44,6 +44,7 @@ func TestScenarioSchedules(t *testing.T) {
 		{"redlock-restart-delayed", false, "the holder's cut from two nodes (a proxy reset, as in redlock-restart) spans the fault, and a schedule's faults do not overlap"},
 		{"redlock-clock-jump", false, "the holder's cut from two nodes (a proxy reset, as in redlock-restart) spans the fault, and a schedule's faults do not overlap"},
 		{"coupon", false, "a lesson's demo, outside the matrix"},
+		{"re-entry", false, "no fault: a lesson's figure of code that takes the lock again while it holds it"},
 		{"leader-isolated", true, ""},
 		{"holder-server-cut", true, ""},
 		{"holder-session-ended", true, ""},

@@ -39,22 +39,11 @@ func init() {
 }
 
 func runHandOff(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
-	clients := make([]*workload.Client, env.Clients)
-	for i := range clients {
-		c, err := env.NewClient(i, env.Config(i))
-		if err != nil {
-			for _, c := range clients[:i] {
-				engine.CloseClient(c)
-			}
-			return nil, err
-		}
-		clients[i] = c
+	clients, closeClients, err := env.NewClients()
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
-		for _, c := range clients {
-			engine.CloseClient(c)
-		}
-	}()
+	defer closeClients()
 	if len(clients) < 2 {
 		return nil, fmt.Errorf("release-hand-off needs at least 2 clients, got %d", len(clients))
 	}

@@ -64,8 +64,20 @@ func (c *Client) Section(ctx context.Context) error {
 
 // Run does the critical section under a lease already held, then releases it.
 func (c *Client) Run(ctx context.Context, lease impls.Lease) {
-	tok, hasTok := lease.Token()
+	c.granted(lease)
+	_ = c.work(ctx, lease) // the history holds the release's error
+}
+
+// granted records a grant in the history.
+func (c *Client) granted(lease impls.Lease) {
+	tok, _ := lease.Token()
 	c.Rec.Record(lin.Event{Kind: lin.Acquired, Client: c.ID, Token: tok})
+}
+
+// work does the critical section under lease, whose grant is recorded,
+// then releases it, and returns the release's error.
+func (c *Client) work(ctx context.Context, lease impls.Lease) error {
+	tok, hasTok := lease.Token()
 	// The moment the lock tells its holder the lock is lost goes in the
 	// history (the holder does not act on it: a client that writes
 	// without asking is what the lab judges); a lock may close Lost on
@@ -135,8 +147,10 @@ func (c *Client) Run(ctx context.Context, lease impls.Lease) {
 	c.hit(failpoint.BeforeRelease)
 	close(releasing)
 	rel := lin.Event{Kind: lin.Released, Client: c.ID, Token: tok}
-	if err := lease.Release(ctx); err != nil {
+	err = lease.Release(ctx)
+	if err != nil {
 		rel.Text = err.Error()
 	}
 	c.Rec.Record(rel)
+	return err
 }

@@ -24,6 +24,18 @@ type Contention struct {
 // failed: past that the errors are a backend's, not contention, and going
 // on would only repeat them.
 func Contend(ctx context.Context, clients []*Client, sections int, bound time.Duration) Contention {
+	return contend(ctx, clients, sections, time.Time{}, func(ctx context.Context, c *Client) error {
+		actx, cancel := context.WithTimeout(ctx, bound)
+		defer cancel()
+		return c.Section(actx)
+	})
+}
+
+// contend runs Contend's loop with section as each client's section; a
+// section bounds its own acquires. No section starts after until, unless
+// it is zero.
+func contend(ctx context.Context, clients []*Client, sections int, until time.Time,
+	section func(context.Context, *Client) error) Contention {
 	var (
 		started atomic.Int64
 		mu      sync.Mutex
@@ -34,10 +46,8 @@ func Contend(ctx context.Context, clients []*Client, sections int, bound time.Du
 		wg.Add(1)
 		go func(c *Client) {
 			defer wg.Done()
-			for started.Add(1) <= int64(sections) && ctx.Err() == nil {
-				actx, cancel := context.WithTimeout(ctx, bound)
-				err := c.Section(actx)
-				cancel()
+			for started.Add(1) <= int64(sections) && ctx.Err() == nil && (until.IsZero() || time.Now().Before(until)) {
+				err := section(ctx, c)
 				if err == nil {
 					continue
 				}
