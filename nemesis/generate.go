@@ -29,7 +29,9 @@ type Plan struct {
 // the checker's liveness rule (a grant within the bound after every heal)
 // judges the lock, not a fault that came too soon. A fault lasts from a
 // tenth of the TTL to three TTLs, so some outlive a lease and some do not.
-// Half the faults that can strike a client strike the holder. A
+// Half the faults that can strike a client strike the holder, and half
+// those that can strike a lock's master (a Sentinel group's, a Redis
+// Cluster's for the key's slot) strike the master. A
 // fail-over, when the topology has a replica for one, ends the faults.
 func Generate(p Plan) Schedule {
 	s := Schedule{Seed: p.Seed, Impl: p.Impl, Fencing: p.Fencing, TTL: Duration(p.TTL),
@@ -64,6 +66,15 @@ func Generate(p Plan) Schedule {
 			// Half the faults that can strike a client aim at the holder
 			// (see HolderTarget); the rest strike any target, waiters too.
 			target = HolderTarget
+		}
+		if slices.Contains(targets, MasterTarget) && rng.IntN(2) == 0 {
+			// Half the faults that can strike the lock's master strike
+			// it. A Redis Cluster has six members and one of them masters
+			// the lock key's slot: spread evenly, sixteen faults of a
+			// two-minute schedule struck it with none. Only a topology
+			// with a master draws here, so every other topology's
+			// schedules are what they were.
+			target = MasterTarget
 		}
 		d := length()
 		if at+d+bound > p.Duration {

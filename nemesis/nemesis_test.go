@@ -526,3 +526,61 @@ func TestSplitWithHolderNeedsSentinel(t *testing.T) {
 		})
 	}
 }
+
+// TestGenerateAimsAtTheMaster: on a topology with a master, about half
+// the faults that can strike it do; on one without, none names it.
+func TestGenerateAimsAtTheMaster(t *testing.T) {
+	for _, tc := range []struct {
+		impl, topology string
+		master         bool
+	}{
+		{"redis-setnx-px", "redis-cluster", true},
+		{"redis-setnx-px", topology.RedisSentinelName, true},
+		{"zookeeper", "zk-ensemble", false},
+	} {
+		t.Run(tc.impl+"@"+tc.topology, func(t *testing.T) {
+			spec, err := impls.Lookup(tc.impl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			topo, err := TopologyFor(spec, tc.topology, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if topo.NoHosts != "" {
+				t.Skip(topo.NoHosts)
+			}
+			ks, _, err := Applicable(spec, topo, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			canStrike, struck := 0, 0
+			for seed := int64(1); seed <= 40; seed++ {
+				s := Generate(Plan{Seed: seed, Impl: spec.Name, TTL: time.Second, Bound: testBound, Clients: 4,
+					Duration: 2 * time.Minute, Topology: topo, Kinds: ks})
+				for _, st := range s.Faults {
+					k, err := Lookup(st.Kind)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if slices.Contains(k.Targets(topo), MasterTarget) {
+						canStrike++
+						if st.Target == MasterTarget {
+							struck++
+						}
+					}
+				}
+			}
+			if !tc.master {
+				if struck != 0 {
+					t.Fatalf("%d faults aimed at a master on a topology without one", struck)
+				}
+				return
+			}
+			// Half by the draw, plus the master's share of the rest.
+			if canStrike == 0 || float64(struck) < 0.4*float64(canStrike) {
+				t.Fatalf("%d of %d faults that could strike the master did, want at least 40%%", struck, canStrike)
+			}
+		})
+	}
+}
