@@ -171,7 +171,33 @@ func startZooKeeperContainer(ctx context.Context, opts ZooKeeperOptions) (*Node,
 		return nil, err
 	}
 	env := map[string]string{"ZOO_TICK_MS": strconv.FormatInt(opts.TickTime.Milliseconds(), 10)}
-	return startContainer(ctx, containerSpec{kind: KindZooKeeper, name: opts.Name, server: "zookeeper", port: 2181, env: env, ready: zooKeeperReady})
+	if opts.ID > 0 {
+		env["ZOO_MY_ID"] = strconv.Itoa(opts.ID)
+		env["ZOO_SERVERS"] = strings.Join(opts.Ensemble, " ")
+	}
+	return startContainer(ctx, containerSpec{kind: KindZooKeeper, name: opts.Name, server: "zookeeper", port: 2181, env: env,
+		alias: opts.Alias, ready: zooKeeperReady})
+}
+
+// startZooKeeperEnsembleContainers starts an ensemble's members as
+// containers on the run's network. Each member's line names the others by
+// a network alias fixed before any starts, unique to this ensemble (a
+// process may run several), and the image's own quorum and election ports,
+// which no other container shares.
+func startZooKeeperEnsembleContainers(ctx context.Context, members []Member) ([]*Node, error) {
+	containerSeq.Lock()
+	containerSeq.n++
+	group := fmt.Sprintf("zk%d", containerSeq.n)
+	containerSeq.Unlock()
+	alias := func(m Member) string { return group + "-" + m.Name }
+	var lines []string
+	for i, m := range members {
+		lines = append(lines, fmt.Sprintf("server.%d=%s:2888:3888", i+1, alias(m)))
+	}
+	return startTogether(members, func(i int, m Member) (*Node, error) {
+		return StartZooKeeper(ctx, ZooKeeperOptions{Name: m.Name, TickTime: m.TickTime, Host: m.Host,
+			ID: i + 1, Ensemble: lines, Alias: alias(m)})
+	})
 }
 
 // startPostgresContainer is StartPostgres in container mode.

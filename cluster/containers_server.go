@@ -35,6 +35,7 @@ type containerServer struct {
 	env    map[string]string
 	cmd    []string // overrides the image's CMD when set
 	name   string   // container name, unique per run; peers resolve it
+	alias  string   // a second name peers resolve, fixed before the start (an ensemble's lines)
 	host   int      // published port on 127.0.0.1, kept across restarts
 	binds  []string // host dirs mounted at the same path (the clock shim's)
 	// supervised: the image's PID 1 crashes the server inside the running
@@ -57,6 +58,7 @@ type containerSpec struct {
 	port   int
 	env    map[string]string
 	cmd    []string
+	alias  string // a network alias the other members know before the start
 	ready  func(ctx context.Context, n *Node) error
 	// supervised: the image crashes and restarts its server in place on a
 	// signal; command is the server's process name.
@@ -100,7 +102,7 @@ func startContainer(ctx context.Context, spec containerSpec) (*Node, error) {
 	s := &containerServer{
 		engine: e, server: img, port: strconv.Itoa(spec.port) + "/tcp", env: spec.env, cmd: spec.cmd,
 		name: fmt.Sprintf("locklab-%s-%s-%d", e.run, spec.name, seq), host: hostPort,
-		supervised: spec.supervised, command: spec.command,
+		supervised: spec.supervised, command: spec.command, alias: spec.alias,
 	}
 	n := &Node{Kind: spec.kind, Name: spec.name, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(hostPort)), Dir: dir, ready: spec.ready, server: s}
 	s.node = n
@@ -170,7 +172,7 @@ func (s *containerServer) create(ctx context.Context) error {
 		Labels:         e.labels(),
 		ExposedPorts:   []string{s.port},
 		Networks:       []string{nw},
-		NetworkAliases: map[string][]string{nw: {s.name}},
+		NetworkAliases: map[string][]string{nw: s.aliases()},
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.PortBindings = portBindings(s.port, s.host)
 			hc.Binds = append(hc.Binds, s.binds...)
@@ -186,6 +188,14 @@ func (s *containerServer) create(ctx context.Context) error {
 		return fmt.Errorf("start container from %s: %w", s.server, err)
 	}
 	return nil
+}
+
+// aliases are the names the container answers to on the run's network.
+func (s *containerServer) aliases() []string {
+	if s.alias == "" {
+		return []string{s.name}
+	}
+	return []string{s.name, s.alias}
 }
 
 func (s *containerServer) current() (string, error) {
@@ -504,7 +514,7 @@ func (s *containerServer) disconnect(ctx context.Context) error {
 	return nil
 }
 
-// reconnect attaches the container to its network again, under its name.
+// reconnect attaches the container to its network again, under its names.
 func (s *containerServer) reconnect(ctx context.Context) error {
 	id, err := s.current()
 	if err != nil {
@@ -513,7 +523,7 @@ func (s *containerServer) reconnect(ctx context.Context) error {
 	s.engine.mu.Lock()
 	nw := s.engine.network
 	s.engine.mu.Unlock()
-	_, err = s.engine.cli.NetworkConnect(ctx, nw, client.NetworkConnectOptions{Container: id, EndpointConfig: &network.EndpointSettings{Aliases: []string{s.name}}})
+	_, err = s.engine.cli.NetworkConnect(ctx, nw, client.NetworkConnectOptions{Container: id, EndpointConfig: &network.EndpointSettings{Aliases: s.aliases()}})
 	if err != nil {
 		return fmt.Errorf("reconnect %s to %s: %w", s.name, nw, err)
 	}

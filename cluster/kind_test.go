@@ -11,11 +11,23 @@ import (
 	"github.com/locklab/locklab/topology"
 )
 
-// TestZooKeeperEnsemble starts the zk-ensemble topology's servers and asks
-// each its role: one leader and two followers make a quorum, where three
-// standalone servers (a member that missed its ensemble lines) would each
-// grant locks of their own.
+// TestZooKeeperEnsemble starts the zk-ensemble topology's servers, as
+// local processes and as containers, and asks each its role: one leader
+// and two followers make a quorum, where three standalone servers (a
+// member that missed its ensemble lines) would each grant locks of their
+// own.
 func TestZooKeeperEnsemble(t *testing.T) {
+	for _, mode := range []string{ServersLocal, ServersContainers} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == ServersContainers {
+				containerMode(t)
+			}
+			testZooKeeperEnsemble(t)
+		})
+	}
+}
+
+func testZooKeeperEnsemble(t *testing.T) {
 	named, err := topology.Lookup("zk-ensemble")
 	if err != nil {
 		t.Fatal(err)

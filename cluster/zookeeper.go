@@ -36,6 +36,10 @@ type ZooKeeperOptions struct {
 	// lines); empty starts a standalone server.
 	ID       int
 	Ensemble []string
+	// Alias, in container mode, is the name the other members of the
+	// ensemble reach this one by on the run's network (its Ensemble line
+	// names it), fixed before any member starts.
+	Alias string
 }
 
 // zooKeeperJar is where Debian's zookeeper package puts the server; its
@@ -238,6 +242,9 @@ func (zooKeeperKind) Start(ctx context.Context, members []Member) ([]*Node, erro
 	if err := (zooKeeperKind{}).Ensembles(); err != nil {
 		return nil, fmt.Errorf("%s: %w", members[0].Group, err)
 	}
+	if ContainerMode() {
+		return startZooKeeperEnsembleContainers(ctx, members)
+	}
 	var lines []string
 	for i := range members {
 		m := &members[i]
@@ -257,13 +264,9 @@ func (zooKeeperKind) Start(ctx context.Context, members []Member) ([]*Node, erro
 	})
 }
 
-// Ensembles: the lab's ZooKeeper image starts a standalone server only.
-func (zooKeeperKind) Ensembles() error {
-	if ContainerMode() {
-		return fmt.Errorf("container mode starts ZooKeeper standalone only; run the ensemble with %s=%s", ServersEnv, ServersLocal)
-	}
-	return nil
-}
+// Ensembles: ZooKeeper starts as an ensemble in local and in container
+// mode.
+func (zooKeeperKind) Ensembles() error { return nil }
 
 func (zooKeeperKind) Endpoint(nodes []*Node) topology.Endpoint {
 	return topology.Endpoint{Kind: topology.ZooKeeper, Addrs: addrsOf(nodes)}
