@@ -35,6 +35,22 @@ func waitFor(ctx context.Context, workers []*Worker, kind lin.Kind, after int64,
 	return 0, false
 }
 
+// lastEvent is the time of the last event of kind in w's history so far.
+func lastEvent(w *Worker, kind lin.Kind) (int64, bool) {
+	t := &historyTail{path: w.Spec.History}
+	defer t.close()
+	var at int64
+	found := false
+	for evs := t.next(); len(evs) > 0; evs = t.next() {
+		for _, e := range evs {
+			if e.Kind == kind {
+				at, found = e.Time, true
+			}
+		}
+	}
+	return at, found
+}
+
 // historyTail reads a worker's history as it grows: the file stays open and
 // each call parses only the complete lines appended since the last, so
 // polling every few milliseconds stays cheap.
