@@ -142,7 +142,8 @@ func TestSetNXPXWaitAsksTheKeysOwnMastersReplica(t *testing.T) {
 }
 
 // waitReplicaOnline waits until the master at addr has a replica done
-// with its first sync: before that, no grant is acknowledged.
+// with its first sync and acknowledging writes: before that, no grant is
+// acknowledged.
 func waitReplicaOnline(t *testing.T, addr string) {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
@@ -150,12 +151,24 @@ func waitReplicaOnline(t *testing.T, addr string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for {
-		if info, err := rdb.Info(ctx, "replication").Result(); err == nil && strings.Contains(info, "state=online") {
-			return
+		// Online is not yet acknowledging: in one CI run on a loaded
+		// machine the suite's first four grants, right after the replica
+		// came online, each had their WAIT answered 0 within its 125 ms.
+		// The suites assume a replica that acknowledges, so wait for one
+		// WAIT to be answered by it.
+		if info, err := rdb.Info(ctx, "replication").Result(); err == nil && strings.Contains(info, "state=online") &&
+			rdb.Set(ctx, "locklab-replica-probe", "1", time.Second).Err() == nil {
+			if n, err := rdb.Do(ctx, "wait", 1, 500).Int64(); err == nil && n >= 1 {
+				// The suites read back every key of the server.
+				if err := rdb.Del(ctx, "locklab-replica-probe").Err(); err != nil {
+					t.Fatalf("delete the probe key: %v", err)
+				}
+				return
+			}
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the replica of %s never finished its first sync", addr)
+			t.Fatalf("the replica of %s never finished its first sync and acknowledged a write", addr)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
