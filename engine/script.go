@@ -232,15 +232,26 @@ func holdUp(env *Env, k nemesis.Kind) time.Duration {
 // victim's write could land before the other's read and hide the failure.
 func (r *ScriptRun) HandOff(ctx context.Context, resume func() error) error {
 	r.mark()
+	return r.handOffSince(ctx, r.faultTime, handOffWait(r.Env), resume)
+}
+
+// HandOffWithinLease is HandOff for a scenario whose victim must write
+// within its own lease (a fault that leaves the lock held): the victim
+// goes on while a quarter of its lease is left. Half a TTL keeps the
+// victim's write within its lease only when the fault strikes right after
+// the grant; a victim that reached its failpoint late (a loaded machine)
+// and then waited half a TTL wrote past its lease, a pause the scenario
+// does not mean: redlock-restart-delayed came out unsafe in container mode
+// so. Where the fault took the lock away (a server restarted empty), the
+// victim's lease means nothing and HandOff's wait is what lets the
+// collision happen.
+func (r *ScriptRun) HandOffWithinLease(ctx context.Context, resume func() error) error {
+	r.mark()
 	return r.handOffSince(ctx, r.faultTime, r.withinLease(handOffWait(r.Env)), resume)
 }
 
-// withinLease shortens a hand-off's wait so that the victim goes on while
-// a quarter of its lease is left. Half a TTL keeps the victim's write
-// within its lease only when the fault strikes right after the grant; a
-// victim that reached its failpoint late (a loaded machine) and then
-// waited half a TTL wrote past its lease, a pause the scenario does not
-// mean: redlock-restart-delayed came out unsafe in container mode so.
+// withinLease shortens wait to end when a quarter of the victim's lease
+// is left, from its grant in its history.
 func (r *ScriptRun) withinLease(wait time.Duration) time.Duration {
 	grant, ok := lastEvent(r.Victim, lin.Acquired)
 	if !ok {

@@ -100,7 +100,7 @@ func init() {
 				down := time.Now()
 				// No one can be granted a majority now; the victim goes on
 				// after the same short hand-off wait as in redlock-restart.
-				if err := r.HandOff(ctx, r.Victim.Continue); err != nil {
+				if err := r.HandOffWithinLease(ctx, r.Victim.Continue); err != nil {
 					return err
 				}
 				time.Sleep(time.Until(down.Add(r.Env.TTL*3/2 + 200*time.Millisecond)))
