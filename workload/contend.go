@@ -24,11 +24,16 @@ type Contention struct {
 // failed: past that the errors are a backend's, not contention, and going
 // on would only repeat them.
 func Contend(ctx context.Context, clients []*Client, sections int, bound time.Duration) Contention {
-	return contend(ctx, clients, sections, time.Time{}, func(ctx context.Context, c *Client) error {
+	return contend(ctx, clients, sections, time.Time{}, boundedSection(bound))
+}
+
+// boundedSection is one Section whose acquire waits at most bound.
+func boundedSection(bound time.Duration) func(context.Context, *Client) error {
+	return func(ctx context.Context, c *Client) error {
 		actx, cancel := context.WithTimeout(ctx, bound)
 		defer cancel()
 		return c.Section(actx)
-	})
+	}
 }
 
 // contend runs Contend's loop with section as each client's section; a

@@ -73,11 +73,10 @@ func ContendNested(ctx context.Context, clients []*Client, sections int, bound t
 		mu  sync.Mutex
 		res Reentries
 	)
+	once := boundedSection(bound)
 	res.Contention = contend(ctx, clients, sections, until, func(ctx context.Context, c *Client) error {
 		if c != clients[0] {
-			actx, cancel := context.WithTimeout(ctx, bound)
-			defer cancel()
-			return c.Section(actx)
+			return once(ctx, c)
 		}
 		w, unprotected, err := c.NestedSection(ctx, bound)
 		mu.Lock()
