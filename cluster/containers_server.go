@@ -272,7 +272,7 @@ func (s *containerServer) waitReady(ctx context.Context) error {
 // restart costs what the server's own start costs, as in local mode. Killing
 // the whole container instead (as before) made the nemesis's server-restart
 // (kill, then restart) replace the container: 1.1s of refused dials, after
-// which go-redis clients (PoolSize 4) dial once a second, came back after
+// which go-redis clients, their dial breaker tripped, dial once a second, came back after
 // the holder's hand-off wait and let the scenario's holder write alone (a
 // safe verdict that meant only that the fault had not landed). Otherwise,
 // and for a paused container, it sends SIGKILL to the container's main

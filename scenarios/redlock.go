@@ -43,10 +43,10 @@ func movableClocks(spec impls.Spec, fencing bool) error {
 // nodes are refused at once (a reset, not lost packets). These scenarios
 // stay on the proxy because every client dials the proxy, never the node
 // itself: on the lab's hosts the others dial the restarted node directly,
-// its refused dials trip go-redis's dial circuit breaker (after PoolSize
-// failures it probes once a second), and with a one-second TTL nobody
-// reaches the restarted node before the holder's keys expire, so the run
-// shows nothing about the restart.
+// enough refused dials trip go-redis's dial circuit breaker (after
+// PoolSize failures it probes once a second), and with a one-second TTL
+// nobody reached the restarted node before the holder's keys expired, so
+// the run showed nothing about the restart.
 func isolateVictim(ctx context.Context, r *engine.ScriptRun) error {
 	nodes := r.Env.Topo.Lock(topology.Redis)
 	for _, n := range nodes[quorum.Majority(len(nodes)):] {

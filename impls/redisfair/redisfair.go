@@ -342,9 +342,12 @@ func Open(ep topology.Endpoint, ttl time.Duration) (*Locker, error) {
 	l.trust, l.claimAfter = l.claim/2, l.claim/8
 	l.opTimeout = max(ttl/4, 100*time.Millisecond)
 	// The waits' connections must outlast a heartbeat's BLPOP and still
-	// see a stalled server as an error soon after it.
+	// see a stalled server as an error soon after it. The pool stays
+	// Open's: a smaller one trips go-redis's dial breaker sooner
+	// (redisclient.Options), and a waiter that did so at a restart came
+	// back a second later, with the lab's whole lease gone.
 	if l.wait, err = redisclient.Open(ep, ttl, func(o *redis.Options) {
-		o.ReadTimeout, o.WriteTimeout, o.PoolSize = l.heartbeat+l.opTimeout, l.opTimeout, 2
+		o.ReadTimeout, o.WriteTimeout = l.heartbeat+l.opTimeout, l.opTimeout
 	}); err != nil {
 		rdb.Close()
 		return nil, err
