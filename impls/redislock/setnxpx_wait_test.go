@@ -158,7 +158,7 @@ func waitReplicaOnline(t *testing.T, addr string) {
 		// WAIT to be answered by it.
 		if info, err := rdb.Info(ctx, "replication").Result(); err == nil && strings.Contains(info, "state=online") &&
 			rdb.Set(ctx, "locklab-replica-probe", "1", time.Second).Err() == nil {
-			if n, err := rdb.Do(ctx, "wait", 1, 500).Int64(); err == nil && n >= 1 {
+			if n, err := rdb.Wait(ctx, 1, 500*time.Millisecond).Result(); err == nil && n >= 1 {
 				// The suites read back every key of the server.
 				if err := rdb.Del(ctx, "locklab-replica-probe").Err(); err != nil {
 					t.Fatalf("delete the probe key: %v", err)
