@@ -74,7 +74,7 @@ func etcdBinary() (string, error) {
 // is.
 func StartEtcd(ctx context.Context, opts EtcdOptions) (*Node, error) {
 	if ContainerMode() {
-		return nil, fmt.Errorf("%s: etcd runs in local mode only for now (no image under docker/); run it with %s=%s", opts.Name, ServersEnv, ServersLocal)
+		return startEtcdContainer(ctx, opts)
 	}
 	bin, err := etcdBinary()
 	if err != nil {
@@ -111,20 +111,9 @@ func StartEtcd(ctx context.Context, opts EtcdOptions) (*Node, error) {
 		// With data kept, etcd reads its membership from the data dir and
 		// ignores the --initial-* flags; without it (a restart that lost
 		// its data), the member bootstraps again under the same name.
-		cmd := exec.Command(bin,
-			"--name", opts.Name,
-			"--data-dir", filepath.Join(n.Dir, "data"),
-			"--listen-client-urls", "http://"+n.Addr,
-			"--advertise-client-urls", "http://"+n.Addr,
-			"--listen-peer-urls", peerURL,
-			"--initial-advertise-peer-urls", peerURL,
-			"--initial-cluster", initial,
-			"--initial-cluster-state", "new",
-			"--initial-cluster-token", token,
-			"--heartbeat-interval", strconv.FormatInt(etcdHeartbeat.Milliseconds(), 10),
-			"--election-timeout", strconv.FormatInt(etcdElection.Milliseconds(), 10),
-			"--logger", "zap", "--log-outputs", "stderr", "--log-level", "warn",
-		)
+		cmd := exec.Command(bin, etcdArgs(etcdMember{name: opts.Name, dataDir: filepath.Join(n.Dir, "data"),
+			listenClient: "http://" + n.Addr, advertiseClient: "http://" + n.Addr,
+			listenPeer: peerURL, advertisePeer: peerURL, initial: initial, token: token})...)
 		return n.spawnLogged(cmd)
 	}
 	n.ready = etcdReady
@@ -134,6 +123,95 @@ func StartEtcd(ctx context.Context, opts EtcdOptions) (*Node, error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// etcdMember is what one member's command line says.
+type etcdMember struct {
+	name, dataDir                 string
+	listenClient, advertiseClient string
+	listenPeer, advertisePeer     string
+	initial, token                string
+}
+
+// etcdArgs is a member's command line after the binary, the same for a
+// local process and a container.
+func etcdArgs(m etcdMember) []string {
+	// With data kept, etcd reads its membership from the data dir and
+	// ignores the --initial-* flags; without it (a restart that lost its
+	// data), the member bootstraps again under the same name.
+	return []string{
+		"--name", m.name,
+		"--data-dir", m.dataDir,
+		"--listen-client-urls", m.listenClient,
+		"--advertise-client-urls", m.advertiseClient,
+		"--listen-peer-urls", m.listenPeer,
+		"--initial-advertise-peer-urls", m.advertisePeer,
+		"--initial-cluster", m.initial,
+		"--initial-cluster-state", "new",
+		"--initial-cluster-token", m.token,
+		"--heartbeat-interval", strconv.FormatInt(etcdHeartbeat.Milliseconds(), 10),
+		"--election-timeout", strconv.FormatInt(etcdElection.Milliseconds(), 10),
+		"--logger", "zap", "--log-outputs", "stderr", "--log-level", "warn",
+	}
+}
+
+// etcdToken names one cluster of group, unique to this start.
+func etcdToken(group string) (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return group + "-" + hex.EncodeToString(b[:]), nil
+}
+
+// startEtcdContainer is StartEtcd in container mode: one member, or one of
+// a cluster whose members are named by network aliases fixed before any
+// starts (opts.InitialCluster names them).
+func startEtcdContainer(ctx context.Context, opts EtcdOptions) (*Node, error) {
+	if opts.Name == "" {
+		opts.Name = "etcd"
+	}
+	if err := containerCannot(opts.Name, opts.Host); err != nil {
+		return nil, err
+	}
+	if opts.Token == "" {
+		var err error
+		if opts.Token, err = etcdToken(opts.Name); err != nil {
+			return nil, err
+		}
+	}
+	alias := etcdAlias(opts)
+	peer := "http://" + alias + ":2380"
+	initial, token := opts.InitialCluster, opts.Token
+	if initial == "" {
+		initial = opts.Name + "=" + peer
+	}
+	cmd := etcdArgs(etcdMember{name: opts.Name, dataDir: "/var/lib/locklab-etcd/data",
+		listenClient: "http://0.0.0.0:2379", advertiseClient: "http://" + alias + ":2379",
+		listenPeer: "http://0.0.0.0:2380", advertisePeer: peer, initial: initial, token: token})
+	return startContainer(ctx, containerSpec{kind: KindEtcd, name: opts.Name, server: "etcd", port: 2379,
+		cmd: cmd, alias: alias, ready: etcdReady})
+}
+
+// etcdAlias is the name a member's peers reach it by on the run's network:
+// its token (unique to one cluster's start, as a process may run several)
+// and its name.
+func etcdAlias(opts EtcdOptions) string { return opts.Token + "-" + opts.Name }
+
+// startEtcdContainers starts a cluster's members as containers together:
+// a member is ready only once a quorum is.
+func startEtcdContainers(ctx context.Context, members []Member) ([]*Node, error) {
+	token, err := etcdToken(members[0].Group)
+	if err != nil {
+		return nil, err
+	}
+	var initial []string
+	for _, m := range members {
+		initial = append(initial, m.Name+"=http://"+etcdAlias(EtcdOptions{Name: m.Name, Token: token})+":2380")
+	}
+	return startTogether(members, func(i int, m Member) (*Node, error) {
+		return StartEtcd(ctx, EtcdOptions{Name: m.Name, Host: m.Host, InitialCluster: strings.Join(initial, ","), Token: token})
+	})
 }
 
 // etcdReady asks the member's /health, from wherever the member's network
@@ -200,7 +278,7 @@ func (etcdKind) Image() string       { return "etcd" }
 // another would wait forever on the first.
 func (etcdKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 	if ContainerMode() {
-		return nil, fmt.Errorf("%s: etcd runs in local mode only for now (no image under docker/); run it with %s=%s", members[0].Group, ServersEnv, ServersLocal)
+		return startEtcdContainers(ctx, members)
 	}
 	var initial []string
 	for i := range members {
@@ -211,25 +289,19 @@ func (etcdKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 		}
 		initial = append(initial, m.Name+"=http://"+net.JoinHostPort(m.Bind, strconv.Itoa(p)))
 	}
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	token, err := etcdToken(members[0].Group)
+	if err != nil {
 		return nil, err
 	}
-	token := members[0].Group + "-" + hex.EncodeToString(b[:])
 	return startTogether(members, func(i int, m Member) (*Node, error) {
 		return StartEtcd(ctx, EtcdOptions{Name: m.Name, Host: m.Host, Port: m.Port,
 			PeerPort: m.Ports["peer"], InitialCluster: strings.Join(initial, ","), Token: token})
 	})
 }
 
-// Ensembles: a cluster starts wherever etcd does, in local mode (container
-// mode has no etcd image yet, for one member or three).
-func (etcdKind) Ensembles() error {
-	if ContainerMode() {
-		return fmt.Errorf("etcd runs in local mode only for now (no image under docker/); run the cluster with %s=%s", ServersEnv, ServersLocal)
-	}
-	return nil
-}
+// Ensembles: a cluster starts wherever etcd does, as local processes or
+// as containers.
+func (etcdKind) Ensembles() error { return nil }
 
 func (etcdKind) Endpoint(nodes []*Node) topology.Endpoint {
 	return topology.Endpoint{Kind: topology.Etcd, Addrs: addrsOf(nodes)}

@@ -10,23 +10,29 @@ import (
 	"github.com/locklab/locklab/topology"
 )
 
-// etcd alone and as the etcd-cluster topology's three members on hosts of
-// their own: each starts, answers a write through every member, names one
-// leader, counts what it served, survives a member's crash and restart
-// with its data, and leaves no process behind.
+// etcd alone and as the etcd-cluster topology's three members, on
+// loopback, on hosts of their own and as containers: each starts, answers a
+// write through every member, names one leader, counts what it served,
+// survives a member's crash and restart with its data, and leaves no
+// process behind.
 func TestEtcdStartsRolesAndStops(t *testing.T) {
 	tests := []struct {
 		topology string
 		hosts    bool // each member on a host of its own, as under network faults
+		servers  string
 		members  int
 		leaders  int
 	}{
-		{topology.SingleName, false, 1, 1},
-		{"etcd-cluster", false, 3, 1},
-		{"etcd-cluster", true, 3, 1},
+		{topology.SingleName, false, ServersLocal, 1, 1},
+		{"etcd-cluster", false, ServersLocal, 3, 1},
+		{"etcd-cluster", true, ServersLocal, 3, 1},
+		{"etcd-cluster", false, ServersContainers, 3, 1},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%s/hosts=%v", tt.topology, tt.hosts), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/hosts=%v/%s", tt.topology, tt.hosts, tt.servers), func(t *testing.T) {
+			if tt.servers == ServersContainers {
+				containerMode(t)
+			}
 			ctx := context.Background()
 			named, err := topology.Lookup(tt.topology)
 			if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/docker"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -102,10 +103,6 @@ func mysqlCredential() (*syscall.Credential, error) {
 // password (made by mysqlInitSQL); the lab and the locks connect as it.
 const MySQLUser = "locklab"
 
-// mysqlInitSQL runs at every start of the lab's server (--init-file).
-const mysqlInitSQL = "CREATE USER IF NOT EXISTS '" + MySQLUser + "'@'%';\n" +
-	"GRANT ALL PRIVILEGES ON *.* TO '" + MySQLUser + "'@'%' WITH GRANT OPTION;\n"
-
 // mysqlDSN is a go-sql-driver DSN for the lab's server at addr.
 func mysqlDSN(addr, db string) string {
 	cfg := mysql.NewConfig()
@@ -125,12 +122,7 @@ func (n *Node) MySQLDSN() string { return mysqlDSN(n.Addr, MySQLDatabase) }
 // a client's query answers.
 func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 	if ContainerMode() {
-		// No image yet: saying so beats starting a local server in a run
-		// that asked for containers.
-		if opts.ReplicaOf != nil {
-			return nil, fmt.Errorf("%s: a MySQL replica needs local servers", opts.Name)
-		}
-		return nil, fmt.Errorf("MySQL runs in local mode only for now: %s=%s has no MySQL image; run it with %s=%s", ServersEnv, ServersContainers, ServersEnv, ServersLocal)
+		return startMySQLContainer(ctx, opts)
 	}
 	server, installDB, err := mysqlBinaries()
 	if err != nil {
@@ -175,7 +167,6 @@ func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 	// bootstrap running beside another server once failed deleting its own
 	// temp table ("Error on delete of '/tmp/#sql-temptable-…'").
 	tmp := filepath.Join(dir, "tmp")
-	common := []string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, innodbLogFileSize}
 	install := func() error {
 		if _, err := os.Stat(filepath.Join(data, "mysql")); err == nil {
 			return nil // a restart that keeps its data
@@ -208,37 +199,17 @@ func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 		return nil, fmt.Errorf("make %s: %w", tmp, err)
 	}
 	initFile := filepath.Join(dir, "init.sql")
-	if err := os.WriteFile(initFile, []byte(mysqlInitSQL), 0o644); err != nil {
+	if err := os.WriteFile(initFile, []byte(docker.MySQLInitSQL), 0o644); err != nil {
 		n.Stop()
 		return nil, fmt.Errorf("write %s: %w", initFile, err)
 	}
+	files := mysqlFiles{data: data, tmp: tmp, socket: filepath.Join(dir, "mysqld.sock"),
+		pidFile: filepath.Join(dir, "mysqld.pid"), initFile: initFile}
 	launch := func(ctx context.Context, n *Node) (*Process, error) {
 		if err := install(); err != nil {
 			return nil, err
 		}
-		args := append(append([]string{}, common...),
-			"--port="+strconv.Itoa(port),
-			"--bind-address="+bind,
-			"--socket="+filepath.Join(n.Dir, "mysqld.sock"),
-			"--pid-file="+filepath.Join(n.Dir, "mysqld.pid"),
-			// The lab's user, made at every start (a restart without data
-			// needs it again): any client may connect as it, from anywhere,
-			// with no password, as PostgreSQL's trust lets it in. Grants
-			// stay on rather than skipped: with --skip-grant-tables the
-			// server no longer records a session's client address, by which
-			// an operator (and the lab's session faults) finds a client's
-			// sessions.
-			"--init-file="+initFile,
-			"--skip-name-resolve",
-			"--max-connections=300",
-			// The lab measures locking, not the disk: a commit is not
-			// flushed (as PostgreSQL runs with fsync=off).
-			"--innodb-flush-log-at-trx-commit=0",
-			"--innodb-doublewrite=0",
-			"--innodb-buffer-pool-size=64M",
-			"--skip-log-bin")
-		args = append(args, settingsArgs(opts.Settings, "--", "=")...)
-		cmd := exec.Command(server, args...)
+		cmd := exec.Command(server, mysqlArgs(files, bind, port, opts.Settings)...)
 		asServerUser(cmd)
 		return n.spawnLogged(cmd)
 	}
@@ -261,6 +232,61 @@ func StartMySQL(ctx context.Context, opts MySQLOptions) (*Node, error) {
 	return n, nil
 }
 
+// mysqlFiles are where one server keeps its files.
+type mysqlFiles struct{ data, tmp, socket, pidFile, initFile string }
+
+// mysqlArgs is the server's command line after the binary, the same for a
+// local process and a container: its files, where it listens, the lab's
+// settings, and then the topology's, so that they win.
+func mysqlArgs(f mysqlFiles, bind string, port int, settings map[string]string) []string {
+	// No option file is read (--no-defaults must come first): the
+	// machine's /etc/mysql settings are not the lab's.
+	args := []string{"--no-defaults", "--datadir=" + f.data, "--tmpdir=" + f.tmp, innodbLogFileSize,
+		"--port=" + strconv.Itoa(port),
+		"--bind-address=" + bind,
+		"--socket=" + f.socket,
+		"--pid-file=" + f.pidFile,
+		// The lab's user, made at every start (a restart without data
+		// needs it again): any client may connect as it, from anywhere,
+		// with no password, as PostgreSQL's trust lets it in. Grants
+		// stay on rather than skipped: with --skip-grant-tables the
+		// server no longer records a session's client address, by which
+		// an operator (and the lab's session faults) finds a client's
+		// sessions.
+		"--init-file=" + f.initFile,
+		"--skip-name-resolve",
+		"--max-connections=300",
+		// The lab measures locking, not the disk: a commit is not
+		// flushed (as PostgreSQL runs with fsync=off).
+		"--innodb-flush-log-at-trx-commit=0",
+		"--innodb-doublewrite=0",
+		"--innodb-buffer-pool-size=64M",
+		"--skip-log-bin"}
+	return append(args, settingsArgs(settings, "--", "=")...)
+}
+
+// startMySQLContainer is StartMySQL in container mode: the image's data
+// dir, made when the image was built, and the same command line as a
+// local server's. A replica follows its primary through the primary's
+// address on this machine, which a container cannot reach, so replicas
+// stay local.
+func startMySQLContainer(ctx context.Context, opts MySQLOptions) (*Node, error) {
+	if opts.Name == "" {
+		opts.Name = "mysql"
+	}
+	if opts.ReplicaOf != nil {
+		return nil, fmt.Errorf("%s: a MySQL replica runs in local mode only: it is told its primary's address on this machine, which a container does not reach; run it with %s=%s", opts.Name, ServersEnv, ServersLocal)
+	}
+	if err := containerCannot(opts.Name, opts.Host); err != nil {
+		return nil, err
+	}
+	const root = "/var/lib/locklab-mysql"
+	files := mysqlFiles{data: root + "/data", tmp: root + "/tmp", socket: root + "/mysqld.sock",
+		pidFile: root + "/mysqld.pid", initFile: "/etc/locklab-mysql-init.sql"}
+	return startContainer(ctx, containerSpec{kind: topology.MySQL, name: opts.Name, server: "mysql", port: 3306,
+		cmd: mysqlArgs(files, "0.0.0.0", 3306, opts.Settings), ready: mysqlReady})
+}
+
 // mysqlOpen opens one connection to the server at addr, through the
 // node's network when it is on a host.
 func mysqlOpen(ctx context.Context, n *Node, db string) (*sql.Conn, func(), error) {
@@ -269,6 +295,10 @@ func mysqlOpen(ctx context.Context, n *Node, db string) (*sql.Conn, func(), erro
 		return nil, nil, err
 	}
 	cfg.Timeout = 2 * time.Second
+	// The probe's errors are returned; the driver's own log of them would
+	// print one line per refused probe (a container's published port
+	// accepts and then drops a connection until its server listens).
+	cfg.Logger = &mysql.NopLogger{}
 	if dial := n.dialer(); dial != nil {
 		cfg.DialFunc = dial
 	}
@@ -313,8 +343,7 @@ func init() { RegisterKind(mysqlKind{}) }
 func (mysqlKind) Kind() topology.Kind { return topology.MySQL }
 func (mysqlKind) Package() string     { return mysqlPackage }
 
-// Image is empty: MySQL has no container image yet (StartMySQL says so).
-func (mysqlKind) Image() string { return "" }
+func (mysqlKind) Image() string { return "mysql" }
 
 func (mysqlKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 	var out []*Node

@@ -53,7 +53,7 @@ func followPrimary(ctx context.Context, n, primary *Node) error {
 		// run and follow nothing.
 		return fmt.Errorf("%s and its primary %s have the same server_id %d: the topology must declare distinct ones", n.Name, primary.Name, primaryID)
 	}
-	// The lab's user may replicate (mysqlInitSQL grants it everything)
+	// The lab's user may replicate (docker/mysql/init.sql grants it everything)
 	// and needs no password.
 	change := fmt.Sprintf("CHANGE MASTER TO MASTER_HOST='%s', MASTER_PORT=%s, MASTER_USER='%s', MASTER_PASSWORD='', "+
 		"MASTER_CONNECT_RETRY=1, MASTER_USE_GTID=slave_pos", host, port, MySQLUser)

@@ -13,11 +13,25 @@ import (
 	"github.com/locklab/locklab/topology"
 )
 
-// TestMySQLServer starts one MariaDB through the kind's home and puts it
-// through what the lab asks of every server: a role, the cheapest request,
-// a cost counter that counts a client's statements, a pause, and a crash
-// with a restart that keeps or loses the data.
+// TestMySQLServer starts one MariaDB through the kind's home, as a local
+// process and as a container, and puts it through what the lab asks of
+// every server: a role, the cheapest request, a cost counter that counts a
+// client's statements, a pause, and a crash with a restart that keeps or
+// loses the data.
 func TestMySQLServer(t *testing.T) {
+	for _, mode := range []string{ServersLocal, ServersContainers} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == ServersContainers {
+				containerMode(t)
+			} else {
+				t.Setenv(ServersEnv, ServersLocal)
+			}
+			testMySQLServer(t)
+		})
+	}
+}
+
+func testMySQLServer(t *testing.T) {
 	ctx := context.Background()
 	topo, err := Start(ctx, topology.Of(topology.Single(topology.MySQL)), External{})
 	if err != nil {
@@ -153,6 +167,7 @@ func TestMySQLStartErrors(t *testing.T) {
 	tests := []struct {
 		name  string
 		setup func(t *testing.T)
+		opts  MySQLOptions
 		want  string
 		is    error
 	}{
@@ -162,15 +177,15 @@ func TestMySQLStartErrors(t *testing.T) {
 			dirs := mysqlDirs
 			mysqlDirs = nil
 			t.Cleanup(func() { mysqlDirs = dirs })
-		}, "apt-get install -y mariadb-server", ErrMissingBinary},
-		{"container mode says local only", func(t *testing.T) {
+		}, MySQLOptions{}, "apt-get install -y mariadb-server", ErrMissingBinary},
+		{"a replica in container mode says local only, and why", func(t *testing.T) {
 			t.Setenv(ServersEnv, ServersContainers)
-		}, "local mode only", nil},
+		}, MySQLOptions{ReplicaOf: &Node{Name: "primary"}}, "local mode only: it is told its primary's address on this machine", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.setup(t)
-			_, err := StartMySQL(context.Background(), MySQLOptions{})
+			_, err := StartMySQL(context.Background(), tt.opts)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || (tt.is != nil && !errors.Is(err, tt.is)) {
 				t.Fatalf("got %v, want an error saying %q", err, tt.want)
 			}

@@ -113,12 +113,17 @@ func (sentinelKind) Package() string     { return "redis-sentinel" }
 // (Ensembles).
 func (sentinelKind) Image() string { return "redis" }
 
-// Ensembles: the lab starts sentinels as local processes only; its Redis
-// containers have no way yet to find each other by address before they
-// start, which sentinels and replicas need.
+// Ensembles: the lab starts sentinels as local processes only. Clients
+// ask a sentinel where the master is, and it answers with the address the
+// servers know each other by: in containers, an address on the engine's
+// network, which the lab's clients on this machine do not reach (they
+// reach each container through a port published on loopback). Announcing
+// the published address instead (replica-announce-ip, sentinel
+// announce-ip) would send the sentinels and replicas, inside their
+// containers, to their own loopback.
 func (sentinelKind) Ensembles() error {
 	if ContainerMode() {
-		return fmt.Errorf("container mode starts no Redis Sentinel (local servers only); run it with %s=%s", ServersEnv, ServersLocal)
+		return fmt.Errorf("container mode starts no Redis Sentinel: a sentinel tells clients the master's address on the engine's network, which clients on this machine do not reach; run it with %s=%s", ServersEnv, ServersLocal)
 	}
 	return nil
 }

@@ -193,6 +193,13 @@ func TestApplicable(t *testing.T) {
 							skipped[k] = topo.NoHosts
 						}
 					}
+					// A server in a container sees every client through
+					// the engine's port forwarding, so a client's
+					// sessions cannot be found on it.
+					if slices.Contains(want, ServerEndsSession) {
+						want = slices.DeleteFunc(want, func(k string) bool { return k == ServerEndsSession })
+						skipped[ServerEndsSession] = "the server sees the engine's port forwarding"
+					}
 				}
 				ks, got, err := Applicable(spec, topo, nil)
 				if err != nil {

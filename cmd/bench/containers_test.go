@@ -86,29 +86,38 @@ func TestContainerModeVerdicts(t *testing.T) {
 		impl, scenario string
 		fencing        bool
 		fault          string // what reaches the server, for the reader
+		topology       string // "" is the single one
 	}{
-		{"redis-setnx-px", "contention", false, "none"},
-		{"zookeeper", "contention", false, "none"},
-		{"pg-advisory", "contention", false, "none"},
-		{"redis-setnx-px", "server-restart", false, "server-restart-empty: the server killed in its container, started empty"},
-		{"redis-setnx-px", "server-restart", true, "server-restart-empty, and the fence counter lost with it"},
-		{"peer-redsync", "server-restart", false, "server-restart-empty, under a peer's go-redis client"},
-		{"redlock", "redlock-restart", false, "a running server restarted empty in place"},
-		{"redlock", "redlock-restart-delayed", false, "a server killed, held down past the TTL, started empty"},
-		{"redlock", "redlock-clock-jump", false, "server-clock-jump: the clock shim mounted into the container"},
-		{"redis-setnx-px", "redis-failover", false, "server-pause of the replica (docker pause), kill of the master"},
+		{"redis-setnx-px", "contention", false, "none", ""},
+		{"zookeeper", "contention", false, "none", ""},
+		{"pg-advisory", "contention", false, "none", ""},
+		{"mysql-get-lock", "contention", false, "none", ""},
+		{"etcd-lock", "holder-crash", false, "none on the servers: three etcd containers, the holder SIGKILLed", "etcd-cluster"},
+		{"redis-setnx-px", "server-restart", false, "server-restart-empty: the server killed in its container, started empty", ""},
+		{"redis-setnx-px", "server-restart", true, "server-restart-empty, and the fence counter lost with it", ""},
+		{"peer-redsync", "server-restart", false, "server-restart-empty, under a peer's go-redis client", ""},
+		{"redlock", "redlock-restart", false, "a running server restarted empty in place", ""},
+		{"redlock", "redlock-restart-delayed", false, "a server killed, held down past the TTL, started empty", ""},
+		{"redlock", "redlock-clock-jump", false, "server-clock-jump: the clock shim mounted into the container", ""},
+		{"redis-setnx-px", "redis-failover", false, "server-pause of the replica (docker pause), kill of the master", ""},
 	}
 	for _, tt := range tests {
 		name := tt.impl + "/" + tt.scenario
 		if tt.fencing {
 			name += "/fenced"
 		}
+		topo := tt.topology
+		if topo == "" {
+			topo = topology.SingleName
+		} else {
+			name = topo + "/" + name
+		}
 		t.Run(name, func(t *testing.T) {
-			want, err := scenarios.Expected(tt.impl, topology.SingleName, tt.scenario, tt.fencing)
+			want, err := scenarios.Expected(tt.impl, topo, tt.scenario, tt.fencing)
 			if err != nil {
 				t.Fatal(err)
 			}
-			args := []string{"-servers", "containers", "-impl", tt.impl, "-scenario", tt.scenario, "-sections", "500", "-ttl", "1s"}
+			args := []string{"-servers", "containers", "-topology", topo, "-impl", tt.impl, "-scenario", tt.scenario, "-sections", "500", "-ttl", "1s"}
 			if tt.fencing {
 				args = append(args, "-fencing")
 			}
