@@ -208,7 +208,10 @@ func startPostgresContainer(ctx context.Context, opts PostgresOptions) (*Node, e
 	if err := containerCannot(opts.Name, opts.Host); err != nil {
 		return nil, err
 	}
-	return startContainer(ctx, containerSpec{kind: KindPostgres, name: opts.Name, server: "postgres", port: 5432, ready: postgresReady})
+	// The image's data dir (made when it was built) and the same command
+	// line as a local server's, the topology's settings last.
+	cmd := append([]string{"postgres"}, postgresArgs("/var/lib/locklab-pg/data", "*", 5432, "/tmp", opts.Settings)...)
+	return startContainer(ctx, containerSpec{kind: KindPostgres, name: opts.Name, server: "postgres", port: 5432, cmd: cmd, ready: postgresReady})
 }
 
 // containerCannot names what container mode does not do.

@@ -91,10 +91,7 @@ func (n *Node) DSN() string {
 func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 	if ContainerMode() {
 		if opts.ReplicaOf != nil {
-			return nil, fmt.Errorf("%s: a PostgreSQL replica needs local servers", opts.Name)
-		}
-		if len(opts.Settings) > 0 {
-			return nil, fmt.Errorf("%s: declared server settings (%s) need local servers", opts.Name, settingsList(opts.Settings, "", "="))
+			return nil, fmt.Errorf("%s: a PostgreSQL replica runs in local mode only: it streams from its primary's address on this machine, which a container does not reach; run it with %s=%s", opts.Name, ServersEnv, ServersLocal)
 		}
 		return startPostgresContainer(ctx, opts)
 	}
@@ -176,19 +173,7 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 		if err := initdb(); err != nil {
 			return nil, err
 		}
-		cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data,
-			"-p", strconv.Itoa(port),
-			"-c", "listen_addresses="+bind,
-			"-c", "unix_socket_directories="+n.Dir,
-			"-c", "max_connections=300",
-			// The lab measures locking, not the disk: see results/ for the settings.
-			"-c", "fsync=off",
-			"-c", "synchronous_commit=off",
-			"-c", "full_page_writes=off",
-			"-c", "shared_buffers=64MB")
-		for _, kv := range settingsArgs(opts.Settings, "", "=") {
-			cmd.Args = append(cmd.Args, "-c", kv)
-		}
+		cmd := exec.Command(filepath.Join(bin, "postgres"), postgresArgs(data, bind, port, n.Dir, opts.Settings)...)
 		asServerUser(cmd)
 		return n.spawnLogged(cmd)
 	}
@@ -203,6 +188,26 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// postgresArgs is the server's command line after the binary, the same for
+// a local process and a container: its data, where it listens, the lab's
+// settings, and then the topology's, so that they win.
+func postgresArgs(data, bind string, port int, socketDir string, settings map[string]string) []string {
+	args := []string{"-D", data,
+		"-p", strconv.Itoa(port),
+		"-c", "listen_addresses=" + bind,
+		"-c", "unix_socket_directories=" + socketDir,
+		"-c", "max_connections=300",
+		// The lab measures locking, not the disk: see results/ for the settings.
+		"-c", "fsync=off",
+		"-c", "synchronous_commit=off",
+		"-c", "full_page_writes=off",
+		"-c", "shared_buffers=64MB"}
+	for _, kv := range settingsArgs(settings, "", "=") {
+		args = append(args, "-c", kv)
+	}
+	return args
 }
 
 // postgresReady is the readiness probe: SELECT 1 answers.

@@ -77,8 +77,10 @@ func checkVerdict(t *testing.T, args ...string) string {
 // kind. A fault that did not land shows as a verdict other than the
 // table's (server-restart came out safe in container mode, unseen, while
 // Kill replaced the whole container: issue 21). The lease is the matrix's
-// (1s), whose hand-off waits are the tightest. Nothing of the run stays
-// behind in the engine.
+// (1s), whose hand-off waits are the tightest. A topology's declared server
+// settings reach the container too: the two with session timeouts lose a
+// paused holder's lock, as in local mode. Nothing of the run stays behind
+// in the engine.
 func TestContainerModeVerdicts(t *testing.T) {
 	t.Setenv(cluster.ServersEnv, cluster.ServersContainers)
 	needEngine(t)
@@ -91,7 +93,8 @@ func TestContainerModeVerdicts(t *testing.T) {
 		{"redis-setnx-px", "contention", false, "none", ""},
 		{"zookeeper", "contention", false, "none", ""},
 		{"pg-advisory", "contention", false, "none", ""},
-		{"mysql-get-lock", "contention", false, "none", ""},
+		{"mysql-get-lock", "pause-past-ttl", false, "none on the server: its declared wait_timeout ends the paused holder's session", "mysql-wait-timeout"},
+		{"pg-advisory", "pause-past-ttl", false, "none on the server: its declared idle_session_timeout ends the paused holder's session", "pg-idle-timeouts"},
 		{"etcd-lock", "holder-crash", false, "none on the servers: three etcd containers, the holder SIGKILLed", "etcd-cluster"},
 		{"redis-setnx-px", "server-restart", false, "server-restart-empty: the server killed in its container, started empty", ""},
 		{"redis-setnx-px", "server-restart", true, "server-restart-empty, and the fence counter lost with it", ""},
