@@ -56,19 +56,34 @@ type ServerKind interface {
 	Ensembles() error
 }
 
-// Ensembles says why the declared ensembles of decl cannot start here
-// (nil when they can, or when it declares none).
+// ReplicaStarter is a kind whose replicas cannot start everywhere its
+// single servers can: Replicas says why they cannot start here (nil when
+// they can). A kind without it starts replicas wherever it starts.
+type ReplicaStarter interface {
+	Replicas() error
+}
+
+// Ensembles says why the declared ensembles or replicas of decl cannot
+// start here (nil when they can, or when it declares none), so a cell
+// says so in advance instead of failing at the start.
 func Ensembles(decl topology.Declaration) error {
 	for _, g := range decl.Groups {
-		if !g.Ensemble {
+		if !g.Ensemble && g.ReplicaOf == "" {
 			continue
 		}
 		k, err := KindOf(g.Kind)
 		if err != nil {
 			return err
 		}
-		if err := k.Ensembles(); err != nil {
-			return err
+		if g.Ensemble {
+			if err := k.Ensembles(); err != nil {
+				return err
+			}
+		}
+		if r, ok := k.(ReplicaStarter); ok && g.ReplicaOf != "" {
+			if err := r.Replicas(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -267,15 +267,13 @@ func mysqlArgs(f mysqlFiles, bind string, port int, settings map[string]string) 
 
 // startMySQLContainer is StartMySQL in container mode: the image's data
 // dir, made when the image was built, and the same command line as a
-// local server's. A replica follows its primary through the primary's
-// address on this machine, which a container cannot reach, so replicas
-// stay local.
+// local server's. Replicas stay local (mysqlKind.Replicas says why).
 func startMySQLContainer(ctx context.Context, opts MySQLOptions) (*Node, error) {
 	if opts.Name == "" {
 		opts.Name = "mysql"
 	}
 	if opts.ReplicaOf != nil {
-		return nil, fmt.Errorf("%s: a MySQL replica runs in local mode only: it is told its primary's address on this machine, which a container does not reach; run it with %s=%s", opts.Name, ServersEnv, ServersLocal)
+		return nil, fmt.Errorf("%s: %w", opts.Name, mysqlKind{}.Replicas())
 	}
 	if err := containerCannot(opts.Name, opts.Host); err != nil {
 		return nil, err
@@ -344,6 +342,17 @@ func (mysqlKind) Kind() topology.Kind { return topology.MySQL }
 func (mysqlKind) Package() string     { return mysqlPackage }
 
 func (mysqlKind) Image() string { return "mysql" }
+
+// Replicas: the lab starts a replica on a copy of its primary's data dir on
+// this machine, and the fail-over moves the primary's address between the
+// lab's hosts, which container mode does not have; so replicas start as
+// local processes only.
+func (mysqlKind) Replicas() error {
+	if ContainerMode() {
+		return fmt.Errorf("a MySQL replica runs in local mode only: the lab starts it on a copy of its primary's data dir on this machine, and its fail-over moves the primary's address between the lab's hosts, which container mode does not have; run it with %s=%s", ServersEnv, ServersLocal)
+	}
+	return nil
+}
 
 func (mysqlKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 	var out []*Node

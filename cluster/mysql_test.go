@@ -180,7 +180,7 @@ func TestMySQLStartErrors(t *testing.T) {
 		}, MySQLOptions{}, "apt-get install -y mariadb-server", ErrMissingBinary},
 		{"a replica in container mode says local only, and why", func(t *testing.T) {
 			t.Setenv(ServersEnv, ServersContainers)
-		}, MySQLOptions{ReplicaOf: &Node{Name: "primary"}}, "local mode only: it is told its primary's address on this machine", nil},
+		}, MySQLOptions{ReplicaOf: &Node{Name: "primary"}}, "local mode only: the lab starts it on a copy of its primary's data dir", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -91,7 +91,7 @@ func (n *Node) DSN() string {
 func StartPostgres(ctx context.Context, opts PostgresOptions) (*Node, error) {
 	if ContainerMode() {
 		if opts.ReplicaOf != nil {
-			return nil, fmt.Errorf("%s: a PostgreSQL replica runs in local mode only: it streams from its primary's address on this machine, which a container does not reach; run it with %s=%s", opts.Name, ServersEnv, ServersLocal)
+			return nil, fmt.Errorf("%s: %w", opts.Name, postgresKind{}.Replicas())
 		}
 		return startPostgresContainer(ctx, opts)
 	}
@@ -236,6 +236,17 @@ func init() { RegisterKind(postgresKind{}) }
 func (postgresKind) Kind() topology.Kind { return topology.Postgres }
 func (postgresKind) Package() string     { return "postgresql" }
 func (postgresKind) Image() string       { return "postgres" }
+
+// Replicas: the lab makes a replica with pg_basebackup into a data dir on
+// this machine, and the fail-over moves the primary's address between the
+// lab's hosts, which container mode does not have; so replicas start as
+// local processes only.
+func (postgresKind) Replicas() error {
+	if ContainerMode() {
+		return fmt.Errorf("a PostgreSQL replica runs in local mode only: the lab makes it with pg_basebackup into a data dir on this machine, and its fail-over moves the primary's address between the lab's hosts, which container mode does not have; run it with %s=%s", ServersEnv, ServersLocal)
+	}
+	return nil
+}
 
 func (postgresKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 	return startEach(members, func(m Member) (*Node, error) {
