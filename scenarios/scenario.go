@@ -79,6 +79,25 @@ func RunsAlone(c Cell) bool {
 	return err != nil || s.Alone || topology.Or(c.Topology) != topology.SingleName
 }
 
+// AloneLast orders the positions of cells for running side by side: every
+// cell that shares the machine first, in list order, then the ones that
+// run alone (RunsAlone), in list order. An alone cell waits for every cell
+// beside it to end, so one met between shared cells left a slot idle for
+// the rest of the longest cell running (in the single topology's matrix,
+// 65 alone cells among 422: about 150 s of its hour, simulated from the
+// committed cells' seconds); run after them, they wait once.
+func AloneLast(cells []Cell) []int {
+	var shared, alone []int
+	for i, c := range cells {
+		if RunsAlone(c) {
+			alone = append(alone, i)
+		} else {
+			shared = append(shared, i)
+		}
+	}
+	return append(shared, alone...)
+}
+
 // alone marks s to run with no other cell beside it (Scenario.Alone).
 func alone(s Scenario) Scenario {
 	s.Alone = true

@@ -119,10 +119,11 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	// The cells this shard owns, by their position in the whole list
-	// (their seeds and their place in the merged result depend on it).
+	// (their seeds and their place in the merged result depend on it),
+	// the ones that run alone last.
 	var owned []int
-	for i, c := range cells {
-		if sh.Owns(c.Name()) {
+	for _, i := range scenarios.AloneLast(cells) {
+		if sh.Owns(cells[i].Name()) {
 			owned = append(owned, i)
 		}
 	}

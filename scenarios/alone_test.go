@@ -1,0 +1,42 @@
+package scenarios_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// The matrix runs every cell once, the ones that run alone after all the
+// ones that share the machine, each group in the list's order.
+func TestAloneLast(t *testing.T) {
+	cells, err := scenarios.Cells(impls.All(), scenarios.Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := scenarios.AloneLast(cells)
+	if got := slices.Sorted(slices.Values(order)); !slices.Equal(got, indices(len(cells))) {
+		t.Fatalf("not every cell once: %d positions for %d cells", len(order), len(cells))
+	}
+	firstAlone := slices.IndexFunc(order, func(i int) bool { return scenarios.RunsAlone(cells[i]) })
+	if firstAlone < 0 {
+		t.Fatal("no cell runs alone: the test shows nothing")
+	}
+	for k, i := range order {
+		if alone := scenarios.RunsAlone(cells[i]); alone != (k >= firstAlone) {
+			t.Fatalf("%s (alone %v) at %d, the first alone cell at %d", cells[i].Name(), alone, k, firstAlone)
+		}
+		if k > 0 && k != firstAlone && order[k-1] > i {
+			t.Fatalf("%s out of the list's order", cells[i].Name())
+		}
+	}
+}
+
+func indices(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
