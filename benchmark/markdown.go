@@ -40,12 +40,19 @@ func WriteMarkdown(rep *record.Bench, w io.Writer) error {
 	if o := rep.Others; o != nil {
 		p(" Rows of other topologies than the single one (`lock @ topology`) come from %s, %s only, with %d trials",
 			o.Locks, strings.Join(o.Workloads, " and "), o.Trials)
-		if len(o.LeftOut) > 0 {
-			var left []string
-			for _, l := range o.LeftOut {
-				left = append(left, fmt.Sprintf("`%s` (as `%s`)", l.Topology, l.SameRequestsAs))
+		var same, cannot []string
+		for _, l := range o.LeftOut {
+			if l.CannotStart != "" {
+				cannot = append(cannot, fmt.Sprintf("`%s` (%s)", l.Topology, l.CannotStart))
+			} else {
+				same = append(same, fmt.Sprintf("`%s` (as `%s`)", l.Topology, l.SameRequestsAs))
 			}
-			p("; left out, as a request there takes the same path as on the topology named: %s", strings.Join(left, ", "))
+		}
+		if len(same) > 0 {
+			p("; left out, as a request there takes the same path as on the topology named: %s", strings.Join(same, ", "))
+		}
+		if len(cannot) > 0 {
+			p("; not measured, as their servers cannot start in this run's mode: %s", strings.Join(cannot, "; "))
 		}
 		p(".")
 	}

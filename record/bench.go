@@ -40,15 +40,18 @@ type OtherTopologies struct {
 	// Locks says which locks ran there, in words.
 	Locks string `json:"locks"`
 	// LeftOut are the topologies a request takes the same path on as on
-	// another one (topology.Named.SameRequestsAs), not measured again.
+	// another one (topology.Named.SameRequestsAs), not measured again, and
+	// the ones whose servers cannot start where the run ran.
 	LeftOut []LeftOutTopology `json:"left_out,omitempty"`
 }
 
-// LeftOutTopology is a topology the run did not measure, and the one its
-// requests take the same path on.
+// LeftOutTopology is a topology the run did not measure: the one its
+// requests take the same path on, or why its servers cannot start here
+// (container mode starts no Sentinel, for one).
 type LeftOutTopology struct {
 	Topology       string `json:"topology"`
-	SameRequestsAs string `json:"same_requests_as"`
+	SameRequestsAs string `json:"same_requests_as,omitempty"`
+	CannotStart    string `json:"cannot_start,omitempty"`
 }
 
 // ProtocolOverhead is a guest that wraps a lock of the lab's own (the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/benchmark"
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
@@ -165,12 +166,25 @@ func measureOthers(ctx context.Context, rep *record.Bench, opts benchmark.Option
 		}
 		o := opts
 		o.Topology, o.Impls, o.Trials, o.Workloads = t.Name, nil, others.Trials, others.Workloads
+		cannot := ""
 		for _, s := range specs {
-			if s.Broken == "" && t.Carries(s.Backend.Need()) {
-				o.Impls = append(o.Impls, s)
+			if s.Broken != "" || !t.Carries(s.Backend.Need()) {
+				continue
 			}
+			// A topology whose servers cannot start here (container mode
+			// starts no Sentinel) is left out saying why, not a failed run.
+			if decl, err := s.Backend.On(t); err == nil {
+				if err := cluster.Ensembles(decl); err != nil {
+					cannot = err.Error()
+					continue
+				}
+			}
+			o.Impls = append(o.Impls, s)
 		}
 		if len(o.Impls) == 0 {
+			if cannot != "" {
+				others.LeftOut = append(others.LeftOut, record.LeftOutTopology{Topology: t.Name, CannotStart: cannot})
+			}
 			continue
 		}
 		more, err := benchmark.Run(ctx, o)
