@@ -108,9 +108,6 @@ func StartEtcd(ctx context.Context, opts EtcdOptions) (*Node, error) {
 		token = filepath.Base(dir)
 	}
 	launch := func(ctx context.Context, n *Node) (*Process, error) {
-		// With data kept, etcd reads its membership from the data dir and
-		// ignores the --initial-* flags; without it (a restart that lost
-		// its data), the member bootstraps again under the same name.
 		cmd := exec.Command(bin, etcdArgs(etcdMember{name: opts.Name, dataDir: filepath.Join(n.Dir, "data"),
 			listenClient: "http://" + n.Addr, advertiseClient: "http://" + n.Addr,
 			listenPeer: peerURL, advertisePeer: peerURL, initial: initial, token: token})...)
