@@ -208,6 +208,17 @@ var briefPlans = map[string]briefPlan{
 		Only:  []string{},
 		Cells: []string{"mysql-lock-table@mysql-replica-semisync/primary-failover"},
 	},
+	topology.ZKEnsembleName: {
+		// The leader's isolation is run fenced instead: unfenced, its
+		// verdict turns on a race the lab does not decide (see Leave), and
+		// fenced it still starts the ensemble, finds and cuts the leader,
+		// waits out the election and must come out safe whichever way the
+		// race went.
+		Leave: map[string]string{
+			"leader-isolated": "unfenced, the holder's session is expired in about 1 run in 3 (1 of 3 for each ZooKeeper lock in the committed ensemble matrix, and 0 of 3 in a make test on CI): it turns on whether go-zookeeper's reconnect loop, which sleeps a second after trying every member, reaches the new leader within the session's 1 s after the election; three runs miss it too often for make test",
+		},
+		Cells: []string{"zookeeper@zk-ensemble/leader-isolated/fenced"},
+	},
 	topology.EtcdClusterName: {
 		// A cell whose verdict is not yet certain run to run would fail
 		// make test by chance, not by a change.

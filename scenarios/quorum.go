@@ -14,7 +14,7 @@ import (
 
 // quorumTopologies are the named topologies whose lock servers form one
 // system with roles.
-var quorumTopologies = []string{"zk-ensemble", "etcd-cluster"}
+var quorumTopologies = []string{topology.ZKEnsembleName, topology.EtcdClusterName}
 
 func init() {
 	Register(onTopologies(scheduleScenario("leader-isolated",

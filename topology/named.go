@@ -73,6 +73,9 @@ func (t Named) Carries(need Need) bool {
 // Every result row without a topology means this one.
 const SingleName = "single"
 
+// ZKEnsembleName is the three-server ZooKeeper ensemble.
+const ZKEnsembleName = "zk-ensemble"
+
 // Or returns name, or SingleName when name is empty (a row written before
 // the topology was an axis).
 func Or(name string) string {
@@ -159,7 +162,7 @@ func init() {
 		},
 	})
 	Register(Named{
-		Name:    "zk-ensemble",
+		Name:    ZKEnsembleName,
 		Summary: "a ZooKeeper ensemble of three servers (each on a host of its own under network faults); clients may connect to any member",
 		Kinds:   []Kind{ZooKeeper},
 		Declare: func(need Need) (Declaration, error) {
