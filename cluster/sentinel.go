@@ -146,8 +146,15 @@ func (sentinelKind) Start(ctx context.Context, members []Member) ([]*Node, error
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := waitSentinelsKnown(ctx, nodes); err != nil {
+		// About one group start in forty has ended here, cause unknown:
+		// each sentinel's own account (its +sentinel and +slave lines, or
+		// their absence) is what the next one needs to explain it.
+		var logs []string
+		for _, n := range nodes {
+			logs = append(logs, fmt.Sprintf("%s's log ends:\n%s", n.Name, n.LogTail(8)))
+		}
 		stopNodes(nodes)
-		return nil, err
+		return nil, fmt.Errorf("%w\n%s", err, strings.Join(logs, "\n"))
 	}
 	st, err := SentinelState(ctx, nodes[0])
 	if err == nil {

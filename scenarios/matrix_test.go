@@ -29,8 +29,9 @@ import (
 // counterexample fails, and a run with too little progress (inconclusive)
 // never passes as safe.
 //
-// Cells run LOCKLAB_MATRIX_PARALLEL at once (default 2, as `bench matrix
-// -parallel`): a cell spends almost all its time waiting out leases and
+// Cells run LOCKLAB_MATRIX_PARALLEL at once (default 2; `bench matrix
+// -parallel` defaults to 3, measured on 3 runs a cell, and a cell here
+// runs once): a cell spends almost all its time waiting out leases and
 // faults. A scenario marked Alone runs with no other cell beside it.
 // With more than one at once, no process outliving the cells is checked
 // once they all ended, not after each (another cell's are alive then).
