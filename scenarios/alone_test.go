@@ -40,3 +40,27 @@ func indices(n int) []int {
 	}
 	return out
 }
+
+// The scenarios whose holder must act within its lease right after the
+// lab's own fault run alone; a client fault that lasts past the lease
+// does not need to.
+func TestScenariosThatRunAlone(t *testing.T) {
+	for _, tt := range []struct {
+		scenario string
+		alone    bool
+	}{
+		{"holder-session-ended", true},
+		{"server-restart", true},
+		{"queued-waiter-pause", true},
+		{"pause-past-ttl", false},
+		{"late-release", false},
+	} {
+		s, err := scenarios.Lookup(tt.scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Alone != tt.alone {
+			t.Errorf("%s: Alone %v, want %v", tt.scenario, s.Alone, tt.alone)
+		}
+	}
+}
