@@ -62,11 +62,13 @@ func shardFlag(fs *flag.FlagSet) *shard.Shard {
 // cells side by side still leave the machine mostly idle, and each run's
 // faults are timed by its own clock and recorded as they happened.
 //
-// The default is 3: the 244 cells of the 2026-11-24 matrix (56m39s one after another) took 24m14s
-// three at a time on 2 cores with every run's verdict the same, cell for
-// cell (README, "Where a matrix run's time goes"). make test's matrix
-// keeps 2 (LOCKLAB_MATRIX_PARALLEL): it runs a cell once, and CI's margin
-// is worth more there than its minutes.
+// The default is 3: the 244 cells of the 2026-11-24 matrix (56m39s one
+// after another) took 24m14s three at a time on 2 cores, with every run's
+// verdict the same, cell for cell (README, "Where a cell's time goes").
+// A scenario whose holder must act within its lease right after the lab's
+// fault runs alone whatever this says (scenarios.Scenario.Alone). make
+// test's matrix keeps 2 (LOCKLAB_MATRIX_PARALLEL): it runs a cell once,
+// and CI's margin is worth more there than its minutes.
 func parallelFlag(fs *flag.FlagSet) *int {
 	return fs.Int("parallel", 3, "cells run at once (each on servers and workers of its own); 1 runs them one after another")
 }
