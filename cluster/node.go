@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locklab/locklab/cluster/hosts"
@@ -198,11 +199,20 @@ func listen(h *hosts.Host) (string, int, error) {
 // A Redis Cluster node also listens on its port + 10000 (the cluster bus),
 // so the pick leaves that one below the range too, and free: a bus port in
 // the range failed a CI run with "Address already in use".
+//
+// A port is free when picked but taken only when its server starts, so a
+// pick is remembered (recentPorts) and not handed out again soon: two
+// members of one group, or two cells side by side, given one port would
+// start one server and lose the other ("Address already in use"), and the
+// lost one's readiness probe is answered by the first. Seen so: a Sentinel
+// group whose sentinel-2 never started, because sentinel-1 listened on its
+// port, and the other two never heard of it ("sentinels did not find each
+// other").
 func freePort() (int, error) {
 	if top := ephemeralLow() - clusterBusOffset; top-serverPortFloor >= 1000 {
 		for try := 0; try < 100; try++ {
 			p := serverPortFloor + rand.IntN(top-serverPortFloor)
-			if free(p) && free(p+clusterBusOffset) {
+			if free(p) && free(p+clusterBusOffset) && recentPorts.take(p) {
 				return p, nil
 			}
 		}
@@ -213,6 +223,35 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// recentPorts are the ports freePort handed out last. A server binds its
+// port within seconds of the pick; 1024 picks are dozens of cells' worth,
+// and still a small share of the range they come from.
+var recentPorts = &portRing{seen: map[int]bool{}, ring: make([]int, 1024)}
+
+// portRing remembers the last len(ring) ports handed out.
+type portRing struct {
+	mu   sync.Mutex
+	seen map[int]bool
+	ring []int
+	next int
+}
+
+// take hands p out unless it was handed out among the last len(ring).
+func (r *portRing) take(p int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen[p] {
+		return false
+	}
+	if old := r.ring[r.next]; old != 0 {
+		delete(r.seen, old)
+	}
+	r.ring[r.next] = p
+	r.next = (r.next + 1) % len(r.ring)
+	r.seen[p] = true
+	return true
 }
 
 // serverPortFloor is the lowest port a server is given: above the ports
