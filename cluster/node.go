@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -228,12 +229,11 @@ func freePort() (int, error) {
 // recentPorts are the ports freePort handed out last. A server binds its
 // port within seconds of the pick; 1024 picks are dozens of cells' worth,
 // and still a small share of the range they come from.
-var recentPorts = &portRing{seen: map[int]bool{}, ring: make([]int, 1024)}
+var recentPorts = &portRing{ring: make([]int, 1024)}
 
 // portRing remembers the last len(ring) ports handed out.
 type portRing struct {
 	mu   sync.Mutex
-	seen map[int]bool
 	ring []int
 	next int
 }
@@ -242,15 +242,11 @@ type portRing struct {
 func (r *portRing) take(p int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.seen[p] {
+	if slices.Contains(r.ring, p) {
 		return false
-	}
-	if old := r.ring[r.next]; old != 0 {
-		delete(r.seen, old)
 	}
 	r.ring[r.next] = p
 	r.next = (r.next + 1) % len(r.ring)
-	r.seen[p] = true
 	return true
 }
 

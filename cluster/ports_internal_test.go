@@ -19,7 +19,7 @@ func TestFreePortNotHandedOutTwice(t *testing.T) {
 }
 
 func TestPortRing(t *testing.T) {
-	r := &portRing{seen: map[int]bool{}, ring: make([]int, 2)}
+	r := &portRing{ring: make([]int, 2)}
 	for _, tt := range []struct {
 		port int
 		want bool

@@ -151,7 +151,7 @@ func (sentinelKind) Start(ctx context.Context, members []Member) ([]*Node, error
 		// their absence) is what the next one needs to explain it.
 		var logs []string
 		for _, n := range nodes {
-			logs = append(logs, fmt.Sprintf("%s's log ends:\n%s", n.Name, n.LogTail(8)))
+			logs = append(logs, fmt.Sprintf("--- last lines of %s's log ---\n%s", n.Name, n.LogTail(8)))
 		}
 		stopNodes(nodes)
 		return nil, fmt.Errorf("%w\n%s", err, strings.Join(logs, "\n"))
