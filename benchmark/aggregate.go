@@ -64,6 +64,7 @@ func (b *bench) report(servers []record.Server) *record.Bench {
 				AcquireP99: NewStat(a.unc.p99), AcquireP999: NewStat(a.unc.p999), Errors: a.uncErrors,
 				CPU: cpuPerPair(a.unc.cpuClient, a.unc.cpuServer),
 			}
+			splitCPU(u.CPU, a.unc.parts, a.unc.samples, a.unc.commands)
 			// A lock on several nodes does each round trip as a fan-out to
 			// all of them: the bound is the fan-out's rate, the same round
 			// trip the targets' ceiling uses.
@@ -157,4 +158,27 @@ func cpuPerPair(client, server []float64) *record.CPUPerPair {
 		c.Servers = &st
 	}
 	return c
+}
+
+// splitCPU adds to c where the clients' CPU went (the profile's shares of
+// the median) and the servers' time in commands.
+func splitCPU(c *record.CPUPerPair, parts map[string]float64, samples int, commands []float64) {
+	if c == nil {
+		return
+	}
+	var total float64
+	for _, ns := range parts {
+		total += ns
+	}
+	if total > 0 {
+		c.ClientParts = map[string]float64{}
+		for part, ns := range parts {
+			c.ClientParts[part] = c.Clients.Median * ns / total
+		}
+		c.ProfileSamples = samples
+	}
+	if len(commands) > 0 {
+		st := NewStat(commands)
+		c.ServerCommands = &st
+	}
 }

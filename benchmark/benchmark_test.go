@@ -138,6 +138,26 @@ func TestShortRunWritesCompleteReport(t *testing.T) {
 			t.Errorf("redis-setnx-px: CPU per pair %+v, want the clients' and the server's in each of 2 trials", c)
 		}
 	}
+	// Where the Redis lock's client CPU went, from the profile of its
+	// uncontended slices: every part a share of the clients' median, the
+	// round trips' system calls among them, and the server's own time in
+	// its commands; the in-process mutex is not profiled.
+	if c := redis.Uncontended.CPU; c != nil {
+		var sum float64
+		for _, us := range c.ClientParts {
+			sum += us
+		}
+		if c.ProfileSamples <= 0 || c.ClientParts[record.PartSyscalls] <= 0 || math.Abs(sum-c.Clients.Median) > 1e-6*c.Clients.Median {
+			t.Errorf("redis-setnx-px: client CPU parts %v on %d samples, want system calls among parts adding up to %v µs",
+				c.ClientParts, c.ProfileSamples, c.Clients.Median)
+		}
+		if c.ServerCommands == nil || c.ServerCommands.Median <= 0 || c.ServerCommands.Median > c.Servers.Median {
+			t.Errorf("redis-setnx-px: the server's time in commands is %+v, want a positive part of its CPU %v", c.ServerCommands, c.Servers.Median)
+		}
+	}
+	if c := got.Impls[0].Uncontended.CPU; c != nil && (len(c.ClientParts) > 0 || c.ServerCommands != nil) {
+		t.Errorf("local-mutex: profiled %v, commands %+v; it makes no round trip", c.ClientParts, c.ServerCommands)
+	}
 	if c := redis.Contended.CostPerAcquisition; c != nil && (len(c.Trials) != 2 || c.Median <= 0) {
 		t.Errorf("redis-setnx-px: cost %+v, want a positive figure in each of 2 trials", c)
 	}
@@ -164,6 +184,9 @@ func TestShortRunWritesCompleteReport(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "| wake-up hop (`RPUSH → BLPOP`) |") {
 		t.Error("bench.md lacks the wake-up hop")
+	}
+	if !strings.Contains(string(md), "## Where an uncontended pair's CPU goes") || !strings.Contains(string(md), "| `redis-setnx-px` | 2.00 |") {
+		t.Error("bench.md lacks redis-setnx-px's CPU parts")
 	}
 	for _, bad := range []string{"NaN", "Inf"} {
 		if strings.Contains(string(md), bad) {

@@ -50,3 +50,14 @@ func costUnits() map[string]string {
 	}
 	return out
 }
+
+// commandTimer is a backend's server kind when its servers count the time
+// they spend in commands (cluster.CommandTimer), else nil.
+func (b *bench) commandTimer(backend string) cluster.CommandTimer {
+	k, err := cluster.KindOf(topology.Kind(backend))
+	if err != nil {
+		return nil
+	}
+	t, _ := k.(cluster.CommandTimer)
+	return t
+}

@@ -21,7 +21,8 @@ import (
 // slice a window of its own, drained like any window). The sessions are
 // not hooked nor sampled for CPU: the server counters and the CPU time are
 // read in windows of their own (costWindows), as reading them around
-// every slice would cost more than a slice's work.
+// every slice would cost more than a slice's work. A profiled load's slices
+// are profiled (profile.go), the profile started and read between slices.
 func (b *bench) interleave(ctx context.Context, sessions []*session, slices int) ([]*run, error) {
 	runs := make([]*run, len(sessions))
 	for i := range runs {

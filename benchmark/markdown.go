@@ -98,6 +98,7 @@ func WriteMarkdown(rep *record.Bench, w io.Writer) error {
 		costSection(rep, p)
 	}
 	cpuSection(rep, p)
+	cpuPartsSection(rep, p)
 	if has(Sweep) {
 		sweepSection(rep, p)
 	}

@@ -41,6 +41,8 @@ type load struct {
 	// cpu: sample the clients' and the lock servers' CPU time around the
 	// window (cpuUse).
 	cpu bool
+	// profile: profile this process's CPU in the window (profile.go).
+	profile bool
 	// pooled: the clients' lockers are the run's (lockers), not the
 	// load's own.
 	pooled bool
@@ -60,6 +62,10 @@ type run struct {
 	// (load.cpu); serverCPU only where serverCPUOK.
 	clientCPU, serverCPU float64
 	cpuOK, serverCPUOK   bool
+	// parts: this process's profiled CPU in the window by cpuPart, in ns,
+	// and how many samples it rests on (load.profile).
+	parts   map[string]float64
+	samples int
 }
 
 func (r *run) rate() float64 { return float64(len(r.pairs)) / r.duration.Seconds() }
@@ -353,9 +359,25 @@ func (s *session) window(ctx context.Context, d time.Duration, sides *cpuSides) 
 	if sides != nil {
 		cpuBefore = sides.sample()
 	}
+	var prof *cpuProfile
+	if l.profile {
+		var err error
+		if prof, err = startProfile(); err != nil {
+			close(gate)
+			wg.Wait()
+			return nil, err
+		}
+	}
 	stopAt = time.Now().Add(d)
 	close(gate)
 	wg.Wait()
+	if prof != nil {
+		res.parts = map[string]float64{}
+		var err error
+		if res.samples, err = prof.stop(res.parts); err != nil {
+			return nil, err
+		}
+	}
 	if sides != nil {
 		res.clientCPU, res.serverCPU, res.serverCPUOK = sides.sample().perGrant(cpuBefore, res.granted)
 		res.cpuOK = res.granted > 0
@@ -378,6 +400,15 @@ func (r *run) add(w *run) {
 		r.lastErr = w.lastErr
 	}
 	r.duration += w.duration
+	if w.samples > 0 {
+		if r.parts == nil {
+			r.parts = map[string]float64{}
+		}
+		for part, ns := range w.parts {
+			r.parts[part] += ns
+		}
+		r.samples += w.samples
+	}
 }
 
 // handoffs are the hand-offs of every window of r (see handoffs).

@@ -59,8 +59,17 @@ type heldKey struct{ impl, workload string }
 type limitAcc struct{ one, many, hop, fanAll, fanMajority []float64 }
 
 type implAcc struct {
-	spec      impls.Spec
-	unc       struct{ rate, p50, p99, p999, cpuClient, cpuServer []float64 }
+	spec impls.Spec
+	unc  struct {
+		rate, p50, p99, p999, cpuClient, cpuServer []float64
+		// parts is the profiled client CPU of the interleaved windows by
+		// cpuPart (ns, every slice's summed), on samples samples;
+		// commands the servers' command time per grant in the cost
+		// windows, µs.
+		parts    map[string]float64
+		samples  int
+		commands []float64
+	}
 	uncErrors int
 	con       struct {
 		rate, wp50, wp99, wmax, hp50, hp99, hand, same, share, jain, overlaps, cost []float64
@@ -394,13 +403,24 @@ func (b *bench) measureGroup(ctx context.Context, trial int, g []*implAcc) error
 	}
 	if b.opts.has(Uncontended) {
 		runs, err := turns(Uncontended, func(s impls.Spec) load {
-			return b.oneKey(s, 1, false, b.opts.Duration)
+			l := b.oneKey(s, 1, false, b.opts.Duration)
+			l.profile = profiled(backendOf(s), s.Guest)
+			return l
 		})
 		if err != nil {
 			return err
 		}
 		for i, a := range g {
 			r := runs[i]
+			if r.samples > 0 {
+				if a.unc.parts == nil {
+					a.unc.parts = map[string]float64{}
+				}
+				for part, ns := range r.parts {
+					a.unc.parts[part] += ns
+				}
+				a.unc.samples += r.samples
+			}
 			q := Quantiles(r.waits(), 0.5, 0.99, 0.999)
 			a.unc.rate = append(a.unc.rate, r.rate())
 			a.unc.p50, a.unc.p99, a.unc.p999 = append(a.unc.p50, q[0]), append(a.unc.p99, q[1]), append(a.unc.p999, q[2])
@@ -541,11 +561,21 @@ func (b *bench) costWindows(ctx context.Context, a *implAcc) error {
 	if b.opts.has(Uncontended) {
 		l := b.oneKey(s, 1, false, b.opts.Duration)
 		l.cpu, l.pooled = true, pooled
+		var before, after time.Duration
+		timer := b.commandTimer(be)
+		if timer != nil {
+			ep := b.topo.Endpoints()[topology.Kind(be)]
+			l.before = func(ctx context.Context) (err error) { before, err = timer.CommandTime(ctx, ep); return err }
+			l.after = func(ctx context.Context) (err error) { after, err = timer.CommandTime(ctx, ep); return err }
+		}
 		r, err := b.measure(ctx, l)
 		if err != nil {
 			return fmt.Errorf("%s CPU: %w", Uncontended, err)
 		}
 		a.unc.cpuClient, a.unc.cpuServer = appendCPU(r, a.unc.cpuClient, a.unc.cpuServer)
+		if timer != nil && r.granted > 0 {
+			a.unc.commands = append(a.unc.commands, float64(after-before)/float64(time.Microsecond)/float64(r.granted))
+		}
 	}
 	if !b.opts.contended() {
 		return nil

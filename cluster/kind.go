@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/topology"
@@ -54,6 +55,14 @@ type ServerKind interface {
 	// know each other here (nil when it can), so a cell on an ensemble
 	// says so in advance instead of failing at the start.
 	Ensembles() error
+}
+
+// CommandTimer is a kind whose servers count the time they spent running
+// requests (Redis: INFO commandstats usec): CommandTime is that total so
+// far, over the servers a lock's requests land on, connection set-up left
+// out. The benchmark splits a lock's server CPU with it.
+type CommandTimer interface {
+	CommandTime(ctx context.Context, ep topology.Endpoint) (time.Duration, error)
 }
 
 // ReplicaStarter is a kind whose replicas cannot start everywhere its

@@ -365,39 +365,77 @@ func (redisKind) CostUnit() string { return "Redis commands" }
 
 func (redisKind) ServedAtSessionEnd() bool { return false }
 
-// Served sums INFO commandstats over every lock node.
-func (redisKind) Served(ctx context.Context, ep topology.Endpoint, settle bool) (float64, error) {
+// Served sums INFO commandstats over the servers a lock's requests land
+// on (lockServers).
+func (redisKind) Served(ctx context.Context, ep topology.Endpoint, _ bool) (float64, error) {
+	st, err := lockCommands(ctx, ep)
+	return st.calls, err
+}
+
+// CommandTime sums the time the servers a lock's requests land on spent
+// running commands (INFO commandstats usec, a script's own commands
+// included), connection set-up and replication left out.
+func (redisKind) CommandTime(ctx context.Context, ep topology.Endpoint) (time.Duration, error) {
+	st, err := lockCommands(ctx, ep)
+	return time.Duration(st.usec * float64(time.Microsecond)), err
+}
+
+// lockServers are the Redis servers a lock's requests land on: the master
+// the sentinels name now (not the sentinels, nor the replicas, whose
+// commands are the master's, replicated), a Redis Cluster's masters, or
+// every lock node.
+func lockServers(ctx context.Context, ep topology.Endpoint) ([]string, error) {
 	switch ep.Via {
 	case "sentinel":
-		return sentinelKind{}.Served(ctx, ep, settle)
-	case "cluster":
-		return redisClusterKind{}.Served(ctx, ep, settle)
-	}
-	var total float64
-	for _, addr := range ep.Addrs {
-		n, err := redisCommands(ctx, addr)
+		addr, err := RedisAddr(ctx, ep)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		total += n
+		return []string{addr}, nil
+	case "cluster":
+		return clusterMasters(ctx, ep)
+	}
+	return ep.Addrs, nil
+}
+
+// lockCommands sums redisCommands over lockServers.
+func lockCommands(ctx context.Context, ep topology.Endpoint) (commandStats, error) {
+	addrs, err := lockServers(ctx, ep)
+	if err != nil {
+		return commandStats{}, err
+	}
+	var total commandStats
+	for _, addr := range addrs {
+		st, err := redisCommands(ctx, addr)
+		if err != nil {
+			return commandStats{}, err
+		}
+		total.calls += st.calls
+		total.usec += st.usec
 	}
 	return total, nil
 }
 
 // connectionCommands are what a Redis client sends when it opens a
-// connection (and what the counters are read with): set-up, not locking.
-var connectionCommands = map[string]bool{"hello": true, "info": true, "select": true, "auth": true, "ping": true}
+// connection (and what the counters are read with), and what a replica
+// sends its master (a REPLCONF ACK every second): set-up and replication,
+// not locking.
+var connectionCommands = map[string]bool{"hello": true, "info": true, "select": true, "auth": true, "ping": true,
+	"replconf": true, "psync": true, "sync": true}
+
+// commandStats are a server's cumulative calls and µs spent in them.
+type commandStats struct{ calls, usec float64 }
 
 // redisCommands sums the calls of every command in INFO commandstats but
-// the connection set-up ones.
-func redisCommands(ctx context.Context, addr string) (float64, error) {
+// the connection set-up ones, and the µs spent in them.
+func redisCommands(ctx context.Context, addr string) (commandStats, error) {
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1})
 	defer rdb.Close()
 	info, err := rdb.Info(ctx, "commandstats").Result()
 	if err != nil {
-		return 0, fmt.Errorf("INFO commandstats on %s: %w", addr, err)
+		return commandStats{}, fmt.Errorf("INFO commandstats on %s: %w", addr, err)
 	}
-	var total float64
+	var total commandStats
 	for _, line := range strings.Split(info, "\n") {
 		// cmdstat_set:calls=12,usec=34,...
 		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
@@ -411,13 +449,20 @@ func redisCommands(ctx context.Context, addr string) (float64, error) {
 			continue
 		}
 		for _, f := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(f, "calls="); ok {
-				n, err := strconv.ParseFloat(v, 64)
-				if err != nil {
-					return 0, fmt.Errorf("INFO commandstats on %s: bad line %q", addr, line)
-				}
-				total += n
+			var sum *float64
+			var v string
+			if c, ok := strings.CutPrefix(f, "calls="); ok {
+				sum, v = &total.calls, c
+			} else if u, ok := strings.CutPrefix(f, "usec="); ok {
+				sum, v = &total.usec, u
+			} else {
+				continue
 			}
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return commandStats{}, fmt.Errorf("INFO commandstats on %s: bad line %q", addr, line)
+			}
+			*sum += n
 		}
 	}
 	return total, nil

@@ -354,26 +354,26 @@ func (redisClusterKind) CostUnit() string { return "Redis commands" }
 
 func (redisClusterKind) ServedAtSessionEnd() bool { return false }
 
-// Served sums the masters' commands (a replica's are its master's,
-// replicated); the clients' CLUSTER SLOTS are routing, not the lock's
-// cost (redisCommands leaves them out).
+// Served sums the masters' commands (lockServers); the clients' CLUSTER
+// SLOTS are routing, not the lock's cost (redisCommands leaves them out).
 func (redisClusterKind) Served(ctx context.Context, ep topology.Endpoint, _ bool) (float64, error) {
-	var total float64
+	st, err := lockCommands(ctx, ep)
+	return st.calls, err
+}
+
+// clusterMasters are the addresses of ep's nodes that are masters now.
+func clusterMasters(ctx context.Context, ep topology.Endpoint) ([]string, error) {
+	var out []string
 	for _, addr := range ep.Addrs {
 		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1})
 		info, err := c.Info(ctx, "replication").Result()
 		c.Close()
 		if err != nil {
-			return 0, fmt.Errorf("INFO replication on %s: %w", addr, err)
+			return nil, fmt.Errorf("INFO replication on %s: %w", addr, err)
 		}
-		if infoFields(info)["role"] != "master" {
-			continue
+		if infoFields(info)["role"] == "master" {
+			out = append(out, addr)
 		}
-		n, err := redisCommands(ctx, addr)
-		if err != nil {
-			return 0, err
-		}
-		total += n
 	}
-	return total, nil
+	return out, nil
 }

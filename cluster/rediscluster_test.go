@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/topology"
@@ -66,6 +68,7 @@ func TestRedisCluster(t *testing.T) {
 				t.Fatalf("lock clients are given %+v, want the six members via cluster", ep)
 			}
 			const key = "locklab-slot-test"
+			countersOfMasters(ctx, t, ep, key)
 			master, ok, err := topo.MasterOf(ctx, key)
 			if err != nil || !ok {
 				t.Fatalf("master of %q: %q, %v, %v", key, master, ok, err)
@@ -183,4 +186,56 @@ func TestRedisClusterMinorityMaster(t *testing.T) {
 	}
 	t.Logf("%s cut off: it refused writes (CLUSTERDOWN) from %v; %s promoted at %v", master,
 		refusedAt.Round(10*time.Millisecond), replica, promotedAt.Round(10*time.Millisecond))
+}
+
+// countersOfMasters checks the benchmark's two Redis counters on a
+// cluster: ten SETs through a cluster client are ten commands on the
+// masters (Served), and the masters' time in commands grows (CommandTime).
+func countersOfMasters(ctx context.Context, t *testing.T, ep topology.Endpoint, key string) {
+	t.Helper()
+	kind, err := KindOf(topology.Redis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timer, ok := kind.(CommandTimer)
+	if !ok {
+		t.Fatal("the Redis kind counts no command time")
+	}
+	// The client learns the commands and the slots on its first request:
+	// set-up, before the counters are read, as the benchmark warms its
+	// clients up.
+	rc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: ep.Addrs})
+	if err := rc.Set(ctx, key, "x", 0).Err(); err != nil {
+		rc.Close()
+		t.Fatal(err)
+	}
+	served, err := kind.Served(ctx, ep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spent, err := timer.CommandTime(ctx, ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if err := rc.Set(ctx, key, "x", 0).Err(); err != nil {
+			rc.Close()
+			t.Fatal(err)
+		}
+	}
+	rc.Close()
+	servedAfter, err := kind.Served(ctx, ep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spentAfter, err := timer.CommandTime(ctx, ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := servedAfter - served; got != 10 {
+		t.Errorf("the masters served %v commands for 10 SETs, want 10", got)
+	}
+	if spentAfter <= spent {
+		t.Errorf("the masters' time in commands went from %v to %v over 10 SETs", spent, spentAfter)
+	}
 }

@@ -278,14 +278,11 @@ func (sentinelKind) CostUnit() string { return "Redis commands" }
 
 func (sentinelKind) ServedAtSessionEnd() bool { return false }
 
-// Served counts the master's commands (the one the sentinels name now);
-// replication and the sentinels' own probes are not the lock's cost.
+// Served counts the master's commands (lockServers); the sentinels' own
+// probes are not the lock's cost.
 func (sentinelKind) Served(ctx context.Context, ep topology.Endpoint, _ bool) (float64, error) {
-	addr, err := RedisAddr(ctx, ep)
-	if err != nil {
-		return 0, err
-	}
-	return redisCommands(ctx, addr)
+	st, err := lockCommands(ctx, ep)
+	return st.calls, err
 }
 
 // RedisAddr is the address of the Redis server a client of ep talks to

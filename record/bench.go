@@ -184,7 +184,31 @@ type CPUPerPair struct {
 	// Servers: the lock's own servers and their backends; absent where the
 	// lab did not start them.
 	Servers *Stat `json:"servers_us,omitempty"`
+	// ClientParts splits the clients' median (uncontended only) by the
+	// code it ran, from a CPU profile of the lab's process over the same
+	// windows (the Part names): µs per pair. Absent for a guest, the
+	// in-process mutex and runs from before it was measured.
+	ClientParts map[string]float64 `json:"client_parts_us,omitempty"`
+	// ProfileSamples is how many profile samples ClientParts rests on.
+	ProfileSamples int `json:"profile_samples,omitempty"`
+	// ServerCommands is the time the servers spent running the lock's
+	// commands, per pair, as they count it themselves (Redis: INFO
+	// commandstats usec, scripts included): the rest of Servers is
+	// reading, parsing and answering requests. Redis only.
+	ServerCommands *Stat `json:"server_commands_us,omitempty"`
 }
+
+// The parts of a client's CPU a profile tells apart (CPUPerPair.ClientParts).
+const (
+	PartLock     = "lock"           // the lock's own code: ours under impls/, or a peer library's
+	PartLibrary  = "client library" // the client library the lock talks to its servers through
+	PartHarness  = "harness"        // the lab's own code driving the clients
+	PartRuntime  = "Go runtime"     // scheduler and garbage collector, not in a system call
+	PartSyscalls = "system calls"   // the kernel: sending and receiving the round trips, waking threads
+)
+
+// Parts lists the Part names in report order.
+var Parts = []string{PartLock, PartLibrary, PartHarness, PartRuntime, PartSyscalls}
 
 // ContendedR: Clients clients on one key, each doing a critical section on
 // the protected resource. Hand-off, fairness and cost come from the same run.
