@@ -64,7 +64,7 @@ func (b *bench) report(servers []record.Server) *record.Bench {
 				AcquireP99: NewStat(a.unc.p99), AcquireP999: NewStat(a.unc.p999), Errors: a.uncErrors,
 				CPU: cpuPerPair(a.unc.cpuClient, a.unc.cpuServer),
 			}
-			splitCPU(u.CPU, a.unc.parts, a.unc.samples, a.unc.commands)
+			splitCPU(u.CPU, a.unc.parts, a.unc.samples, a.unc.process, a.unc.commands)
 			// A lock on several nodes does each round trip as a fan-out to
 			// all of them: the bound is the fan-out's rate, the same round
 			// trip the targets' ceiling uses.
@@ -160,9 +160,10 @@ func cpuPerPair(client, server []float64) *record.CPUPerPair {
 	return c
 }
 
-// splitCPU adds to c where the clients' CPU went (the profile's shares of
-// the median) and the servers' time in commands.
-func splitCPU(c *record.CPUPerPair, parts map[string]float64, samples int, commands []float64) {
+// splitCPU adds to c this process's CPU per grant in the profiled slices,
+// shared among the parts as the profile's samples were, and the servers'
+// time in commands.
+func splitCPU(c *record.CPUPerPair, parts map[string]float64, samples int, process, commands []float64) {
 	if c == nil {
 		return
 	}
@@ -170,10 +171,12 @@ func splitCPU(c *record.CPUPerPair, parts map[string]float64, samples int, comma
 	for _, ns := range parts {
 		total += ns
 	}
-	if total > 0 {
+	if samples > 0 && total > 0 && len(process) > 0 {
+		st := NewStat(process)
+		c.Process = &st
 		c.ClientParts = map[string]float64{}
 		for part, ns := range parts {
-			c.ClientParts[part] = c.Clients.Median * ns / total
+			c.ClientParts[part] = st.Median * ns / total
 		}
 		c.ProfileSamples = samples
 	}

@@ -26,17 +26,20 @@ func cpuPartsSection(rep *record.Bench, p printer) {
 		return
 	}
 	p("## Where an uncontended pair's CPU goes\n\n")
-	p("The clients' CPU per acquire+release in the uncontended CPU windows above (its median), split by the code it\n")
-	p("ran, in the shares a CPU profile of the lab's process found over every uncontended slice of every trial (100\n")
-	p("samples per CPU-second; `samples` says how many). A sample is charged to the system call it is in, if any, else\n")
-	p("to the innermost function outside Go's standard library, else to the Go runtime: `lock` is the lock's own code\n")
-	p("(ours, or the peer library's), `library` the client library it talks through, `harness` the lab's code\n")
-	p("driving it, `runtime` the Go scheduler and garbage collector, `syscalls` the kernel sending and receiving each\n")
-	p("round trip and waking threads. A lock with as many round trips as another cannot avoid the other's system calls\n")
-	p("and runtime; what it adds in `lock` and `library` is its own. Beside them, the servers' CPU per pair and, where\n")
-	p("the servers count it (Redis: `INFO commandstats`), the part spent running the lock's commands and scripts: the\n")
-	p("rest is reading, parsing and answering requests, which every round trip costs. The last column takes the best\n")
-	p("peer's figures from ours (see \"Against the best peer\"): where our lock is behind, what it spends more on.\n\n")
+	p("The lab's process's CPU per acquire+release in every uncontended slice of every trial, the slices the rates\n")
+	p("above come from (a lock and its peers in turn), as the kernel counts it (`getrusage`, read around each slice),\n")
+	p("split in the shares a CPU profile of the same slices found (100 samples per CPU-second; `samples` says how many,\n")
+	p("and a part of a few samples is rough).\n")
+	p("A sample is charged to the system call it is in, if any, else to the innermost function outside Go's standard\n")
+	p("library, else to the Go runtime: `lock` is the lock's own code (ours, or the peer library's), `library` the\n")
+	p("client library it talks through, `harness` the lab's code driving it, `runtime` the Go scheduler and garbage\n")
+	p("collector, `syscalls` the kernel sending and receiving each round trip and waking threads. A lock with as many\n")
+	p("round trips as another cannot avoid the other's system calls and runtime; what it adds in `lock` and `library`\n")
+	p("is its own. Beside them, the servers' CPU per pair and, where the servers count it themselves (Redis: `INFO\n")
+	p("commandstats`), their time running the lock's commands and scripts, both read in the CPU windows above: the\n")
+	p("rest of the servers' CPU is reading, parsing and answering requests, which every round trip costs. The last\n")
+	p("column takes the best peer's figures from ours (see \"Against the best peer\"): where our lock is behind, what\n")
+	p("it spends more on; differences of a few µs are within the noise of these figures.\n\n")
 	best := map[string]string{}
 	for _, c := range bestPeers(rep) {
 		if c.workload == Uncontended {
@@ -47,7 +50,7 @@ func cpuPartsSection(rep *record.Bench, p printer) {
 	for _, r := range rep.Impls {
 		byName[r.Name] = r
 	}
-	heads := []string{"lock", "round trips", "clients, µs"}
+	heads := []string{"lock", "round trips", "process, µs"}
 	for _, part := range record.Parts {
 		heads = append(heads, partHeading(part))
 	}
@@ -56,7 +59,11 @@ func cpuPartsSection(rep *record.Bench, p printer) {
 	t := report.NewTable(heads...).AlignRight(right...).PadRule()
 	for _, r := range rows {
 		c := uncontendedCPU(r)
-		row := []string{labelOf(r), roundTripLabel(r), fmtStat(c.Clients)}
+		proc := "–"
+		if c.Process != nil {
+			proc = fmtStat(*c.Process)
+		}
+		row := []string{labelOf(r), roundTripLabel(r), proc}
 		for _, part := range record.Parts {
 			row = append(row, fmtNum(c.ClientParts[part]))
 		}
@@ -98,9 +105,19 @@ func uncontendedCPU(r record.BenchResult) *record.CPUPerPair {
 	return r.Uncontended.CPU
 }
 
+// profiledTotal is the profiled client CPU per pair, every part's.
+func profiledTotal(c *record.CPUPerPair) float64 {
+	var sum float64
+	for _, us := range c.ClientParts {
+		sum += us
+	}
+	return sum
+}
+
 // cpuDifference says how ours spends more (or less) CPU per pair than the
-// peer: the clients' difference with its two largest parts, and the
-// servers', with their command time where counted.
+// peer: the profiled clients' difference with its two largest parts, and
+// the servers' time in commands where counted (their CPU time, read in
+// windows apart, is too noisy to take one lock's from another's).
 func cpuDifference(ours, peer *record.CPUPerPair) string {
 	type diff struct {
 		part string
@@ -115,12 +132,9 @@ func cpuDifference(ours, peer *record.CPUPerPair) string {
 	for _, d := range ds[:2] {
 		parts = append(parts, d.part+" "+signed(d.us))
 	}
-	out := "clients " + signed(ours.Clients.Median-peer.Clients.Median) + " µs (" + strings.Join(parts, ", ") + ")"
-	if ours.Servers != nil && peer.Servers != nil {
-		out += ", servers " + signed(ours.Servers.Median-peer.Servers.Median) + " µs"
-		if ours.ServerCommands != nil && peer.ServerCommands != nil {
-			out += " (commands " + signed(ours.ServerCommands.Median-peer.ServerCommands.Median) + ")"
-		}
+	out := "clients " + signed(profiledTotal(ours)-profiledTotal(peer)) + " µs (" + strings.Join(parts, ", ") + ")"
+	if ours.ServerCommands != nil && peer.ServerCommands != nil {
+		out += ", server commands " + signed(ours.ServerCommands.Median-peer.ServerCommands.Median) + " µs"
 	}
 	return out
 }

@@ -66,6 +66,9 @@ type run struct {
 	// and how many samples it rests on (load.profile).
 	parts   map[string]float64
 	samples int
+	// processCPU is this process's CPU time in the profiled window, as
+	// the kernel counts it (getrusage): the total the parts share.
+	processCPU time.Duration
 }
 
 func (r *run) rate() float64 { return float64(len(r.pairs)) / r.duration.Seconds() }
@@ -372,6 +375,7 @@ func (s *session) window(ctx context.Context, d time.Duration, sides *cpuSides) 
 	close(gate)
 	wg.Wait()
 	if prof != nil {
+		res.processCPU = processCPU() - prof.cpuAtStart
 		res.parts = map[string]float64{}
 		var err error
 		if res.samples, err = prof.stop(res.parts); err != nil {
@@ -408,6 +412,7 @@ func (r *run) add(w *run) {
 			r.parts[part] += ns
 		}
 		r.samples += w.samples
+		r.processCPU += w.processCPU
 	}
 }
 

@@ -63,11 +63,14 @@ type implAcc struct {
 	unc  struct {
 		rate, p50, p99, p999, cpuClient, cpuServer []float64
 		// parts is the profiled client CPU of the interleaved windows by
-		// cpuPart (ns, every slice's summed), on samples samples;
-		// commands the servers' command time per grant in the cost
-		// windows, µs.
-		parts    map[string]float64
-		samples  int
+		// cpuPart (ns, every slice's summed), on samples samples, over
+		// grants grants; commands the servers' command time per grant in
+		// the cost windows, µs.
+		parts           map[string]float64
+		samples, grants int
+		// process is this process's CPU per grant in the profiled
+		// slices, one figure a trial (µs).
+		process  []float64
 		commands []float64
 	}
 	uncErrors int
@@ -420,6 +423,10 @@ func (b *bench) measureGroup(ctx context.Context, trial int, g []*implAcc) error
 					a.unc.parts[part] += ns
 				}
 				a.unc.samples += r.samples
+				a.unc.grants += r.granted
+				if r.granted > 0 {
+					a.unc.process = append(a.unc.process, float64(r.processCPU)/float64(time.Microsecond)/float64(r.granted))
+				}
 			}
 			q := Quantiles(r.waits(), 0.5, 0.99, 0.999)
 			a.unc.rate = append(a.unc.rate, r.rate())

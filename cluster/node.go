@@ -104,6 +104,16 @@ func (n *Node) LogPath() string { return n.Dir + "/server.log" }
 // PID of the running server process (the group leader), 0 if not running.
 func (n *Node) PID() int { return n.server.pid() }
 
+// processPID is the pid the server itself reports (Redis's process_id):
+// the started process's when it runs here, 0 in a container, whose server
+// sees its own pid namespace.
+func (n *Node) processPID() int {
+	if _, local := n.server.(*processServer); !local {
+		return 0
+	}
+	return n.server.pid()
+}
+
 // Kill crashes the server with SIGKILL: no shutdown, no final fsync.
 func (n *Node) Kill() error {
 	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)

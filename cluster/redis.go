@@ -127,11 +127,28 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 	return n, nil
 }
 
-// redisReady is the readiness probe: PING answers.
+// redisReady is the readiness probe: the server on n's address answers,
+// and, for a process of this machine, it is the one started for n. A port
+// handed to two servers once let a sentinel that had failed to bind pass
+// its probe on its neighbour's answer.
 func redisReady(ctx context.Context, n *Node) error {
 	c := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1, DialerRetries: 1, Dialer: n.dialer()})
 	defer c.Close()
-	return c.Ping(ctx).Err()
+	if err := c.Ping(ctx).Err(); err != nil {
+		return err
+	}
+	want := n.processPID()
+	if want == 0 {
+		return nil
+	}
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return err
+	}
+	if got := infoFields(info)["process_id"]; got != strconv.Itoa(want) {
+		return fmt.Errorf("%s is answered by process %s, not by %d started for %s", n.Addr, got, want, n.Name)
+	}
+	return nil
 }
 
 func splitHostPort(addr string) (string, string, error) {

@@ -184,10 +184,13 @@ type CPUPerPair struct {
 	// Servers: the lock's own servers and their backends; absent where the
 	// lab did not start them.
 	Servers *Stat `json:"servers_us,omitempty"`
-	// ClientParts splits the clients' median (uncontended only) by the
-	// code it ran, from a CPU profile of the lab's process over the same
-	// windows (the Part names): µs per pair. Absent for a guest, the
-	// in-process mutex and runs from before it was measured.
+	// Process is the lab's process's CPU per pair (uncontended only) in
+	// the interleaved slices the rates come from, one figure a trial, as
+	// the kernel counts it; ClientParts splits its median by the code it
+	// ran (the Part names), in µs, in the shares a CPU profile of the same
+	// slices found. Absent for a guest, the in-process mutex and runs from
+	// before they were measured.
+	Process     *Stat              `json:"process_us,omitempty"`
 	ClientParts map[string]float64 `json:"client_parts_us,omitempty"`
 	// ProfileSamples is how many profile samples ClientParts rests on.
 	ProfileSamples int `json:"profile_samples,omitempty"`
