@@ -18,7 +18,7 @@ import (
 func cpuPartsSection(rep *record.Bench, p printer) {
 	var rows []record.BenchResult
 	for _, r := range rep.Impls {
-		if c := uncontendedCPU(r); c != nil && len(c.ClientParts) > 0 {
+		if c := uncontendedCPU(r); c != nil && c.Process != nil {
 			rows = append(rows, r)
 		}
 	}
@@ -59,11 +59,7 @@ func cpuPartsSection(rep *record.Bench, p printer) {
 	t := report.NewTable(heads...).AlignRight(right...).PadRule()
 	for _, r := range rows {
 		c := uncontendedCPU(r)
-		proc := "–"
-		if c.Process != nil {
-			proc = fmtStat(*c.Process)
-		}
-		row := []string{labelOf(r), roundTripLabel(r), proc}
+		row := []string{labelOf(r), roundTripLabel(r), fmtStat(*c.Process)}
 		for _, part := range record.Parts {
 			row = append(row, fmtNum(c.ClientParts[part]))
 		}
@@ -76,7 +72,7 @@ func cpuPartsSection(rep *record.Bench, p printer) {
 		}
 		against := ""
 		if peer, ok := best[r.Name]; ok {
-			if pc := uncontendedCPU(byName[peer]); pc != nil && len(pc.ClientParts) > 0 {
+			if pc := uncontendedCPU(byName[peer]); pc != nil && pc.Process != nil {
 				against = "`" + peer + "`: " + cpuDifference(c, pc)
 			}
 		}
@@ -105,15 +101,6 @@ func uncontendedCPU(r record.BenchResult) *record.CPUPerPair {
 	return r.Uncontended.CPU
 }
 
-// profiledTotal is the profiled client CPU per pair, every part's.
-func profiledTotal(c *record.CPUPerPair) float64 {
-	var sum float64
-	for _, us := range c.ClientParts {
-		sum += us
-	}
-	return sum
-}
-
 // cpuDifference says how ours spends more (or less) CPU per pair than the
 // peer: the profiled clients' difference with its two largest parts, and
 // the servers' time in commands where counted (their CPU time, read in
@@ -132,7 +119,7 @@ func cpuDifference(ours, peer *record.CPUPerPair) string {
 	for _, d := range ds[:2] {
 		parts = append(parts, d.part+" "+signed(d.us))
 	}
-	out := "clients " + signed(profiledTotal(ours)-profiledTotal(peer)) + " µs (" + strings.Join(parts, ", ") + ")"
+	out := "clients " + signed(ours.Process.Median-peer.Process.Median) + " µs (" + strings.Join(parts, ", ") + ")"
 	if ours.ServerCommands != nil && peer.ServerCommands != nil {
 		out += ", server commands " + signed(ours.ServerCommands.Median-peer.ServerCommands.Median) + " µs"
 	}

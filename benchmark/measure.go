@@ -405,12 +405,7 @@ func (r *run) add(w *run) {
 	}
 	r.duration += w.duration
 	if w.samples > 0 {
-		if r.parts == nil {
-			r.parts = map[string]float64{}
-		}
-		for part, ns := range w.parts {
-			r.parts[part] += ns
-		}
+		r.parts = addParts(r.parts, w.parts)
 		r.samples += w.samples
 		r.processCPU += w.processCPU
 	}

@@ -163,6 +163,17 @@ func (p *cpuProfile) stop(parts map[string]float64) (int, error) {
 	return n, nil
 }
 
+// addParts adds src's CPU by part to dst (made when nil) and returns it.
+func addParts(dst, src map[string]float64) map[string]float64 {
+	if dst == nil {
+		dst = map[string]float64{}
+	}
+	for part, ns := range src {
+		dst[part] += ns
+	}
+	return dst
+}
+
 // profiled says whether a lock's uncontended window is profiled: a lock
 // whose clients run in this process and make round trips.
 func profiled(backend string, guest bool) bool {

@@ -63,11 +63,11 @@ type implAcc struct {
 	unc  struct {
 		rate, p50, p99, p999, cpuClient, cpuServer []float64
 		// parts is the profiled client CPU of the interleaved windows by
-		// cpuPart (ns, every slice's summed), on samples samples, over
-		// grants grants; commands the servers' command time per grant in
-		// the cost windows, µs.
-		parts           map[string]float64
-		samples, grants int
+		// cpuPart (ns, every slice's summed), on samples samples;
+		// commands the servers' command time per grant in the cost
+		// windows, µs.
+		parts   map[string]float64
+		samples int
 		// process is this process's CPU per grant in the profiled
 		// slices, one figure a trial (µs).
 		process  []float64
@@ -416,14 +416,8 @@ func (b *bench) measureGroup(ctx context.Context, trial int, g []*implAcc) error
 		for i, a := range g {
 			r := runs[i]
 			if r.samples > 0 {
-				if a.unc.parts == nil {
-					a.unc.parts = map[string]float64{}
-				}
-				for part, ns := range r.parts {
-					a.unc.parts[part] += ns
-				}
+				a.unc.parts = addParts(a.unc.parts, r.parts)
 				a.unc.samples += r.samples
-				a.unc.grants += r.granted
 				if r.granted > 0 {
 					a.unc.process = append(a.unc.process, float64(r.processCPU)/float64(time.Microsecond)/float64(r.granted))
 				}
