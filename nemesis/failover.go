@@ -130,7 +130,7 @@ func moveAddress(ctx context.Context, master, replica *cluster.Node) error {
 	}{
 		{master.Host, "ip", []string{"addr", "del", cidr, "dev", hosts.Dev}},
 		{replica.Host, "ip", []string{"addr", "add", cidr, "dev", hosts.Dev}},
-		{replica.Host, "iptables", []string{"-t", "nat", "-A", "PREROUTING", "-d", from.Addr().String(), "-p", "tcp",
+		{replica.Host, "iptables", []string{"-w", "-t", "nat", "-A", "PREROUTING", "-d", from.Addr().String(), "-p", "tcp",
 			"--dport", strconv.Itoa(int(from.Port())), "-m", "comment", "--comment", "locklab fail-over",
 			"-j", "DNAT", "--to-destination", net.JoinHostPort(to.Addr().String(), strconv.Itoa(int(to.Port())))}},
 	}

@@ -64,3 +64,27 @@ func TestScenariosThatRunAlone(t *testing.T) {
 		}
 	}
 }
+
+// A topology's cells share the machine unless the topology says why they
+// cannot (an ensemble whose start or elections take both cores); a
+// scenario that runs alone does so on every topology.
+func TestTopologiesThatRunAlone(t *testing.T) {
+	for _, tt := range []struct {
+		topology, scenario string
+		alone              bool
+	}{
+		{"single", "holder-crash", false},
+		{"zk-ensemble", "holder-crash", true},
+		{"etcd-cluster", "holder-crash", true},
+		{"redis-sentinel", "holder-crash", false},
+		{"redis-cluster", "holder-crash", false},
+		{"pg-replica-sync", "holder-crash", false},
+		{"mysql-wait-timeout", "holder-crash", false},
+		{"single", "server-restart", true},
+		{"redis-sentinel", "server-restart", true},
+	} {
+		if got := scenarios.RunsAlone(scenarios.Cell{Topology: tt.topology, Scenario: tt.scenario}); got != tt.alone {
+			t.Errorf("%s on %s: alone %v, want %v", tt.scenario, tt.topology, got, tt.alone)
+		}
+	}
+}

@@ -96,8 +96,9 @@ func RunCell(ctx context.Context, c Cell, runs int, base engine.Options) ([]*eng
 // with it, and the guest's conformance run covers the rest of make test's
 // share), and each other topology
 // briefly, as briefPlans says. `bench matrix` runs them all: a cell off the
-// single topology runs alone and takes a dozen seconds, and the other
-// locks' cells there repeat what the single topology shows of them.
+// single topology takes a dozen seconds or more, some of them alone
+// (topology.Named.Alone), and the other locks' cells there repeat what
+// the single topology shows of them.
 func Brief(cells []Cell) []Cell {
 	var out []Cell
 	seen := map[string]bool{}

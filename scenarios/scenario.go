@@ -70,13 +70,17 @@ type Scenario struct {
 }
 
 // RunsAlone says whether cell c must run with no other cell beside it: its
-// scenario is Alone, or it runs on a topology of several lock servers,
-// whose start (three JVMs for a ZooKeeper ensemble) and elections take
-// both cores of a small machine for seconds, long enough to delay another
-// cell's fault as much as to be delayed by it.
+// scenario is Alone, or its topology is (topology.Named.Alone: an ensemble
+// whose start and elections take both cores of a small machine for
+// seconds, long enough to delay another cell's fault as much as to be
+// delayed by it).
 func RunsAlone(c Cell) bool {
 	s, err := Lookup(c.Scenario)
-	return err != nil || s.Alone || topology.Or(c.Topology) != topology.SingleName
+	if err != nil || s.Alone {
+		return true
+	}
+	t, err := topology.Lookup(c.Topology)
+	return err != nil || t.Alone != ""
 }
 
 // AloneLast orders the positions of cells for running side by side: every

@@ -11,6 +11,7 @@ func init() {
 	Register(Named{
 		Name:    EtcdClusterName,
 		Summary: "an etcd cluster of three members (each on a host of its own under network faults); clients are given every member",
+		Alone:   "its members hear a heartbeat every 50 ms and elect a new leader after 500 ms without one, which a busy core can cause",
 		Kinds:   []Kind{Etcd},
 		Declare: func(need Need) (Declaration, error) {
 			return Ensemble(need, Etcd, 3)

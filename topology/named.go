@@ -52,6 +52,14 @@ type Named struct {
 	// for. The default benchmark measures that one instead; -topology
 	// still measures this one.
 	SameRequestsAs string
+	// Alone says why a cell on this topology runs with no other cell
+	// beside it in a matrix, or is empty: the cells of a topology whose
+	// start or elections take both cores of a small machine for seconds
+	// (three JVMs; a leader elected on a timeout) would delay another
+	// cell's fault as much as be delayed by it. A topology of light server
+	// processes shares the machine as the single one does, each cell on
+	// servers and hosts of its own.
+	Alone string
 }
 
 // Carries reports whether the topology can carry a lock of need's kind.
@@ -164,6 +172,7 @@ func init() {
 	Register(Named{
 		Name:    ZKEnsembleName,
 		Summary: "a ZooKeeper ensemble of three servers (each on a host of its own under network faults); clients may connect to any member",
+		Alone:   "three JVMs start and elect a leader, which takes both cores for seconds",
 		Kinds:   []Kind{ZooKeeper},
 		Declare: func(need Need) (Declaration, error) {
 			return Ensemble(need, ZooKeeper, 3)
