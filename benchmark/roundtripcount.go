@@ -22,7 +22,9 @@ import (
 // which costs no round trip; MONITOR marks those with "lua" and they are
 // left out. ZooKeeper counts zk_packets_received (mntr); PostgreSQL the
 // transactions of pg_stat_database (a statement outside a transaction block
-// is one transaction, and no lock here opens a block per pair). Commands
+// is one transaction, and no lock here opens a block per pair); MySQL its
+// Questions and prepares (a prepared statement costs a round trip to
+// prepare and one to execute, and Questions counts only the second). Commands
 // sent in one pipeline are one round trip but several in the feed: no lock
 // pipelines on its uncontended path (redis-fair does only while waiting).
 
@@ -32,10 +34,11 @@ const countPairs = 300
 
 // roundTripCounter names what each backend's count is read from.
 var roundTripCounter = map[string]string{
-	BackendRedis:          "Redis MONITOR: client commands, script-called ones left out",
-	BackendZooKeeper:      "ZooKeeper mntr zk_packets_received",
-	BackendPostgres:       "PostgreSQL pg_stat_database xact_commit + xact_rollback",
-	string(topology.Etcd): "etcd grpc_server_msg_received_total (keep-alives included)",
+	BackendRedis:           "Redis MONITOR: client commands, script-called ones left out",
+	BackendZooKeeper:       "ZooKeeper mntr zk_packets_received",
+	BackendPostgres:        "PostgreSQL pg_stat_database xact_commit + xact_rollback",
+	string(topology.Etcd):  "etcd grpc_server_msg_received_total (keep-alives included)",
+	string(topology.MySQL): "MariaDB Questions + Com_stmt_prepare",
 }
 
 // countRoundTrips runs countPairs uncontended pairs of one client and

@@ -424,14 +424,21 @@ func (mysqlKind) OpenCheapest(ctx context.Context, ep topology.Endpoint) (func(c
 	}, done, nil
 }
 
-func (mysqlKind) CostUnit() string { return "MySQL statements" }
+func (mysqlKind) CostUnit() string { return "MySQL requests" }
 
 // ServedAtSessionEnd: Served waits for every other session to end before
 // it reads Questions.
 func (mysqlKind) ServedAtSessionEnd() bool { return true }
 
-// Served reads how many statements the lock clients have sent the server:
-// its Questions counter, less the statements of the lab's own readings.
+// Served reads how many requests the lock clients have sent the server:
+// its Questions counter plus its Com_stmt_prepare, less the requests of
+// the lab's own readings. Questions leaves out a prepared statement's
+// COM_STMT_PREPARE, yet the client waits for its answer as for any
+// statement's: go-sql-driver prepares, executes and closes every
+// statement with arguments unless the DSN says interpolateParams, so
+// Questions alone counted such a statement as one round trip where it
+// costs two (COM_STMT_CLOSE is answered by nothing, and counted by
+// neither).
 // A reading's session counts its own statements while it lasts (taken off
 // here at once), and once it has ended they are everybody's; so the kind
 // keeps a ledger of what its readings sent to each server and takes that
@@ -461,16 +468,16 @@ func (mysqlKind) Served(ctx context.Context, ep topology.Endpoint, settle bool) 
 	}
 	var global, own float64
 	err = c.QueryRowContext(ctx, `SELECT
-		(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'QUESTIONS'),
-		(SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'QUESTIONS')`).Scan(&global, &own)
+		(SELECT SUM(VARIABLE_VALUE) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN ('QUESTIONS', 'COM_STMT_PREPARE')),
+		(SELECT SUM(VARIABLE_VALUE) FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME IN ('QUESTIONS', 'COM_STMT_PREPARE'))`).Scan(&global, &own)
 	if err != nil {
-		return 0, fmt.Errorf("read MySQL's Questions: %w", err)
+		return 0, fmt.Errorf("read MySQL's Questions and Com_stmt_prepare: %w", err)
 	}
 	readingsMu.Lock()
 	defer readingsMu.Unlock()
 	earlier := readings[cfg.Addr]
-	// MariaDB counts every command but COM_PING and COM_STATISTICS as a
-	// question, so the COM_QUIT that ends this reading's session counts too.
+	// MariaDB counts a COM_QUIT as a question, so the one that ends this
+	// reading's session counts too.
 	readings[cfg.Addr] = earlier + own + 1
 	return global - own - earlier, nil
 }

@@ -108,6 +108,43 @@ func testMySQLServer(t *testing.T) {
 				t.Fatalf("served %v statements for 5 SELECT 1 and a quit, want 6", got)
 			}
 		}},
+		{"served counts a prepared statement's prepare, which Questions leaves out", func(t *testing.T) {
+			// go-sql-driver prepares, executes and closes a statement with
+			// arguments unless the DSN says interpolateParams: two round
+			// trips, where an interpolated one takes one.
+			for _, tt := range []struct {
+				interpolate bool
+				want        float64
+			}{{false, 2*5 + 1}, {true, 5 + 1}} {
+				cfg, err := mysql.ParseDSN(ep.Addrs[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.InterpolateParams = tt.interpolate
+				before, err := kind.Served(ctx, ep, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, done, err := mysqlConn(ctx, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range 5 {
+					var got int
+					if err := c.QueryRowContext(ctx, "SELECT ?", i).Scan(&got); err != nil || got != i {
+						t.Fatalf("SELECT %d: %d, %v", i, got, err)
+					}
+				}
+				done()
+				after, err := kind.Served(ctx, ep, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := after - before; got != tt.want {
+					t.Errorf("interpolateParams %v: served %v requests for 5 SELECT ? and a quit, want %v", tt.interpolate, got, tt.want)
+				}
+			}
+		}},
 		{"a paused server answers nothing until resumed", func(t *testing.T) {
 			if err := n.Pause(); err != nil {
 				t.Fatal(err)

@@ -55,6 +55,13 @@ func newSettings(impl string, c impls.Config) (*settings, error) {
 	// Connecting (the TCP dial and the handshake) must fail before a lease
 	// would run out, not hang on a stalled server.
 	cfg.Timeout = 2 * s.op
+	// A statement with arguments is sent as one query with the arguments
+	// written into it (escaped by the driver for the connection's
+	// utf8mb4), not prepared, executed and closed: that takes two round
+	// trips where a lock's statement needs one, and database/sql prepares
+	// the statement anew at every call on a connection, so the prepare
+	// never pays for itself.
+	cfg.InterpolateParams = true
 	// The connection's attributes show in performance_schema, so a
 	// session can be told apart by people reading the server.
 	cfg.ConnectionAttributes = "program_name:locklab-" + impl + "-" + strings.ReplaceAll(c.ClientID, ",", "_")
