@@ -54,6 +54,8 @@ func TestScenariosThatRunAlone(t *testing.T) {
 		{"queued-waiter-pause", true},
 		{"pause-past-ttl", false},
 		{"late-release", false},
+		{"primary-failover", true},
+		{"sentinel-kill-at-grant", false},
 	} {
 		s, err := scenarios.Lookup(tt.scenario)
 		if err != nil {
@@ -79,7 +81,8 @@ func TestTopologiesThatRunAlone(t *testing.T) {
 		{"redis-sentinel", "holder-crash", false},
 		{"redis-cluster", "holder-crash", false},
 		{"pg-replica-sync", "holder-crash", false},
-		{"mysql-wait-timeout", "holder-crash", false},
+		{"pg-idle-timeouts", "pause-past-ttl", true},
+		{"mysql-wait-timeout", "slow-work-past-ttl", true},
 		{"single", "server-restart", true},
 		{"redis-sentinel", "server-restart", true},
 	} {

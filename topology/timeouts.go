@@ -31,6 +31,7 @@ func init() {
 			"idle_session_timeout), as production servers are configured against forgotten transactions and leaked connections",
 		SameRequestsAs: SingleName,
 		Kinds:          []Kind{Postgres},
+		Alone:          "a live holder keeps its session only as long as its watcher, every third of a TTL, comes within " + PGIdleTimeout + ": late by 167 ms under another cell's load, it loses the session",
 		Declare: func(need Need) (Declaration, error) {
 			return timedOut(need, Postgres, map[string]string{
 				"idle_in_transaction_session_timeout": PGIdleTimeout,
@@ -44,6 +45,7 @@ func init() {
 			"servers are configured against leaked connections",
 		SameRequestsAs: SingleName,
 		Kinds:          []Kind{MySQL},
+		Alone:          "a live holder keeps its session only as long as its watcher, every third of a TTL, comes within wait_timeout's second, as on pg-idle-timeouts",
 		Declare: func(need Need) (Declaration, error) {
 			return timedOut(need, MySQL, map[string]string{"wait_timeout": "1"})
 		},
