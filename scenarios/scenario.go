@@ -72,8 +72,8 @@ type Scenario struct {
 // RunsAlone says whether cell c must run with no other cell beside it: its
 // scenario is Alone, or its topology is (topology.Named.Alone: an ensemble
 // whose start and elections take both cores of a small machine for
-// seconds, long enough to delay another cell's fault as much as to be
-// delayed by it).
+// seconds, or a server whose idle timeout a keep-alive delayed by another
+// cell would miss).
 func RunsAlone(c Cell) bool {
 	s, err := Lookup(c.Scenario)
 	if err != nil || s.Alone {

@@ -56,7 +56,9 @@ type Named struct {
 	// beside it in a matrix, or is empty: the cells of a topology whose
 	// start or elections take both cores of a small machine for seconds
 	// (three JVMs; a leader elected on a timeout) would delay another
-	// cell's fault as much as be delayed by it. A topology of light server
+	// cell's fault as much as be delayed by it, and a server that ends an
+	// idle session would end a live holder's whose keep-alive another
+	// cell's load made late. A topology of light server
 	// processes shares the machine as the single one does, each cell on
 	// servers and hosts of its own.
 	Alone string
