@@ -23,7 +23,7 @@ func TestPagesFollowTheFigureRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m = append(m, others...)
+	m = append(m, others.Cells...)
 	recs, err := loadRecords(dir)
 	if err != nil {
 		t.Fatal(err)

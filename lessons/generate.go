@@ -224,7 +224,7 @@ func Generate(ctx context.Context, opt Options) error {
 // the page's runs, and its run sentences to their timelines, once the
 // generated blocks are rewritten: a new matrix that contradicts the prose
 // fails the regeneration, naming the sentences to rewrite.
-func checkProse(opt Options, recs map[string]Record, m, others Matrix, mErr error, bench *Bench) error {
+func checkProse(opt Options, recs map[string]Record, m Matrix, others Topologies, mErr error, bench *Bench) error {
 	var ev []Evidence
 	if mErr == nil {
 		ev = MatrixEvidence(m)
@@ -255,7 +255,7 @@ func checkProse(opt Options, recs map[string]Record, m, others Matrix, mErr erro
 			errs = append(errs, fmt.Errorf("%s: figure: %s", p.File, msg))
 		}
 		if mErr == nil {
-			for _, msg := range MatrixFigureProblems(string(b), append(append(Matrix{}, m...), others...)) {
+			for _, msg := range MatrixFigureProblems(string(b), append(append(Matrix{}, m...), others.Cells...)) {
 				errs = append(errs, fmt.Errorf("%s: figure: %s", p.File, msg))
 			}
 		}

@@ -43,45 +43,56 @@ func LoadMatrix(dir string) (Matrix, error) {
 	return m, nil
 }
 
+// Topologies holds the cells of every topology but the single one, and
+// the topologies some of whose cells came from a matrix of their own
+// rather than from the main one (a page names those files, and only those).
+type Topologies struct {
+	Cells   Matrix
+	OwnFile map[string]bool
+}
+
 // LoadTopologies reads the cells of every topology but the single one:
 // those in results/correctness.json (a matrix run on every topology), then
 // those of results/topologies/NAME/correctness.json that it lacks (`bench
 // matrix -topology NAME -out results/topologies/NAME`), each cell's files
 // made relative to results/. No such cell is no error: a page's cell of
 // another topology then reads as not measured.
-func LoadTopologies(dir string) (Matrix, error) {
-	var out Matrix
+func LoadTopologies(dir string) (Topologies, error) {
+	out := Topologies{OwnFile: map[string]bool{}}
 	key := func(c record.Cell) string {
 		return fmt.Sprintf("%s|%s|%s|%t", c.Impl, topology.Or(c.Topology), c.Scenario, c.Fencing)
 	}
 	have := map[string]bool{}
-	add := func(c record.Cell) {
+	add := func(c record.Cell, own bool) {
 		if topology.Or(c.Topology) != topology.SingleName && !have[key(c)] {
 			have[key(c)] = true
-			out = append(out, c)
+			out.Cells = append(out.Cells, c)
+			if own {
+				out.OwnFile[topology.Or(c.Topology)] = true
+			}
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "correctness.json")); err == nil {
 		var all Matrix
 		if err := json.Unmarshal(b, &all); err != nil {
-			return nil, fmt.Errorf("correctness.json: %w", err)
+			return Topologies{}, fmt.Errorf("correctness.json: %w", err)
 		}
 		for _, c := range all {
-			add(c)
+			add(c, false)
 		}
 	}
 	files, err := filepath.Glob(filepath.Join(dir, "topologies", "*", "correctness.json"))
 	if err != nil {
-		return nil, err
+		return Topologies{}, err
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return nil, err
+			return Topologies{}, err
 		}
 		var cells Matrix
 		if err := json.Unmarshal(b, &cells); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+			return Topologies{}, fmt.Errorf("%s: %w", f, err)
 		}
 		rel := filepath.ToSlash(filepath.Join("topologies", filepath.Base(filepath.Dir(f))))
 		for _, c := range cells {
@@ -90,7 +101,7 @@ func LoadTopologies(dir string) (Matrix, error) {
 					*p = rel + "/" + *p
 				}
 			}
-			add(c)
+			add(c, true)
 		}
 	}
 	return out, nil
@@ -147,7 +158,7 @@ const (
 )
 
 // pageBlocks renders every generated block of a lesson page.
-func pageBlocks(p Page, recs map[string]Record, m, others Matrix, mErr error, mSet string, b *Bench, bErr error) map[string]string {
+func pageBlocks(p Page, recs map[string]Record, m Matrix, others Topologies, mErr error, mSet string, b *Bench, bErr error) map[string]string {
 	blocks := map[string]string{}
 	if len(p.Impls) > 0 {
 		blocks["locks"] = locksBlock(p.Impls)
@@ -241,13 +252,13 @@ func linkedFigures(f map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-func figuresBlock(p Page, m, others Matrix, mErr error, mSet string, b *Bench, bErr error) string {
+func figuresBlock(p Page, m Matrix, others Topologies, mErr error, mSet string, b *Bench, bErr error) string {
 	var s strings.Builder
 	if len(p.Cells) > 0 {
 		s.WriteString("From `results/correctness.json` (the verdict matrix)")
 		var topos []string
 		for _, c := range p.Cells {
-			if _, t := c.lockOn(); t != topology.SingleName && !slices.Contains(topos, t) {
+			if _, t := c.lockOn(); others.OwnFile[t] && !slices.Contains(topos, t) {
 				topos = append(topos, t)
 			}
 		}
@@ -269,7 +280,7 @@ func figuresBlock(p Page, m, others Matrix, mErr error, mSet string, b *Bench, b
 					impl, topo := c.lockOn()
 					r, ok := m.find(impl, c.Scenario, fenced)
 					if topo != topology.SingleName {
-						r, ok = others.findOn(impl, topo, c.Scenario, fenced)
+						r, ok = others.Cells.findOn(impl, topo, c.Scenario, fenced)
 					}
 					if !ok {
 						continue
