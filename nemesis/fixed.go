@@ -187,7 +187,7 @@ var fixedSchedules = map[string]FixedSchedule{
 	// then, whose replicas owe it nothing.
 	"sentinel-kill-at-grant": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: ServerKill, Target: MasterTarget, Holder: "client-0",
-			After: failpointOr(impl, failpoint.AfterSetNX, failpoint.AfterAcquire), Duration: Duration(pastTTL(ttl) + time.Second)}, serverShape)
+			After: failpointOr(impl, failpoint.BeforeWait, failpoint.AfterAcquire), Duration: Duration(pastTTL(ttl) + time.Second)}, serverShape)
 	},
 	// sentinel-master-pause: on a Sentinel group, the master is SIGSTOPped
 	// while the holder is inside its section, as long as the split lasts
@@ -261,12 +261,13 @@ var fixedSchedules = map[string]FixedSchedule{
 }
 
 // splitAtGrant is the step of sentinel-split-at-grant: the master cut off
-// with the holder, stopped right after its acquire's write (between the
-// grant and a WAIT for replicas, where the lock has one), a second past a
-// lease's worth of pastTTL, as sentinel-master-split.
+// with the holder, stopped right after its grant was written (between the
+// grant and a WAIT for replicas, where the lock has one; after the PEXPIRE
+// of a lock that sets its expiry apart), a second past a lease's worth of
+// pastTTL, as sentinel-master-split.
 func splitAtGrant(impl string, ttl time.Duration) Step {
 	return Step{Kind: NetSplitWithHolder, Target: MasterTarget, Holder: "client-0",
-		After: failpointOr(impl, failpoint.AfterSetNX, failpoint.AfterAcquire), Duration: Duration(pastTTL(ttl) + time.Second)}
+		After: failpointOr(impl, failpoint.BeforeWait, failpoint.AfterAcquire), Duration: Duration(pastTTL(ttl) + time.Second)}
 }
 
 // queued is a queue step: client-1 holds and stops before its release,

@@ -7,6 +7,12 @@ package failpoint
 const (
 	// AfterSetNX: redis-setnx-expire has set the key but not yet its expiry.
 	AfterSetNX = "after-setnx"
+	// BeforeWait: a lock that confirms its grant with the replicas
+	// (redis-setnx-px-wait) has written its grant, expiry included, on the
+	// master and not yet asked for the replicas' acknowledgement. Not
+	// AfterSetNX: a fault meant to land on a written grant must not land on
+	// redis-setnx-expire's key without its expiry.
+	BeforeWait = "before-wait"
 	// BetweenGetAndDel: redis-get-del-release has checked the owner with GET
 	// but not yet sent DEL.
 	BetweenGetAndDel = "between-get-and-del"
@@ -26,4 +32,4 @@ const (
 )
 
 // All lists every failpoint name.
-var All = []string{AfterSetNX, BetweenGetAndDel, AfterAcquire, InWork, InCriticalSection, BeforeRelease}
+var All = []string{AfterSetNX, BeforeWait, BetweenGetAndDel, AfterAcquire, InWork, InCriticalSection, BeforeRelease}

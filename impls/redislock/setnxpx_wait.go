@@ -36,7 +36,7 @@ func init() {
 		Caps:       impls.Capabilities{Fencing: true, Expiry: true},
 		Backend:    impls.Backend{Kind: topology.Redis, Replicas: true},
 		Source:     "impls/redislock/setnxpx_wait.go",
-		Failpoints: []string{failpoint.AfterSetNX},
+		Failpoints: []string{failpoint.BeforeWait},
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			rdb, err := client(cfg, setnxPXWaitName)
 			if err != nil {
@@ -49,7 +49,7 @@ func init() {
 
 // NewSetNXPXWait is redis-setnx-px whose every grant waits for a replica's
 // acknowledgement (WAIT numreplicas timeout) before it is handed out. hit
-// is called at failpoint.AfterSetNX, between the grant and the WAIT.
+// is called at failpoint.BeforeWait, between the grant and the WAIT.
 //
 // A grant the WAIT finds short is released (owner-checked) and the acquire
 // fails with ErrBackend: the server granted, but the lock cannot say the
@@ -86,7 +86,7 @@ func NewSetNXPXWait(rdb redis.UniversalClient, ttl time.Duration, hit func(strin
 			return false, n, nil
 		}
 		if hit != nil {
-			hit(failpoint.AfterSetNX)
+			hit(failpoint.BeforeWait)
 		}
 		w, err := waitRoute(rdb, conn).Do(ctx, "wait", waitReplicas, timeout.Milliseconds()).Int64()
 		short := waitShortfall(w, err)
