@@ -187,7 +187,7 @@ var fixedSchedules = map[string]FixedSchedule{
 	// then, whose replicas owe it nothing.
 	"sentinel-kill-at-grant": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: ServerKill, Target: MasterTarget, Holder: "client-0",
-			After: failpointOr(impl, failpoint.BeforeWait, failpoint.AfterAcquire), Duration: Duration(pastTTL(ttl) + time.Second)}, serverShape)
+			After: atGrant(impl), Duration: Duration(pastTTL(ttl) + time.Second)}, serverShape)
 	},
 	// sentinel-master-pause: on a Sentinel group, the master is SIGSTOPped
 	// while the holder is inside its section, as long as the split lasts
@@ -267,7 +267,7 @@ var fixedSchedules = map[string]FixedSchedule{
 // pastTTL, as sentinel-master-split.
 func splitAtGrant(impl string, ttl time.Duration) Step {
 	return Step{Kind: NetSplitWithHolder, Target: MasterTarget, Holder: "client-0",
-		After: failpointOr(impl, failpoint.BeforeWait, failpoint.AfterAcquire), Duration: Duration(pastTTL(ttl) + time.Second)}
+		After: atGrant(impl), Duration: Duration(pastTTL(ttl) + time.Second)}
 }
 
 // queued is a queue step: client-1 holds and stops before its release,
@@ -282,6 +282,15 @@ func queued(impl string, fencing bool, ttl time.Duration, kind string) Schedule 
 // pastTTL is how long a pause or a cut lasts: well past the lease (or
 // ZooKeeper session), as in the scripted scenarios.
 func pastTTL(ttl time.Duration) time.Duration { return ttl*5/2 + 500*time.Millisecond }
+
+// atGrant is where the Sentinel scenarios "at the grant" stop the holder:
+// its grant written on the master, before a WAIT for replicas where the
+// lock has one, else right after its acquire. One place, because a lock's
+// point inside its acquire (redis-setnx-expire's after-setnx, before its
+// expiry is set) is not a written grant.
+func atGrant(impl string) string {
+	return failpointOr(impl, failpoint.BeforeWait, failpoint.AfterAcquire)
+}
 
 // failpointOr is the lock's own failpoint if it declares one, else the
 // generic fallback every client passes.

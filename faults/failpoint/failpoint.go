@@ -30,6 +30,3 @@ const (
 	// BeforeRelease: the client has written the resource and not yet released.
 	BeforeRelease = "before-release"
 )
-
-// All lists every failpoint name.
-var All = []string{AfterSetNX, BeforeWait, BetweenGetAndDel, AfterAcquire, InWork, InCriticalSection, BeforeRelease}
