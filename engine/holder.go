@@ -76,3 +76,9 @@ func (sw *sectionWatch) update() {
 
 // grantAfter waits, at most for bound, until some client records a grant
 // after time after, and returns its time.
+func (x *system) grantAfter(ctx context.Context, after int64, bound time.Duration) (int64, bool) {
+	x.mu.Lock()
+	all := append([]*Worker(nil), x.all...)
+	x.mu.Unlock()
+	return waitFor(ctx, all, lin.Acquired, after, bound)
+}

@@ -93,325 +93,281 @@ func ScheduleTopology(spec impls.Spec, s nemesis.Schedule) (topology.Declaration
 
 // runSchedule runs s on env's servers: the workers, the faults at their
 // times, the end of the run. It returns the merged history and when
-// recording stopped; the caller has the checker judge it.
+// recording stopped; the caller has the checker judge it. It is the one
+// orchestrator of a schedule's walk: it chooses each step's trigger
+// handler once, and asks the nemesis only for the kinds' inject and heal.
 func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(string, ...any)) (*ScheduleRun, int64, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	ttl := time.Duration(s.TTL)
 	work := scheduleWork(s)
-	sys := &system{env: env, next: s.Clients, work: work}
-	defer sys.stopAll()
-	// Each step's trigger; only the first can stop a client at a
-	// failpoint (Validate): that client alone takes the first grant and
-	// stops there; the others wait for "go".
-	triggers := make([]nemesis.Trigger, len(s.Faults))
-	for i, st := range s.Faults {
-		var err error
-		if triggers[i], err = st.Trigger(); err != nil {
-			return nil, 0, fmt.Errorf("fault %d: %w", i, err)
-		}
-	}
-	victim, trigger := -1, ""
-	if len(triggers) > 0 {
-		victim, trigger = nemesis.StoppedAt(triggers[0])
+	r := &scheduleRun{env: env, s: s, ttl: time.Duration(s.TTL), logf: logf,
+		sys: &system{env: env, next: s.Clients, work: work},
+		run: &ScheduleRun{Schedule: s, Injected: map[string]int{}}}
+	defer r.sys.stopAll()
+	handlers, err := handlersOf(s)
+	if err != nil {
+		return nil, 0, err
 	}
 	settlers, err := settlersOf(s)
 	if err != nil {
 		return nil, 0, err
 	}
-	for id := 0; id < s.Clients; id++ {
-		w, err := startWithRetry(ctx, env, id, func(ws *WorkerSpec) {
+	// Only the first step's trigger can stop a client at a failpoint
+	// (Validate): that client alone takes the first grant and stops
+	// there; the others wait for "go". A schedule without faults starts
+	// as one whose first step comes at a moment: nobody stops.
+	first := triggerHandler(atTime{})
+	if len(handlers) > 0 {
+		first = handlers[0]
+	}
+	if err := r.startClients(ctx, first, settlers); err != nil {
+		return nil, 0, err
+	}
+	if err := first.warmUp(ctx, r); err != nil {
+		return nil, 0, err
+	}
+	env.Phase(PhaseWarmUp)
+	r.t0 = time.Now()
+	for i, st := range s.Faults {
+		if err := r.strike(ctx, i, st, handlers[i]); err != nil {
+			return nil, 0, err
+		}
+	}
+	end, err := r.finish(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return r.run, end, nil
+}
+
+// scheduleRun is one schedule's run in progress on env's servers.
+type scheduleRun struct {
+	env  *Env
+	sys  *system
+	s    nemesis.Schedule
+	ttl  time.Duration
+	logf func(string, ...any)
+	run  *ScheduleRun
+	t0   time.Time // the run's time zero, the steps' At counts from it
+	// A heal can take longer than planned (a restarted server must
+	// answer first). No fault starts less than the liveness bound after
+	// the last heal really finished, and the run does not end before
+	// that either unless some client was granted the lock since: the
+	// checker then always sees a grant after every heal, or its whole
+	// bound without one, and a stuck verdict is the lock's, never a fault
+	// that came too soon or a run that ended too early.
+	notBefore, lastHeal time.Duration
+	healed              int64 // when the last heal finished (monotonic ns), 0 before
+}
+
+// startClients starts s.Clients workers, the one first stops armed at its
+// failpoint, and settles the servers before any client may be granted the
+// lock; it lets go every client that need not wait for the warm-up.
+func (r *scheduleRun) startClients(ctx context.Context, first triggerHandler, settlers []settleStep) error {
+	victim, failpoint := first.stopped()
+	work := r.sys.work
+	for id := 0; id < r.s.Clients; id++ {
+		w, err := startWithRetry(ctx, r.env, id, func(ws *WorkerSpec) {
 			work(ws)
 			switch {
-			case trigger != "" && id == victim:
-				ws.Arm = []string{trigger}
+			case failpoint != "" && id == victim:
+				ws.Arm = []string{failpoint}
 				// Settling comes before any grant, the victim's too.
 				ws.WaitForGo = len(settlers) > 0
-			case trigger != "" || len(settlers) > 0:
+			case failpoint != "" || len(settlers) > 0:
 				ws.WaitForGo = true
 			}
 		})
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
-		sys.slots = append(sys.slots, w)
-		sys.all = append(sys.all, w)
+		r.sys.slots = append(r.sys.slots, w)
+		r.sys.all = append(r.sys.all, w)
 	}
-	env.Phase(PhaseWorkers)
-	if len(settlers) > 0 {
-		if err := settleAll(ctx, env, sys, settlers, logf); err != nil {
-			return nil, 0, err
-		}
-		for i, w := range sys.slots {
-			// With a trigger, the victim alone goes now (goOthers below
-			// lets the rest go once it stands at its failpoint).
-			if trigger == "" || i == victim {
-				if err := w.Go(); err != nil {
-					return nil, 0, err
-				}
+	r.env.Phase(PhaseWorkers)
+	if len(settlers) == 0 {
+		return nil
+	}
+	if err := settleAll(ctx, r.env, r.sys, settlers, r.logf); err != nil {
+		return err
+	}
+	for i, w := range r.sys.slots {
+		// With a failpoint, the victim alone goes now (the first
+		// trigger's warm-up lets the rest go once it stands there).
+		if failpoint == "" || i == victim {
+			if err := w.Go(); err != nil {
+				return err
 			}
-		}
-	}
-	if trigger != "" {
-		if _, err := sys.slots[victim].Await(ctx, "failpoint "+trigger, 30*time.Second+5*ttl); err != nil {
-			return nil, 0, err
-		}
-		if err := sys.goOthers(ctx, victim, triggers[0]); err != nil {
-			return nil, 0, err
 		}
 	}
-	env.Phase(PhaseWarmUp)
-	run := &ScheduleRun{Schedule: s, Injected: map[string]int{}}
-	t0 := time.Now()
-	sleepUntil := func(at time.Duration) error {
-		select {
-		case <-time.After(time.Until(t0.Add(at))):
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	return nil
+}
+
+// strike is one step's fault from its trigger to its record.
+type strike struct {
+	i    int
+	st   nemesis.Step
+	kind nemesis.Kind
+	// target is what the kind strikes and heals (a role, the holder,
+	// resolved); shown is how the log and the record name it.
+	target, shown string
+	awaited       string // what the step awaited and saw before it struck
+	note          string // what the inject and the trigger's handler did
+	begin, whole  int64  // when the inject began, when the fault was whole
+	wholeAt       time.Time
+}
+
+// duration is how long the step's fault holds.
+func (f *strike) duration() time.Duration { return time.Duration(f.st.Duration) }
+
+// errorf wraps err with the step it failed.
+func (f *strike) errorf(err error) error {
+	return fmt.Errorf("fault %d (%s %s): %w", f.i, f.st.Kind, f.shown, err)
+}
+
+// strike runs step i: waits for its moment, aims, injects, waits out the
+// fault as its trigger asks, records the step's window, heals and records
+// the fault.
+func (r *scheduleRun) strike(ctx context.Context, i int, st nemesis.Step, h triggerHandler) error {
+	if err := r.sleepUntil(ctx, max(time.Duration(st.At), r.notBefore)); err != nil {
+		return err
 	}
-	// A heal can take longer than planned (a restarted server must answer
-	// first). No fault starts less than the liveness bound after the last
-	// heal really finished, and the run does not end before that either
-	// unless some client was granted the lock since: the checker then
-	// always sees a grant after every heal, or its whole bound without
-	// one, and a stuck verdict is the lock's, never a fault that came too
-	// soon or a run that ended too early.
-	bound := checker.Bound(ttl)
-	var notBefore, lastHeal time.Duration
-	var healed int64 // when the last heal finished (monotonic ns)
-	for i, st := range s.Faults {
-		if err := sleepUntil(max(time.Duration(st.At), notBefore)); err != nil {
-			return nil, 0, err
-		}
-		// Before the first fault (a schedule's lead) and between faults
-		// is the run going on between them.
-		env.Phase(PhaseAfter)
-		k, err := nemesis.Lookup(st.Kind)
-		if err != nil {
-			return nil, 0, err
-		}
-		// A fault aimed at the holder strikes the client in its section
-		// now; the history names which one.
-		target, shown := st.Target, st.Target
-		if _, ok := triggers[i].(nemesis.OnHolder); ok {
-			slot, how := sys.holder(ctx, ttl)
-			target = fmt.Sprintf("client-%d", slot)
-			shown = "holder " + target + how
-		}
-		// A fault aimed at a role strikes the server that has it now, and
-		// heals that same server even if the role has moved since.
-		var awaited string
-		if role, ok := nemesis.RoleOf(target); ok {
-			if target, err = sys.ServerWithRole(ctx, role); err != nil {
-				return nil, 0, fmt.Errorf("fault %d (%s %s): %w", i, st.Kind, shown, err)
-			}
-			shown = role + " " + target
-			if st.Await != "" {
-				// It strikes only once the state it waits for has come on
-				// that server (Validate allows an await on a master only);
-				// the wait is the nemesis's, the lock knows nothing of it.
-				if awaited, err = nemesis.AwaitOn(ctx, sys, st.Await, target); err != nil {
-					return nil, 0, fmt.Errorf("fault %d (%s %s): %w", i, st.Kind, shown, err)
-				}
-				logf("fault %d/%d: awaited %s", i+1, len(s.Faults), awaited)
-			}
-			if nemesis.WithHolder(st.Kind) {
-				// The server goes with the holder: the one stopped at its
-				// failpoint in a fixed schedule, or, drawn at a random
-				// moment by explore, whichever client holds the lock now.
-				var slot int
-				if held, ok := triggers[i].(nemesis.HeldAtFailpoint); ok {
-					slot = held.Holder
-					shown = fmt.Sprintf("%s with client-%d", shown, slot)
-				} else {
-					var how string
-					slot, how = sys.holder(ctx, ttl)
-					shown = fmt.Sprintf("%s with holder client-%d%s", shown, slot, how)
-				}
-				target = nemesis.Link(fmt.Sprintf("client-%d", slot), target)
-			}
-		}
-		if target == nemesis.HolderServerTarget {
-			held, ok := triggers[i].(nemesis.HeldAtFailpoint)
-			if !ok {
-				return nil, 0, fmt.Errorf("fault %d (%s %s): the holder's server needs a holder held at a failpoint", i, st.Kind, shown)
-			}
-			if target, err = sys.serverOf(ctx, held.Holder); err != nil {
-				return nil, 0, fmt.Errorf("fault %d (%s %s): %w", i, st.Kind, shown, err)
-			}
-			role, err := env.Topo.Role(ctx, target)
-			if err != nil {
-				role = "role unknown: " + err.Error()
-			}
-			shown = fmt.Sprintf("holder-server %s (client-%d's, the %s)", target, held.Holder, role)
-			if nemesis.ClientOnly(st.Kind) {
-				// A client fault: the holder's link to its server alone.
-				target = nemesis.Link(fmt.Sprintf("client-%d", held.Holder), target)
-			}
-		}
-		inj := sys.injection(st, target)
-		inj.Awaited = awaited
-		begin := lin.Now()
-		note, err := k.Inject(ctx, sys, target)
-		if err != nil {
-			return nil, 0, fmt.Errorf("fault %d (%s %s): inject: %w", i, st.Kind, shown, err)
-		}
-		logf("fault %d/%d: %s %s for %v", i+1, len(s.Faults), st.Kind, shown, time.Duration(st.Duration))
-		whole := lin.Now() // the cut is in place on every host only now
-		wholeAt := time.Now()
-		if trigger != "" && i == 0 {
-			note += ", at failpoint " + trigger
-		}
-		// The heal comes st.Duration after the fault was in place, even if
-		// injecting it took a while (a SIGSTOP waits for every thread).
-		// A victim stopped at a failpoint stays inside its section and
-		// leaves it just before the heal (a paused one reads the line when
-		// it wakes; a killed one reads nothing), except one cut off by the
-		// network: it goes on a TTL before the heal (at most half the cut),
-		// so that its write, to the resource it still reaches, and its
-		// release, to lock servers it does not, both meet the cut, as they
-		// would for a holder that cannot know it was cut off.
-		wait, inCut := time.Duration(st.Duration), time.Duration(0)
-		_, struckStopped := triggers[i].(nemesis.AtFailpoint)
-		if struckStopped && nemesis.IsNetwork(st.Kind) {
-			inCut = nemesis.InCut(ttl, wait)
-			wait -= inCut
-		}
-		held, isHeld := triggers[i].(nemesis.HeldAtFailpoint)
-		if isHeld && held.InFault {
-			// A holder held up by the fault goes on inside it, once another
-			// client has read the resource since the fault began, at the
-			// latest as long before the heal as a struck client would, and
-			// leaves after that section; the fault then runs its course.
-			// What the holder asks of a server cut off with it is answered
-			// as the cut left that server, not after whatever the heal
-			// lets through first (nemesis.Step.GoesOn).
-			if err := sys.handOff(ctx, victim, begin, wait-nemesis.InCut(ttl, wait)); err != nil {
-				return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
-			}
-			note += fmt.Sprintf(", %s went on %v into the fault", st.Holder, time.Since(wholeAt).Round(time.Millisecond))
-			wait = max(0, wait-time.Since(wholeAt))
-		}
-		if q, ok := triggers[i].(nemesis.InQueue); ok && q.HoldsThrough {
-			note += fmt.Sprintf(", waiting in line right behind %s, which holds through the fault inside its section", st.Holder)
-		} else if ok {
-			// The holder releases while the waiter struck in line right
-			// behind it is still dead or frozen: half a TTL in, so that the
-			// verdict does not hinge on where in its heartbeat cycle the
-			// waiter was struck (a ZooKeeper waiter's node outlives its
-			// process by two thirds of a session timeout to a whole one;
-			// released at once, the next grant fell either side of a TTL
-			// from run to run). A live waiter must be granted the lock
-			// within one TTL of the release, a window the checker judges.
-			settle(ctx, ttl/2)
-			wait -= ttl / 2
-			release := lin.Now()
-			env.Available = append(env.Available, checker.Window{
-				Name:  fmt.Sprintf("the TTL (%v) after the holder's release, a live waiter in line behind the silenced one", ttl),
-				Start: release, End: release + int64(ttl)})
-			if err := sys.slots[victim].Continue(); err != nil {
-				return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
-			}
-			note += fmt.Sprintf(", waiting in line right behind %s, which released %v into the fault", st.Holder, ttl/2)
-		}
-		for i, d := range []time.Duration{wait, inCut} {
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-				k.Heal(context.Background(), sys, target)
-				return nil, 0, ctx.Err()
-			}
-			if i == 0 && struckStopped {
-				if err := sys.slots[victim].Continue(); err != nil && st.Kind != nemesis.ClientKill {
-					return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
-				}
-			}
-		}
-		if st.Window != "" {
-			// The window the step declares runs from the moment its fault
-			// is whole (plus the grace) to the start of the heal.
-			w := checker.Window{Start: whole + int64(nemesis.WindowGrace(env.TTL)), End: lin.Now()}
-			switch st.Window {
-			case nemesis.KeepsGranting:
-				// Grants must come in it: the window gets no grace, as a
-				// grant early in it is to the good.
-				w.Name, w.Start = "minority-cut", whole
-				env.Available = append(env.Available, w)
-			case nemesis.GrantsNothing:
-				w.Name = "majority-cut"
-				env.QuorumLoss = append(env.QuorumLoss, w)
-			}
-		}
-		healNote, err := k.Heal(ctx, sys, target)
-		if err != nil {
-			return nil, 0, fmt.Errorf("fault %d (%s %s): heal: %w", i, st.Kind, shown, err)
-		}
-		q, queued := triggers[i].(nemesis.InQueue)
-		if isHeld && !held.InFault || queued && q.HoldsThrough {
-			// A holder held up by a fault on a server goes on after the
-			// heal, once another client has read the resource since the
-			// fault began (or holdUp passed), and leaves after that
-			// section.
-			if err := sys.handOff(ctx, victim, begin, holdUp(env, k)); err != nil {
-				return nil, 0, fmt.Errorf("continue client %d: %w", victim, err)
-			}
-		}
-		lastHeal = time.Since(t0)
-		notBefore = lastHeal + bound
-		healed = lin.Now()
-		inj.Note = note + "; " + healNote
-		if _, role := nemesis.RoleOf(st.Target); role || st.Target == nemesis.HolderServerTarget {
-			// The record keeps which server had the role when it struck.
-			inj.Note = shown + ": " + inj.Note
-		}
-		text := fmt.Sprintf("%s %s for %v (%s; %s)", st.Kind, shown, time.Duration(st.Duration), note, healNote)
-		if awaited != "" {
-			text += "; awaited " + awaited
-		}
-		env.Rec.Record(lin.FaultEvent(begin, healed, inj, text))
-		run.Injected[st.Kind]++
-		env.Phase(PhaseFault)
+	// Before the first fault (a schedule's lead) and between faults is
+	// the run going on between them.
+	r.env.Phase(PhaseAfter)
+	k, err := nemesis.Lookup(st.Kind)
+	if err != nil {
+		return err
 	}
-	if long := time.Duration(s.LongFor); long > 0 && healed != 0 {
-		if err := sleepUntil(lastHeal + long); err != nil {
-			return nil, 0, err
-		}
-		sys.shortWork()
+	f := &strike{i: i, st: st, kind: k, target: st.Target, shown: st.Target}
+	if err := h.aim(ctx, r, f); err != nil {
+		return err
 	}
-	if err := sleepUntil(time.Duration(s.Duration)); err != nil {
-		return nil, 0, err
+	inj := r.sys.injection(st, f.target)
+	inj.Awaited = f.awaited
+	f.begin = lin.Now()
+	if f.note, err = k.Inject(ctx, r.sys, f.target); err != nil {
+		return f.errorf(fmt.Errorf("inject: %w", err))
 	}
-	if rest := notBefore - time.Since(t0); healed != 0 && rest > 0 {
-		// Short of the bound: go on until a grant after the last heal,
-		// then for as long after it as the schedule leaves after its last
-		// heal (a lock can come back late: TCP backs off its retransmits
-		// during a cut), but never past the bound. No grant: the whole
-		// bound, and a little slack keeps the checker from calling the
-		// run too short to judge.
-		tail := time.Duration(s.Duration) - s.Faults[len(s.Faults)-1].Heal()
-		if g, ok := sys.grantAfter(ctx, healed, rest); ok {
-			if err := sleepUntil(min(notBefore, time.Since(t0)+tail-time.Duration(lin.Now()-g))); err != nil {
-				return nil, 0, err
-			}
-		} else if err := sleepUntil(notBefore + 100*time.Millisecond); err != nil {
-			return nil, 0, err
+	r.logf("fault %d/%d: %s %s for %v", i+1, len(r.s.Faults), st.Kind, f.shown, f.duration())
+	f.whole = lin.Now() // the cut is in place on every host only now
+	f.wholeAt = time.Now()
+	if _, failpoint := h.stopped(); failpoint != "" {
+		f.note += ", at failpoint " + failpoint
+	}
+	// The heal comes the step's duration after the fault was in place,
+	// even if injecting it took a while (a SIGSTOP waits for every
+	// thread); the trigger's handler waits it out.
+	if err := h.during(ctx, r, f); err != nil {
+		return err
+	}
+	r.window(f)
+	healNote, err := k.Heal(ctx, r.sys, f.target)
+	if err != nil {
+		return f.errorf(fmt.Errorf("heal: %w", err))
+	}
+	if err := h.healed(ctx, r, f); err != nil {
+		return err
+	}
+	r.lastHeal = time.Since(r.t0)
+	r.notBefore = r.lastHeal + checker.Bound(r.ttl)
+	r.healed = lin.Now()
+	r.record(f, inj, healNote)
+	return nil
+}
+
+// window records the window f's step declares: from the moment its fault
+// is whole (plus the grace) to the start of the heal.
+func (r *scheduleRun) window(f *strike) {
+	if f.st.Window == "" {
+		return
+	}
+	w := checker.Window{Start: f.whole + int64(nemesis.WindowGrace(r.env.TTL)), End: lin.Now()}
+	switch f.st.Window {
+	case nemesis.KeepsGranting:
+		// Grants must come in it: the window gets no grace, as a grant
+		// early in it is to the good.
+		w.Name, w.Start = "minority-cut", f.whole
+		r.env.Available = append(r.env.Available, w)
+	case nemesis.GrantsNothing:
+		w.Name = "majority-cut"
+		r.env.QuorumLoss = append(r.env.QuorumLoss, w)
+	}
+}
+
+// record puts f's fault, healed, on the history.
+func (r *scheduleRun) record(f *strike, inj lin.Injection, healNote string) {
+	inj.Note = f.note + "; " + healNote
+	if _, role := nemesis.RoleOf(f.st.Target); role || f.st.Target == nemesis.HolderServerTarget {
+		// The record keeps which server had the role when it struck.
+		inj.Note = f.shown + ": " + inj.Note
+	}
+	text := fmt.Sprintf("%s %s for %v (%s; %s)", f.st.Kind, f.shown, f.duration(), f.note, healNote)
+	if f.awaited != "" {
+		text += "; awaited " + f.awaited
+	}
+	r.env.Rec.Record(lin.FaultEvent(f.begin, r.healed, inj, text))
+	r.run.Injected[f.st.Kind]++
+	r.env.Phase(PhaseFault)
+}
+
+// finish runs the workload to the schedule's end, and on past it until
+// the checker can judge the last heal, then stops the workers and merges
+// their histories. It returns when recording stopped.
+func (r *scheduleRun) finish(ctx context.Context) (int64, error) {
+	if long := time.Duration(r.s.LongFor); long > 0 && r.healed != 0 {
+		if err := r.sleepUntil(ctx, r.lastHeal+long); err != nil {
+			return 0, err
 		}
+		r.sys.shortWork()
+	}
+	if err := r.sleepUntil(ctx, time.Duration(r.s.Duration)); err != nil {
+		return 0, err
+	}
+	if err := r.awaitGrant(ctx); err != nil {
+		return 0, err
 	}
 	if ctx.Err() != nil {
-		return nil, 0, ctx.Err()
+		return 0, ctx.Err()
 	}
 	end := lin.Now()
-	env.Phase(PhaseAfter)
-	sys.stopAll()
-	if err := env.collect(sys.all); err != nil {
-		return nil, 0, err
+	r.env.Phase(PhaseAfter)
+	r.sys.stopAll()
+	if err := r.env.collect(r.sys.all); err != nil {
+		return 0, err
 	}
-	env.Phase(PhaseStop)
-	run.Events = env.Rec.Events()
-	return run, end, nil
+	r.env.Phase(PhaseStop)
+	r.run.Events = r.env.Rec.Events()
+	return end, nil
+}
+
+// awaitGrant goes on, when the run is short of the bound after its last
+// heal, until a grant after that heal, then for as long after it as the
+// schedule leaves after its last heal (a lock can come back late: TCP
+// backs off its retransmits during a cut), but never past the bound. No
+// grant: the whole bound, and a little slack keeps the checker from
+// calling the run too short to judge.
+func (r *scheduleRun) awaitGrant(ctx context.Context) error {
+	rest := r.notBefore - time.Since(r.t0)
+	if r.healed == 0 || rest <= 0 {
+		return nil
+	}
+	tail := time.Duration(r.s.Duration) - r.s.Faults[len(r.s.Faults)-1].Heal()
+	if g, ok := r.sys.grantAfter(ctx, r.healed, rest); ok {
+		return r.sleepUntil(ctx, min(r.notBefore, time.Since(r.t0)+tail-time.Duration(lin.Now()-g)))
+	}
+	return r.sleepUntil(ctx, r.notBefore+100*time.Millisecond)
+}
+
+// sleepUntil sleeps until at after the run's time zero, or until ctx ends.
+func (r *scheduleRun) sleepUntil(ctx context.Context, at time.Duration) error {
+	select {
+	case <-time.After(time.Until(r.t0.Add(at))):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // scheduleWork sets a worker's critical-section work for s: the

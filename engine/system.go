@@ -181,18 +181,6 @@ func (x *system) LockServers() []string {
 	return out
 }
 
-// goOthers lets every client but the one stopped at first's failpoint
-// start contending. For a queue step they join the lock's line in a known
-// order, while the stopped client holds the lock: first's target, the
-// waiter it strikes, then, once it had time to join, the rest. Joining a
-// line is one request (a queue entry, a sequential node) sent at once.
-func (x *system) grantAfter(ctx context.Context, after int64, bound time.Duration) (int64, bool) {
-	x.mu.Lock()
-	all := append([]*Worker(nil), x.all...)
-	x.mu.Unlock()
-	return waitFor(ctx, all, lin.Acquired, after, bound)
-}
-
 // shortWork gives every client the short sections of the scripted
 // scenarios from its next section on (nemesis.Schedule.LongFor), a
 // replacement started later too.
@@ -221,29 +209,6 @@ func (x *system) stopAll() {
 	x.mu.Unlock()
 	r := &ScriptRun{Env: x.env, Workers: all}
 	r.stopWorkers()
-}
-
-func (x *system) goOthers(ctx context.Context, stopped int, t nemesis.Trigger) error {
-	q, queued := t.(nemesis.InQueue)
-	waiter := -1
-	if queued {
-		waiter = q.Waiter
-		if err := x.slots[waiter].Go(); err != nil {
-			return err
-		}
-		settle(ctx, queueSettle(x.env))
-	}
-	for i, w := range x.slots {
-		if i != stopped && i != waiter {
-			if err := w.Go(); err != nil {
-				return err
-			}
-		}
-	}
-	if queued {
-		settle(ctx, queueSettle(x.env))
-	}
-	return nil
 }
 
 // handOff lets the client in slot go on from its failpoint once another

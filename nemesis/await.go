@@ -42,22 +42,19 @@ const awaitPoll = 10 * time.Millisecond
 // Awaits lists the values Step.Await can take.
 var Awaits = []Await{ReplicaAcked}
 
-// AwaitOn waits for a on server (the step's target, resolved) and returns
-// what it awaited and saw, for the fault's record; an error when it did
-// not come within its bound.
-func AwaitOn(ctx context.Context, sys System, a Await, server string) (string, error) {
+// AwaitOn waits for a on server (the step's target, resolved by the
+// engine, which hands over the node itself so the wait needs nothing more
+// of the running system) and returns what it awaited and saw, for the
+// fault's record; an error when it did not come within its bound.
+func AwaitOn(ctx context.Context, a Await, server *cluster.Node) (string, error) {
 	switch a {
 	case ReplicaAcked:
-		n, err := sys.Server(server)
-		if err != nil {
-			return "", fmt.Errorf("await %s: %w", a, err)
-		}
-		w, err := cluster.WatchReplication(n)
+		w, err := cluster.WatchReplication(server)
 		if err != nil {
 			return "", fmt.Errorf("await %s: %w", a, err)
 		}
 		defer w.Close()
-		return awaitReplicaAck(ctx, w.Read, server, ReplicaAckBound, awaitPoll)
+		return awaitReplicaAck(ctx, w.Read, server.Name, ReplicaAckBound, awaitPoll)
 	}
 	return "", fmt.Errorf("unknown await %q; valid: %v", a, Awaits)
 }

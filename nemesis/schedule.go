@@ -206,56 +206,8 @@ func (s Schedule) Validate() error {
 	topo.Replica = topo.Replica || slices.ContainsFunc(s.Faults, func(st Step) bool { return st.Kind == FailOver })
 	var prevHeal time.Duration
 	for i, st := range s.Faults {
-		k, err := Lookup(st.Kind)
-		if err != nil {
+		if err := validStep(spec, topo, i, st); err != nil {
 			return fmt.Errorf("fault %d: %w", i, err)
-		}
-		if err := k.Applies(spec, topo); err != nil {
-			return fmt.Errorf("fault %d: %s does not apply to %s: %w", i, st.Kind, spec.Name, err)
-		}
-		if !kindTargets(k, topo, st.Target) {
-			targets := k.Targets(topo)
-			if strikesClients(targets) {
-				targets = append(targets, HolderTarget)
-			}
-			return fmt.Errorf("fault %d: %s cannot strike %q; targets: %v", i, st.Kind, st.Target, targets)
-		}
-		if st.At < 0 || st.Duration < 0 {
-			return fmt.Errorf("fault %d: negative time", i)
-		}
-		if st.After != "" && st.Target == HolderTarget {
-			return fmt.Errorf("fault %d: a failpoint step names the client it stops, not %q", i, HolderTarget)
-		}
-		if _, ok := k.(atFailpoint); ok && st.After == "" {
-			return fmt.Errorf("fault %d: %s strikes only a client stopped at a failpoint (after)", i, st.Kind)
-		}
-		if st.After != "" {
-			if err := validAfter(spec, topo, i, st); err != nil {
-				return fmt.Errorf("fault %d: %w", i, err)
-			}
-		} else if st.Holder != "" {
-			return fmt.Errorf("fault %d: a holder is the client stopped at a failpoint, and the step names none (after)", i)
-		}
-		if st.Queue {
-			if err := validQueue(topo, st); err != nil {
-				return fmt.Errorf("fault %d: %w", i, err)
-			}
-		}
-		// The specific checks above come first: their messages say more.
-		if _, err := st.Trigger(); err != nil {
-			return fmt.Errorf("fault %d: %w", i, err)
-		}
-		if err := validWindow(topo, st); err != nil {
-			return fmt.Errorf("fault %d: %w", i, err)
-		}
-		if err := validAwait(topo, st); err != nil {
-			return fmt.Errorf("fault %d: %w", i, err)
-		}
-		if st.GoesOn != "" && st.GoesOn != InFault {
-			return fmt.Errorf("fault %d: unknown goes_on %q; valid: %s", i, st.GoesOn, InFault)
-		}
-		if st.GoesOn != "" && (st.Holder == "" || st.Queue) {
-			return fmt.Errorf("fault %d: goes_on says when the holder a server fault holds up goes on: the step needs a holder (after, holder) and no queue", i)
 		}
 		if st.Kind == FailOver && i != len(s.Faults)-1 {
 			// The old master stays dead and its address moved: nothing
@@ -269,6 +221,69 @@ func (s Schedule) Validate() error {
 	}
 	if prevHeal > time.Duration(s.Duration) {
 		return fmt.Errorf("the last fault heals at %v, after the run ends (%v)", prevHeal, time.Duration(s.Duration))
+	}
+	return nil
+}
+
+// validStep checks step i on its own: a kind that applies, a target it
+// can strike, then its trigger.
+func validStep(spec impls.Spec, topo Topology, i int, st Step) error {
+	k, err := Lookup(st.Kind)
+	if err != nil {
+		return err
+	}
+	if err := k.Applies(spec, topo); err != nil {
+		return fmt.Errorf("%s does not apply to %s: %w", st.Kind, spec.Name, err)
+	}
+	if !kindTargets(k, topo, st.Target) {
+		targets := k.Targets(topo)
+		if strikesClients(targets) {
+			targets = append(targets, HolderTarget)
+		}
+		return fmt.Errorf("%s cannot strike %q; targets: %v", st.Kind, st.Target, targets)
+	}
+	if st.At < 0 || st.Duration < 0 {
+		return errors.New("negative time")
+	}
+	return validTrigger(spec, topo, i, k, st)
+}
+
+// validTrigger checks when and around which client step i strikes: its
+// failpoint, holder, queue, window, await and goes_on. The specific
+// checks come before Step.Trigger's: their messages say more.
+func validTrigger(spec impls.Spec, topo Topology, i int, k Kind, st Step) error {
+	if st.After != "" && st.Target == HolderTarget {
+		return fmt.Errorf("a failpoint step names the client it stops, not %q", HolderTarget)
+	}
+	if _, ok := k.(atFailpoint); ok && st.After == "" {
+		return fmt.Errorf("%s strikes only a client stopped at a failpoint (after)", st.Kind)
+	}
+	if st.After != "" {
+		if err := validAfter(spec, topo, i, st); err != nil {
+			return err
+		}
+	} else if st.Holder != "" {
+		return errors.New("a holder is the client stopped at a failpoint, and the step names none (after)")
+	}
+	if st.Queue {
+		if err := validQueue(topo, st); err != nil {
+			return err
+		}
+	}
+	if _, err := st.Trigger(); err != nil {
+		return err
+	}
+	if err := validWindow(topo, st); err != nil {
+		return err
+	}
+	if err := validAwait(topo, st); err != nil {
+		return err
+	}
+	if st.GoesOn != "" && st.GoesOn != InFault {
+		return fmt.Errorf("unknown goes_on %q; valid: %s", st.GoesOn, InFault)
+	}
+	if st.GoesOn != "" && (st.Holder == "" || st.Queue) {
+		return errors.New("goes_on says when the holder a server fault holds up goes on: the step needs a holder (after, holder) and no queue")
 	}
 	return nil
 }

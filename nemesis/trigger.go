@@ -11,7 +11,8 @@ import (
 // OnHolder, AtFailpoint, HeldAtFailpoint and InQueue. A schedule file keeps
 // the flat fields of Step (at, target, after, holder, queue), so that files
 // written before stay readable; Step.Trigger reads them into one of these,
-// and the engine switches on the type, never on a combination of fields.
+// and the engine chooses each step's handler by the type, once
+// (engine/trigger.go), never by a combination of fields.
 type Trigger interface{ trigger() }
 
 // AtTime strikes At after the workload starts.
@@ -90,18 +91,4 @@ func (s Step) Trigger() (Trigger, error) {
 	default:
 		return AtFailpoint{Failpoint: s.After, Client: stopped}, nil
 	}
-}
-
-// StoppedAt is the client a trigger stops at a failpoint and the
-// failpoint, -1 and "" if none.
-func StoppedAt(t Trigger) (slot int, failpoint string) {
-	switch t := t.(type) {
-	case AtFailpoint:
-		return t.Client, t.Failpoint
-	case HeldAtFailpoint:
-		return t.Holder, t.Failpoint
-	case InQueue:
-		return t.Holder, t.Failpoint
-	}
-	return -1, ""
 }

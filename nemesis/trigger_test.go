@@ -54,7 +54,6 @@ func ExampleStep_Trigger() {
 	if err != nil {
 		panic(err)
 	}
-	slot, fp := StoppedAt(t)
-	fmt.Printf("%T: client %d stopped at %s\n", t, slot, fp)
-	// Output: nemesis.HeldAtFailpoint: client 0 stopped at in-critical-section
+	fmt.Printf("%T: %+v\n", t, t)
+	// Output: nemesis.HeldAtFailpoint: {Failpoint:in-critical-section Holder:0 InFault:false}
 }
