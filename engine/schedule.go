@@ -95,14 +95,14 @@ func ScheduleTopology(spec impls.Spec, s nemesis.Schedule) (topology.Declaration
 // times, the end of the run. It returns the merged history and when
 // recording stopped; the caller has the checker judge it. It is the one
 // orchestrator of a schedule's walk: it chooses each step's trigger
-// handler once, and asks the nemesis only for the kinds' inject and heal.
+// handler once (handlerOf) and calls each in turn; the nemesis answers
+// what a step means and acts through its kinds, and never drives the run.
 func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(string, ...any)) (*ScheduleRun, int64, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	work := scheduleWork(s)
 	r := &scheduleRun{env: env, s: s, ttl: time.Duration(s.TTL), logf: logf,
-		sys: &system{env: env, next: s.Clients, work: work},
+		sys: &system{env: env, next: s.Clients, work: scheduleWork(s)},
 		run: &ScheduleRun{Schedule: s, Injected: map[string]int{}}}
 	defer r.sys.stopAll()
 	handlers, err := handlersOf(s)
