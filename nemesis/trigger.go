@@ -25,7 +25,7 @@ type OnHolder struct{ At time.Duration }
 // AtFailpoint lets client Client alone take the first grant and stop at
 // Failpoint, inside its section; the others start contending only then, the
 // fault strikes Client there, and Client goes on from the failpoint just
-// before the heal (a cut-off one earlier: see the engine).
+// before the heal (a cut-off one earlier: see engine/trigger_atfailpoint.go).
 type AtFailpoint struct {
 	Failpoint string
 	Client    int
