@@ -46,21 +46,6 @@ func TestEveryCellHasAJob(t *testing.T) {
 	}
 }
 
-// Each scenario names exactly one thing for the engine to run.
-func TestScenariosNameOneBody(t *testing.T) {
-	for _, s := range scenarios.All() {
-		n := 0
-		for _, name := range []string{s.Schedule, s.Script, s.Workload} {
-			if name != "" {
-				n++
-			}
-		}
-		if n != 1 {
-			t.Errorf("%s names %d of a schedule (%q), a script (%q) and a workload (%q), want 1", s.Name, n, s.Schedule, s.Script, s.Workload)
-		}
-	}
-}
-
 // A schedule scenario applies to a lock on a topology exactly when its
 // other conditions hold and the engine can build its fixed schedule's job
 // (FixedJob): scenarios answers from the schedule's data, without the

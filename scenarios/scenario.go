@@ -119,12 +119,22 @@ var (
 	reg   = map[string]Scenario{}
 )
 
-// Register adds a scenario.
+// Register adds a scenario, which names exactly one of a schedule, a
+// script and a workload for the engine to run.
 func Register(s Scenario) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	if _, dup := reg[s.Name]; dup {
 		panic("scenarios: duplicate scenario " + s.Name)
+	}
+	named := 0
+	for _, n := range []string{s.Schedule, s.Script, s.Workload} {
+		if n != "" {
+			named++
+		}
+	}
+	if named != 1 {
+		panic(fmt.Sprintf("scenarios: %s names %d of a schedule (%q), a script (%q) and a workload (%q), want one", s.Name, named, s.Schedule, s.Script, s.Workload))
 	}
 	reg[s.Name] = s
 }
