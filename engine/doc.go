@@ -6,8 +6,10 @@
 //
 // Three bodies share it: RunSchedule (a nemesis schedule, fixed or drawn,
 // which is what explore, the shrinker's replays and most matrix cells
-// run), RunScript (the scripted scenarios no schedule step expresses yet)
-// and the in-process bodies of package scenarios (contention, hand-off),
-// all started through Run or RunSchedule, which make the run dir, start
-// and stop the servers and reset the protected counter in one place.
+// run), RunScript (the scripted faults no schedule step expresses yet)
+// and the in-process workloads (contention, hand-off, re-entry), all
+// started through Run or RunSchedule, which make the run dir, start and
+// stop the servers and reset the protected counter in one place. A
+// scenario (package scenarios) is data that names one of them;
+// RunScenario and RunCell run it.
 package engine

@@ -15,7 +15,8 @@ import (
 )
 
 // Script is a scripted fault scenario: worker processes contend for the
-// lock while its hooks inject faults at chosen moments. It remains for the
+// lock while its hooks inject faults at chosen moments. A scenario names
+// one (scenarios.Scenario.Script) among those the engine has (scripts). It remains for the
 // faults no schedule step expresses yet (a proxy cut that spans another
 // fault, a fail-over through the in-process proxy); everything else is a
 // nemesis schedule (RunSchedule).
@@ -98,6 +99,25 @@ func RunScript(ctx context.Context, env *Env, p Script) (*Outcome, error) {
 	if p.Trigger != nil {
 		trigger = p.Trigger(env.Impl)
 	}
+	if err := r.startWorkers(ctx, p, addrs, trigger); err != nil {
+		return nil, err
+	}
+	env.Phase(PhaseWarmUp)
+	if p.Inject != nil {
+		if err := p.Inject(ctx, r); err != nil {
+			return nil, err
+		}
+		env.Phase(PhaseFault)
+	}
+	return r.finish(ctx, p)
+}
+
+// startWorkers starts p's workers, client id on addrs[id]. With a
+// trigger, the victim (client 0) alone takes the first grant (so its
+// fencing token is 1) and stops at its failpoint; only then do the others
+// contend.
+func (r *ScriptRun) startWorkers(ctx context.Context, p Script, addrs []topology.Endpoints, trigger string) error {
+	env := r.Env
 	for id := 0; id < p.Workers; id++ {
 		w, err := env.StartWorker(ctx, id, addrs[id], func(ws *WorkerSpec) {
 			if trigger != "" {
@@ -112,31 +132,31 @@ func RunScript(ctx context.Context, env *Env, p Script) (*Outcome, error) {
 			}
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.Workers = append(r.Workers, w)
 	}
 	env.Phase(PhaseWorkers)
 	r.Victim = r.Workers[0]
-	if trigger != "" {
-		// The victim alone takes the first grant (so its fencing token is 1)
-		// and stops at its failpoint; only then do the others contend.
-		if _, err := r.Victim.Await(ctx, "failpoint "+trigger, 30*time.Second+5*env.TTL); err != nil {
-			return nil, err
-		}
-		for _, w := range r.Workers[1:] {
-			if err := w.Go(); err != nil {
-				return nil, err
-			}
+	if trigger == "" {
+		return nil
+	}
+	if _, err := r.Victim.Await(ctx, "failpoint "+trigger, 30*time.Second+5*env.TTL); err != nil {
+		return err
+	}
+	for _, w := range r.Workers[1:] {
+		if err := w.Go(); err != nil {
+			return err
 		}
 	}
-	env.Phase(PhaseWarmUp)
-	if p.Inject != nil {
-		if err := p.Inject(ctx, r); err != nil {
-			return nil, err
-		}
-		env.Phase(PhaseFault)
-	}
+	return nil
+}
+
+// finish lets the others contend for p's observation time after the
+// fault, stops every worker, merges their histories, adds p's figures and
+// has the checker judge the run.
+func (r *ScriptRun) finish(ctx context.Context, p Script) (*Outcome, error) {
+	env := r.Env
 	out := &Outcome{Figures: map[string]float64{}, Clients: p.Workers, Processes: true}
 	if p.Observe != nil {
 		select {

@@ -376,7 +376,7 @@ func runOne(ctx context.Context, opt Options, r Run) (Record, error) {
 		s := seed + int64(i)
 		tried = append(tried, s)
 		opt.Logf("lesson run %s: %s @ %s / %s fencing=%v seed %d", r.ID, r.Impl, topo, r.Scenario, r.Fencing, s)
-		out, err = scenarios.Run(ctx, r.Scenario, engine.Options{
+		out, err = engine.RunScenario(ctx, r.Scenario, engine.Options{
 			Impl: spec, Topology: r.Topology, Fencing: r.Fencing, Seed: s, TTL: opt.TTL, Clients: clients, Sections: sections,
 			OutDir: tmp, KeepHistory: true,
 		})

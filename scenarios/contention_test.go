@@ -37,7 +37,7 @@ func TestContentionCalibration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := scenarios.Run(context.Background(), "contention", engine.Options{
+			out, err := engine.RunScenario(context.Background(), "contention", engine.Options{
 				Impl: spec, Clients: 8, Sections: 2000, Seed: 42, OutDir: t.TempDir(),
 			})
 			if err != nil {
@@ -66,7 +66,7 @@ func TestContentionCalibration(t *testing.T) {
 }
 
 func TestUnknownNamesListValidOnes(t *testing.T) {
-	_, err := scenarios.Run(context.Background(), "no-such-scenario", engine.Options{})
+	_, err := engine.RunScenario(context.Background(), "no-such-scenario", engine.Options{})
 	if err == nil || !strings.Contains(err.Error(), "contention") {
 		t.Fatalf("got %v, want an error listing the valid scenarios", err)
 	}

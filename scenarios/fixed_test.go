@@ -7,6 +7,7 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/scenarios"
@@ -124,8 +125,13 @@ func TestScenarioSchedules(t *testing.T) {
 				// are each on a host of their own (an ensemble).
 				named, _ := topology.Lookup(c.Topology)
 				base, _ := c.Impl.Backend.On(named)
-				if want := nemesis.NeedsHosts(sch.Faults[0].Kind) || base.Hosts; s.Topology(c.Impl, c.Topology).Hosts != want {
-					t.Errorf("%s: hosts %v, want %v", c.Name(), s.Topology(c.Impl, c.Topology).Hosts, want)
+				job, err := engine.ScenarioJob(s, engine.Options{Impl: c.Impl, Topology: c.Topology})
+				if err != nil {
+					t.Errorf("%s: %v", c.Name(), err)
+					continue
+				}
+				if want := nemesis.NeedsHosts(sch.Faults[0].Kind) || base.Hosts; job.Topology.Hosts != want {
+					t.Errorf("%s: hosts %v, want %v", c.Name(), job.Topology.Hosts, want)
 				}
 			}
 		})

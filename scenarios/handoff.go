@@ -1,19 +1,9 @@
 package scenarios
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"sync"
-	"sync/atomic"
-	"time"
 
-	lin "github.com/locklab/locklab/linearizability"
-
-	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/workload"
 )
 
 // release-hand-off exists because a lock that keeps itself held after a
@@ -34,95 +24,6 @@ func init() {
 			}
 			return nil
 		},
-		Run: runHandOff,
+		Workload: "release-hand-off",
 	})
-}
-
-func runHandOff(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
-	clients, closeClients, err := env.NewClients()
-	if err != nil {
-		return nil, err
-	}
-	defer closeClients()
-	if len(clients) < 2 {
-		return nil, fmt.Errorf("release-hand-off needs at least 2 clients, got %d", len(clients))
-	}
-
-	// Client 0 takes the lock alone, so every other client starts out
-	// waiting behind it.
-	actx, cancel := context.WithTimeout(ctx, env.AcquireBound())
-	first, err := clients[0].Locker.Acquire(actx, env.Key)
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("client 0's first acquire: %w", err)
-	}
-
-	// A waiter that is not granted within twice the checker's bound gives
-	// up: by then the checker has what it needs to call the run stuck.
-	wait := 2 * checker.Bound(env.TTL)
-	var (
-		started  atomic.Int64
-		waiting  sync.WaitGroup
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		failures int
-		gaveUp   error
-	)
-	started.Store(1) // client 0's section
-	for _, c := range clients[1:] {
-		wg.Add(1)
-		waiting.Add(1)
-		go func(c *workload.Client) {
-			defer wg.Done()
-			once := sync.OnceFunc(waiting.Done)
-			defer once()
-			for started.Add(1) <= int64(env.Sections) && ctx.Err() == nil {
-				actx, cancel := context.WithTimeout(ctx, wait)
-				// The acquire is under way (or about to be) once the
-				// goroutine got here; the release waits for all of them.
-				once()
-				err := c.Section(actx)
-				cancel()
-				if err == nil {
-					continue
-				}
-				mu.Lock()
-				failures++
-				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-					gaveUp = err
-				}
-				give := gaveUp != nil || failures > env.Sections/10
-				mu.Unlock()
-				if give {
-					return
-				}
-			}
-		}(c)
-	}
-	waiting.Wait()
-	// Give the waiters' first requests time to reach the server, so they
-	// are queued (or polling) when the release comes; this only widens the
-	// window, the verdict does not depend on it.
-	time.Sleep(env.TTL / 10)
-
-	clients[0].Run(ctx, first)
-	env.FaultAt(lin.Injection{Kind: engine.HolderRelease, Target: "client-0", Clients: []int{0},
-		Note: "released; stays idle, its connections open"})
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	env.Phase(engine.PhaseWorkload)
-	out := &engine.Outcome{Clients: env.Clients}
-	switch {
-	case gaveUp != nil:
-		// The missing grants are the checker's to judge.
-		out.Detail = fmt.Sprintf("a waiter gave up after %v without the lock: %v", wait, gaveUp)
-	case failures > env.Sections/10:
-		return nil, fmt.Errorf("%d acquires failed (not contention, errors): see the servers' logs", failures)
-	}
-	if err := env.Judge(out); err != nil {
-		return nil, err
-	}
-	return out, nil
 }

@@ -1,12 +1,9 @@
 package scenarios
 
 import (
-	"context"
-	"fmt"
 	"slices"
 
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/topology"
@@ -68,26 +65,6 @@ func Cells(specs []impls.Spec, names []string) ([]Cell, error) {
 		}
 	}
 	return out, nil
-}
-
-// RunCell runs a cell exactly runs times, each with its own seed derived
-// from base, and returns every outcome. Every cell gets the same effort,
-// whatever the lab expects of it: a cell expected safe has as many chances
-// to show a counterexample as one expected unsafe. The cell's verdict is
-// the worst of its runs (checker.CellVerdict).
-func RunCell(ctx context.Context, c Cell, runs int, base engine.Options) ([]*engine.Outcome, error) {
-	var outs []*engine.Outcome
-	for i := 0; i < runs; i++ {
-		o := base
-		o.Impl, o.Topology, o.Fencing = c.Impl, c.Topology, c.Fencing
-		o.Seed = base.Seed + int64(i)
-		out, err := Run(ctx, c.Scenario, o)
-		if err != nil {
-			return outs, fmt.Errorf("%s: %w", c.Name(), err)
-		}
-		outs = append(outs, out)
-	}
-	return outs, nil
 }
 
 // Brief keeps what make test runs of the matrix: every cell on the single

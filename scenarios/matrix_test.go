@@ -105,13 +105,13 @@ func verdictCell(t *testing.T, i int, c scenarios.Cell, runs int) {
 		t.Fatal(err)
 	}
 	opts := engine.Options{Seed: int64(1000*i + 1), TTL: time.Second, Clients: 8, Sections: 1000, OutDir: t.TempDir()}
-	outs, err := scenarios.RunCell(context.Background(), c, runs, opts)
+	outs, err := engine.RunCell(context.Background(), c, runs, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if checker.CellVerdict(verdicts(outs)) != exp.Verdict {
 		opts.Seed += int64(runs)
-		more, err := scenarios.RunCell(context.Background(), c, 2, opts)
+		more, err := engine.RunCell(context.Background(), c, 2, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

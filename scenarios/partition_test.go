@@ -52,7 +52,7 @@ func TestHolderPartition(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := scenarios.Run(context.Background(), "holder-partition", engine.Options{
+			out, err := engine.RunScenario(context.Background(), "holder-partition", engine.Options{
 				Impl: spec, Fencing: tt.fencing, Seed: 11, OutDir: t.TempDir(),
 			})
 			if err != nil {

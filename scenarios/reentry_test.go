@@ -33,7 +33,7 @@ func TestReentry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := scenarios.Run(context.Background(), "re-entry", engine.Options{
+			out, err := engine.RunScenario(context.Background(), "re-entry", engine.Options{
 				Impl: spec, Clients: 8, Sections: tt.sections, Seed: 1, OutDir: t.TempDir(),
 			})
 			if err != nil {

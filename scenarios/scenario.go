@@ -1,12 +1,12 @@
 // Package scenarios is data: the named scenarios the lab runs against each
-// lock (a fixed nemesis schedule, or a script for what no schedule step
-// expresses yet), which locks each applies to, the cells of the verdict
-// matrix and the reviewed expectation table. Package engine runs them;
-// package checker judges them.
+// lock (each names a fixed nemesis schedule, a script for what no schedule
+// step expresses yet, or an in-process workload), which locks each applies
+// to, the cells of the verdict matrix and the reviewed expectation table.
+// Package engine runs them (engine.RunScenario, engine.RunCell); package
+// checker judges them.
 package scenarios
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,7 +16,6 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/topology"
 )
@@ -37,7 +36,8 @@ const (
 	NotApplicable = checker.NotApplicable
 )
 
-// Scenario is a workload with its faults.
+// Scenario is a workload with its faults, as a value: the engine runs what
+// it names (exactly one of Schedule, Script and Workload).
 type Scenario struct {
 	Name    string
 	Summary string
@@ -51,10 +51,16 @@ type Scenario struct {
 	// topology (the engine adds the protected resource); nil: the lock's
 	// own, as its backend declares them there.
 	Topology func(spec impls.Spec, topo string) topology.Declaration
-	Run      func(ctx context.Context, env *engine.Env) (*engine.Outcome, error)
 	// Schedule names the nemesis's fixed schedule the scenario runs
-	// (nemesis.Fixed); empty for one still scripted in this package.
+	// (nemesis.Fixed), on the servers the schedule's faults need.
 	Schedule string
+	// Script names the engine's script the scenario runs (engine.Script):
+	// worker processes, one of them the victim, and hooks that inject the
+	// faults no schedule step expresses yet.
+	Script string
+	// Workload names the engine's in-process workload the scenario runs:
+	// clients that are goroutines of one process, with no injected fault.
+	Workload string
 	// Demo marks a scenario kept for a lesson's figure but left out of the
 	// verdict matrix, because its verdicts repeat another scenario's.
 	Demo bool
@@ -113,12 +119,22 @@ var (
 	reg   = map[string]Scenario{}
 )
 
-// Register adds a scenario.
+// Register adds a scenario, which names exactly one of a schedule, a
+// script and a workload for the engine to run.
 func Register(s Scenario) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	if _, dup := reg[s.Name]; dup {
 		panic("scenarios: duplicate scenario " + s.Name)
+	}
+	named := 0
+	for _, n := range []string{s.Schedule, s.Script, s.Workload} {
+		if n != "" {
+			named++
+		}
+	}
+	if named != 1 {
+		panic(fmt.Sprintf("scenarios: %s names %d of a schedule (%q), a script (%q) and a workload (%q), want one", s.Name, named, s.Schedule, s.Script, s.Workload))
 	}
 	reg[s.Name] = s
 }
@@ -191,33 +207,17 @@ func (s Scenario) AppliesOn(spec impls.Spec, topo string, fencing bool) error {
 		}
 	}
 	if s.Schedule != "" {
-		if _, err := engine.FixedJob(s.Schedule, spec, named.Name); err != nil {
+		if err := scheduleApplies(s.Schedule, spec, named.Name); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Run runs scenario name against opts.Impl on fresh servers of
-// opts.Topology (engine.Run), once the scenario says it applies there.
-func Run(ctx context.Context, name string, opts engine.Options) (*engine.Outcome, error) {
-	s, err := Lookup(name)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.AppliesOn(opts.Impl, opts.Topology, opts.Fencing); err != nil {
-		return nil, fmt.Errorf("scenario %s does not apply to %s on %s: %w", name, opts.Impl.Name, topology.Or(opts.Topology), err)
-	}
-	job := engine.Job{Name: name, Body: s.Run}
-	if s.Topology != nil {
-		job.Topology = s.Topology(opts.Impl, opts.Topology)
-	}
-	return engine.Run(ctx, job, opts)
-}
-
-// workerScenario is a scenario whose faults are a script (engine.Script):
-// worker processes, one of them the victim, and hooks that inject.
-func workerScenario(name, summary string, applies func(impls.Spec, bool) error, topo func(impls.Spec, string) topology.Declaration, p engine.Script) Scenario {
+// workerScenario is a scenario whose faults are the engine's script
+// named script: worker processes, one of them the victim, and hooks that
+// inject.
+func workerScenario(name, summary string, applies func(impls.Spec, bool) error, topo func(impls.Spec, string) topology.Declaration, script string) Scenario {
 	return Scenario{
 		Name: name, Summary: summary,
 		Applies: func(spec impls.Spec, fencing bool) error {
@@ -230,8 +230,6 @@ func workerScenario(name, summary string, applies func(impls.Spec, bool) error, 
 			return nil
 		},
 		Topology: topo,
-		Run: func(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
-			return engine.RunScript(ctx, env, p)
-		},
+		Script:   script,
 	}
 }

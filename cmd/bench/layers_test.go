@@ -11,8 +11,8 @@ import (
 // layers places every package of the lab in the one-way flow of a run
 // (DESIGN.md): a package imports only packages of lower layers. So a lock
 // never knows the scenarios, the nemesis never knows the checker, servers
-// never know locks, and nothing reaches back up from the engine to the
-// scenarios it runs. A new package must be given its place here.
+// never know locks, and the scenarios, which are data, never reach the
+// engine that runs them. A new package must be given its place here.
 var layers = [][]string{
 	// Data and mechanisms that know nothing of the lab around them.
 	{"linearizability", "topology", "quorum", "faults/failpoint", "faults/clockjump", "faults/netproxy",
@@ -38,8 +38,11 @@ var layers = [][]string{
 	{"impls/conformance", "workload", "workload/sale", "workload/takeover"},
 	{"runner"},
 	{"nemesis"},
-	{"engine"},
+	// Scenarios are data (a schedule, a script or a workload named, the
+	// locks and topologies they apply to, the expectation table), which
+	// the engine reads and runs.
 	{"scenarios"},
+	{"engine"},
 	{"benchmark"},
 	{"lessons"},
 	{"cmd/bench"},

@@ -271,7 +271,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// A verdict on a lock broken on purpose must never pass for the lock's own.
 		fmt.Fprintf(stdout, "mutant: %s (%s is set: the lock is broken on purpose)\n", m, mutant.EnvVar)
 	}
-	o, err := scenarios.Run(ctx, *scenarioName, engine.Options{
+	o, err := engine.RunScenario(ctx, *scenarioName, engine.Options{
 		Impl: spec, Topology: *topo, Fencing: *fencing, Seed: *seed, Clients: *clients, Sections: *sections, TTL: *ttl,
 		OutDir: *out, KeepHistory: *keep, External: external(),
 		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) },

@@ -139,7 +139,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		c := cells[i]
 		exp, _ := c.Expect()
 		cellStart := time.Now()
-		outs, err := scenarios.RunCell(ctx, c, *runs, engine.Options{
+		outs, err := engine.RunCell(ctx, c, *runs, engine.Options{
 			Seed: *seed + int64(i)*1000, TTL: *ttl, OutDir: ceDir, Clients: 8, Sections: 2000,
 		})
 		if err != nil {

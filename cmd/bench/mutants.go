@@ -136,7 +136,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				return err
 			}
 			cellStart := time.Now()
-			o, err := scenarios.Run(ctx, c.Scenario, opts(c, mc.Seed))
+			o, err := engine.RunScenario(ctx, c.Scenario, opts(c, mc.Seed))
 			restore()
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -157,7 +157,7 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				// cell: otherwise the cell, not the mutant, failed.
 				u, ok := unmutated[c.Name()]
 				if !ok {
-					uo, err := scenarios.Run(ctx, c.Scenario, opts(c, mc.Seed))
+					uo, err := engine.RunScenario(ctx, c.Scenario, opts(c, mc.Seed))
 					if ctx.Err() != nil {
 						return ctx.Err()
 					}

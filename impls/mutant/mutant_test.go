@@ -144,7 +144,7 @@ func TestMutantsCaught(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := scenarios.Run(context.Background(), c.Scenario, opts)
+			out, err := engine.RunScenario(context.Background(), c.Scenario, opts)
 			restore()
 			if err != nil {
 				t.Fatal(err)
@@ -154,7 +154,7 @@ func TestMutantsCaught(t *testing.T) {
 					m.Name, c.Name(), out.Verdict, out.Detail, tt.want)
 			}
 
-			out, err = scenarios.Run(context.Background(), c.Scenario, opts)
+			out, err = engine.RunScenario(context.Background(), c.Scenario, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
+)
+
+// RunScenario runs the scenario named name against opts.Impl on fresh
+// servers of opts.Topology (Run), once the scenario says it applies there.
+// The scenario is data; what it names (a fixed schedule, a script, an
+// in-process workload) is run here.
+func RunScenario(ctx context.Context, name string, opts Options) (*Outcome, error) {
+	s, err := scenarios.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.AppliesOn(opts.Impl, opts.Topology, opts.Fencing); err != nil {
+		return nil, fmt.Errorf("scenario %s does not apply to %s on %s: %w", name, opts.Impl.Name, topology.Or(opts.Topology), err)
+	}
+	job, err := ScenarioJob(s, opts)
+	if err != nil {
+		return nil, err
+	}
+	return Run(ctx, job, opts)
+}
+
+// ScenarioJob is the job that runs scenario s for opts.Impl on
+// opts.Topology: the nemesis's fixed schedule it names (FixedJob), the
+// script it names (RunScript over scripts[s.Script]) or the in-process
+// workload it names (workloads[s.Workload]), on the servers its topology
+// declares.
+func ScenarioJob(s scenarios.Scenario, opts Options) (Job, error) {
+	job := Job{Name: s.Name}
+	switch {
+	case s.Schedule != "":
+		fixed, err := FixedJob(s.Schedule, opts.Impl, topology.Or(opts.Topology))
+		if err != nil {
+			return Job{}, fmt.Errorf("scenario %s: %w", s.Name, err)
+		}
+		job.Topology, job.Body = fixed.Topology, fixed.Body
+	case s.Script != "":
+		p, ok := scripts[s.Script]
+		if !ok {
+			return Job{}, fmt.Errorf("scenario %s names the script %q, which the engine does not have", s.Name, s.Script)
+		}
+		job.Body = func(ctx context.Context, env *Env) (*Outcome, error) { return RunScript(ctx, env, p) }
+	case s.Workload != "":
+		body, ok := workloads[s.Workload]
+		if !ok {
+			return Job{}, fmt.Errorf("scenario %s names the workload %q, which the engine does not have", s.Name, s.Workload)
+		}
+		job.Body = body
+	default:
+		return Job{}, fmt.Errorf("scenario %s names no schedule, script or workload", s.Name)
+	}
+	if s.Topology != nil {
+		job.Topology = s.Topology(opts.Impl, opts.Topology)
+	}
+	return job, nil
+}
+
+// RunCell runs a cell exactly runs times, each with its own seed derived
+// from base, and returns every outcome. Every cell gets the same effort,
+// whatever the lab expects of it: a cell expected safe has as many chances
+// to show a counterexample as one expected unsafe. The cell's verdict is
+// the worst of its runs (checker.CellVerdict).
+func RunCell(ctx context.Context, c scenarios.Cell, runs int, base Options) ([]*Outcome, error) {
+	var outs []*Outcome
+	for i := 0; i < runs; i++ {
+		o := base
+		o.Impl, o.Topology, o.Fencing = c.Impl, c.Topology, c.Fencing
+		o.Seed = base.Seed + int64(i)
+		out, err := RunScenario(ctx, c.Scenario, o)
+		if err != nil {
+			return outs, fmt.Errorf("%s: %w", c.Name(), err)
+		}
+		outs = append(outs, out)
+	}
+	return outs, nil
+}
+
+// workloads are the in-process bodies scenarios name
+// (scenarios.Scenario.Workload): clients that are goroutines of this
+// process, with no fault but what the workload itself does.
+var workloads = map[string]func(ctx context.Context, env *Env) (*Outcome, error){
+	"contention":       runContention,
+	"release-hand-off": runHandOff,
+	"re-entry":         runReentry,
+}
+
+// scripts are the scripted faults scenarios name
+// (scenarios.Scenario.Script), for what no schedule step expresses yet.
+var scripts = map[string]Script{
+	"coupon":                  couponSale,
+	"client-clock-skew":       clientClockSkew,
+	"redis-failover":          redisFailover,
+	"redlock-restart":         redlockRestart,
+	"redlock-restart-delayed": redlockRestartDelayed,
+	"redlock-clock-jump":      redlockClockJump,
+}
