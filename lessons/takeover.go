@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/workload/takeover"
 )
@@ -51,14 +52,14 @@ func runTakeover(ctx context.Context, opt Options) (TakeoverRecord, error) {
 }
 
 // TakeoverConsistent fails on a race the page could not explain: a round
-// with no winner or two, or a winner whose Refresh disagrees with the key
-// (refused while the key holds its expiry, or accepted while it does not).
+// with no winner or two (checker.OneWinner), or a winner whose Refresh
+// disagrees with the key (checker.RefreshMatchesKey).
 func TakeoverConsistent(r takeover.Result) error {
 	for i, x := range r.Rounds {
-		if x.Winners != 1 {
+		if !checker.OneWinner(x.Winners) {
 			return fmt.Errorf("race, clocks ±%s, round %d: %d winners, want 1", r.ClockSpread, i+1, x.Winners)
 		}
-		if x.Overwritten != x.RefreshRefused {
+		if !checker.RefreshMatchesKey(x.Overwritten, x.RefreshRefused) {
 			return fmt.Errorf("race, clocks ±%s, round %d: key overwritten %v but the winner's refresh refused %v", r.ClockSpread, i+1, x.Overwritten, x.RefreshRefused)
 		}
 	}
