@@ -8,7 +8,6 @@ import (
 
 	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/workload/sale"
 )
 
@@ -42,18 +41,18 @@ func saleClients(p Page, recs map[string]Record) int {
 	return clients
 }
 
-// runSale starts a PostgreSQL of its own and measures every way of
-// selling the stock on it.
+// runSale starts the server pg-advisory declares (one PostgreSQL) and
+// measures every way of selling the stock on it.
 func runSale(ctx context.Context, opt Options, p Page, recs map[string]Record) (SaleRecord, error) {
-	n, err := cluster.StartPostgres(ctx, cluster.PostgresOptions{Name: "sale"})
+	topo, dsn, err := startLockServers(ctx, string(sale.Advisory))
 	if err != nil {
 		return SaleRecord{}, fmt.Errorf("the sale's server: %w", err)
 	}
-	defer n.Stop()
+	defer topo.Close()
 	rec := SaleRecord{Generated: time.Now().UTC().Format("2006-01-02 15:04 MST"), Server: "PostgreSQL"}
 	for _, w := range sale.Ways {
 		opt.Logf("lesson sale: %s, %d clients, stock %d, %d trials", w, saleClients(p, recs), saleStock, saleTrials)
-		r, err := sale.Measure(ctx, sale.Options{DSN: n.DSN(), Clients: saleClients(p, recs), Stock: saleStock, Trials: saleTrials}, w)
+		r, err := sale.Measure(ctx, sale.Options{DSN: dsn, Clients: saleClients(p, recs), Stock: saleStock, Trials: saleTrials}, w)
 		if err != nil {
 			return SaleRecord{}, err
 		}
@@ -63,7 +62,7 @@ func runSale(ctx context.Context, opt Options, p Page, recs map[string]Record) (
 		rec.Results = append(rec.Results, r)
 	}
 	opt.Logf("lesson sale: by version, %d clients, stock %d, %d trials", saleClients(p, recs), saleStock, saleTrials)
-	v, err := sale.MeasureVersion(ctx, sale.Options{DSN: n.DSN(), Clients: saleClients(p, recs), Stock: saleStock, Trials: saleTrials})
+	v, err := sale.MeasureVersion(ctx, sale.Options{DSN: dsn, Clients: saleClients(p, recs), Stock: saleStock, Trials: saleTrials})
 	if err != nil {
 		return SaleRecord{}, err
 	}

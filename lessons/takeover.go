@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/workload/takeover"
 )
 
@@ -28,18 +27,18 @@ type TakeoverRecord struct {
 	Results   []takeover.Result `json:"results"`
 }
 
-// runTakeover starts a Redis of its own and races the clients on it, once
-// per clock setting.
+// runTakeover starts the server redis-getset declares (one Redis) and
+// races the clients on it, once per clock setting.
 func runTakeover(ctx context.Context, opt Options) (TakeoverRecord, error) {
-	n, err := cluster.StartRedis(ctx, cluster.RedisOptions{Name: "takeover"})
+	topo, addr, err := startLockServers(ctx, takeover.Lock)
 	if err != nil {
 		return TakeoverRecord{}, fmt.Errorf("the race's server: %w", err)
 	}
-	defer n.Stop()
+	defer topo.Close()
 	rec := TakeoverRecord{Generated: time.Now().UTC().Format("2006-01-02 15:04 MST")}
 	for _, spread := range takeoverSpreads {
 		opt.Logf("lesson race: %s, %d clients, %d rounds, TTL %s, clocks ±%s", takeover.Lock, takeoverClients, takeoverRounds, takeoverTTL, spread)
-		r, err := takeover.Measure(ctx, takeover.Options{Redis: n.Addr, Clients: takeoverClients, Rounds: takeoverRounds, TTL: takeoverTTL, ClockSpread: spread})
+		r, err := takeover.Measure(ctx, takeover.Options{Redis: addr, Clients: takeoverClients, Rounds: takeoverRounds, TTL: takeoverTTL, ClockSpread: spread})
 		if err != nil {
 			return TakeoverRecord{}, err
 		}
