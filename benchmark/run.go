@@ -619,7 +619,7 @@ func (b *bench) recovery(ctx context.Context, s impls.Spec) *record.RecoveryR {
 	case err != nil:
 		b.opts.logf("recovery of %s: %v", s.Name, err)
 		return &record.RecoveryR{Note: "n/a (" + oneLine(err.Error()) + ")"}
-	case out.Verdict == checker.Stuck:
+	case checker.LivenessViolated(out.Verdict):
 		return &record.RecoveryR{Verdict: string(out.Verdict), Note: "never: no client held the lock within the scenario's bound"}
 	case out.Recovery <= 0:
 		return &record.RecoveryR{Verdict: string(out.Verdict), Note: "n/a (the scenario reported no recovery time: " + oneLine(out.Detail) + ")"}

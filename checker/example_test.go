@@ -68,3 +68,22 @@ func ExampleCaught() {
 	// false
 	// expected unsafe already
 }
+
+// What each verdict means to the code that acts on it: the engine keeps
+// porcupine's page for a safety violation, the shrinker blames the fault
+// after which grants stopped for a liveness one, and a cell left out of a
+// lock's account is one whose fault never reached it.
+func ExampleVerdicts() {
+	for _, v := range checker.Verdicts() {
+		fmt.Printf("%-12s failed=%-5v safety=%-5v liveness=%-5v applicable=%v\n", v,
+			checker.Failed(v), checker.SafetyViolated(v), checker.LivenessViolated(v), checker.Applicable(v))
+	}
+	// Output:
+	// safe         failed=false safety=false liveness=false applicable=true
+	// unavailable  failed=false safety=false liveness=false applicable=true
+	// inconclusive failed=false safety=false liveness=false applicable=true
+	// stuck        failed=true  safety=false liveness=true  applicable=true
+	// unknown      failed=false safety=false liveness=false applicable=true
+	// unsafe       failed=true  safety=true  liveness=false applicable=true
+	// n/a          failed=false safety=false liveness=false applicable=false
+}

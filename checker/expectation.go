@@ -5,6 +5,18 @@ package checker
 // comparisons of a measured verdict with that table: the matrix, the
 // lessons, the mutants and the benchmark all ask here.
 
+// Expectable reports whether the expectation table may give a cell this
+// verdict: one that describes the lock (safe, unsafe, stuck, unavailable,
+// n/a). Inconclusive and unknown describe a run too short to judge or a
+// checker that gave up, never what a reviewer expects of a lock.
+func Expectable(v Verdict) bool {
+	switch v {
+	case Safe, Unsafe, Stuck, Unavailable, NotApplicable:
+		return true
+	}
+	return false
+}
+
 // Agrees reports whether a measured verdict is the one the expectation
 // table gives. Only the same verdict agrees: a lock expected unsafe that
 // came through safe differs as much as the reverse, since either means the

@@ -137,3 +137,25 @@ func TestConfirms(t *testing.T) {
 		}
 	}
 }
+
+func TestExpectable(t *testing.T) {
+	tests := []struct {
+		v    Verdict
+		want bool
+	}{
+		{Safe, true},
+		{Unsafe, true},
+		{Stuck, true},
+		{Unavailable, true},
+		{NotApplicable, true},
+		{Inconclusive, false},
+		{Unknown, false},
+		{"", false},
+		{"not exercised", false},
+	}
+	for _, tc := range tests {
+		if got := Expectable(tc.v); got != tc.want {
+			t.Errorf("Expectable(%q) = %v, want %v", tc.v, got, tc.want)
+		}
+	}
+}

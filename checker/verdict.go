@@ -31,6 +31,15 @@ const (
 	NotApplicable Verdict = "n/a"
 )
 
+// Verdicts lists every verdict the checker gives, from best to worst (as
+// Rank orders them), then n/a, which shows nothing about the lock. A
+// renderer walks this list instead of naming verdicts of its own; a string
+// not in it (an empty verdict, a misspelt one in a results file) is no
+// verdict at all.
+func Verdicts() []Verdict {
+	return []Verdict{Safe, Unavailable, Inconclusive, Stuck, Unknown, Unsafe, NotApplicable}
+}
+
 // Rank orders verdicts from best to worst, so a cell of several runs takes
 // the worst: one counterexample makes it unsafe.
 func Rank(v Verdict) int {
@@ -71,7 +80,7 @@ func CellVerdict(runs []Verdict) Verdict {
 	var v Verdict
 	na := len(runs) > 0
 	for _, r := range runs {
-		if r != NotApplicable {
+		if Applicable(r) {
 			na = false
 			v = Worst(v, r)
 		}
@@ -82,11 +91,29 @@ func CellVerdict(runs []Verdict) Verdict {
 	return v
 }
 
+// Applicable reports whether a verdict says anything about the lock: every
+// verdict does but n/a, whose fault never reached the lock.
+func Applicable(v Verdict) bool { return v != NotApplicable }
+
+// SafetyViolated reports whether a verdict rests on a counterexample to
+// mutual exclusion (unsafe): porcupine found two holders' sections
+// overlapping, and its history and the page that draws it are worth
+// keeping.
+func SafetyViolated(v Verdict) bool { return v == Unsafe }
+
+// LivenessViolated reports whether a verdict says the lock stopped
+// granting (stuck): no client held it within the bound after a fault
+// healed or its holder died, or none while a quorum stayed reachable.
+// There is no overlap to draw; the fault after which grants stopped is the
+// culprit (Liveness.StuckFault). A lock that grants nothing while its
+// quorum is lost is unavailable, as expected, and not this.
+func LivenessViolated(v Verdict) bool { return v == Stuck }
+
 // Failed reports whether a verdict shows the lock failing: unsafe (two
 // holders at once) or stuck (no grant within the bound). Such a run is a
 // counterexample worth keeping, shrinking and replaying; every other
 // verdict is a pass or shows too little to tell.
-func Failed(v Verdict) bool { return v == Unsafe || v == Stuck }
+func Failed(v Verdict) bool { return SafetyViolated(v) || LivenessViolated(v) }
 
 // Reproduced reports whether any replay of a failing run's schedule gave
 // the original verdict again: a replay that fails differently (stuck for

@@ -29,24 +29,59 @@ func TestCellVerdict(t *testing.T) {
 	}
 }
 
-func TestFailed(t *testing.T) {
+// TestVerdictMeanings holds every question a caller may ask of one
+// verdict, so that a new verdict fails here by name until each is answered.
+func TestVerdictMeanings(t *testing.T) {
 	tests := []struct {
-		v    Verdict
-		want bool
+		v                                    Verdict
+		failed, safety, liveness, applicable bool
 	}{
-		{Safe, false},
-		{Unsafe, true},
-		{Stuck, true},
-		{Unavailable, false},
-		{Inconclusive, false},
-		{Unknown, false},
-		{NotApplicable, false},
-		{"", false},
+		{Safe, false, false, false, true},
+		{Unsafe, true, true, false, true},
+		{Stuck, true, false, true, true},
+		{Unavailable, false, false, false, true},
+		{Inconclusive, false, false, false, true},
+		{Unknown, false, false, false, true},
+		{NotApplicable, false, false, false, false},
+		{"", false, false, false, true},
 	}
+	answered := map[Verdict]bool{}
 	for _, tc := range tests {
-		if got := Failed(tc.v); got != tc.want {
-			t.Errorf("Failed(%q) = %v, want %v", tc.v, got, tc.want)
+		answered[tc.v] = true
+		if got := Failed(tc.v); got != tc.failed {
+			t.Errorf("Failed(%q) = %v, want %v", tc.v, got, tc.failed)
 		}
+		if got := SafetyViolated(tc.v); got != tc.safety {
+			t.Errorf("SafetyViolated(%q) = %v, want %v", tc.v, got, tc.safety)
+		}
+		if got := LivenessViolated(tc.v); got != tc.liveness {
+			t.Errorf("LivenessViolated(%q) = %v, want %v", tc.v, got, tc.liveness)
+		}
+		if got := Applicable(tc.v); got != tc.applicable {
+			t.Errorf("Applicable(%q) = %v, want %v", tc.v, got, tc.applicable)
+		}
+	}
+	for _, v := range Verdicts() {
+		if !answered[v] {
+			t.Errorf("verdict %q is not in this table", v)
+		}
+	}
+}
+
+// TestVerdicts holds the list renderers walk to Rank: best to worst, each
+// once, with n/a (which has no rank) last.
+func TestVerdicts(t *testing.T) {
+	vs := Verdicts()
+	if last := vs[len(vs)-1]; last != NotApplicable {
+		t.Fatalf("Verdicts() ends with %q, want %q", last, NotApplicable)
+	}
+	for i, v := range vs[:len(vs)-1] {
+		if Rank(v) != i {
+			t.Errorf("Verdicts()[%d] = %q has rank %d, want %d", i, v, Rank(v), i)
+		}
+	}
+	if Rank(NotApplicable) != -1 || Rank("") != -1 {
+		t.Errorf("Rank(n/a) = %d, Rank(\"\") = %d, want -1 for both", Rank(NotApplicable), Rank(""))
 	}
 }
 

@@ -75,12 +75,12 @@ func Suspects(r *ScheduleRun) []int {
 	if len(faults) != len(r.Schedule.Faults) {
 		return nil
 	}
-	switch r.Decision.Verdict {
-	case checker.Stuck:
+	switch v := r.Decision.Verdict; {
+	case checker.LivenessViolated(v):
 		if i := r.Decision.Liveness.StuckFault; i >= 0 {
 			return []int{i}
 		}
-	case checker.Unsafe:
+	case checker.SafetyViolated(v):
 		type op struct{ call, ret int64 }
 		calls := map[[2]int64]int64{} // (client, op) -> call time
 		written := map[int64]op{}     // value written -> first section that wrote it

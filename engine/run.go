@@ -210,14 +210,14 @@ func (e *Env) Judge(o *Outcome) error {
 		name += "-fenced"
 	}
 	base := filepath.Join(e.outDir(), fmt.Sprintf("%s-seed%d", name, e.Seed))
-	if o.Verdict == checker.Unsafe {
+	if checker.SafetyViolated(o.Verdict) {
 		path, err := d.Result.WriteHTML(base + ".html")
 		if err != nil {
 			return err
 		}
 		o.HTML = path
 	}
-	if o.Verdict == checker.Unsafe || e.KeepHistory {
+	if checker.SafetyViolated(o.Verdict) || e.KeepHistory {
 		path := base + ".history.jsonl"
 		if err := lin.WriteEvents(path, events); err != nil {
 			return err

@@ -60,7 +60,7 @@ var FaultWords = []struct {
 }
 
 var (
-	verdictWordRe = regexp.MustCompile(`(?i)\b(unsafe|safe|stuck|unavailable|inconclusive|breaks|two holders|both write|guarantee ends)\b`)
+	verdictWordRe = claimWordsRe()
 	quotedRe      = regexp.MustCompile(`"[^"]*"|“[^”]*”`)
 	tokenWordRe   = regexp.MustCompile(`(?i)\bfencing tokens?\b`)
 	negationRe    = regexp.MustCompile(`(?i)\b(not|never|nor)\s+(\S+\s+)?$`)
@@ -290,12 +290,7 @@ func claimOf(text string) Claim {
 		c.Fencing = []bool{false}
 	}
 	for _, loc := range verdictWordRe.FindAllStringIndex(plain, -1) {
-		w := strings.ToLower(plain[loc[0]:loc[1]])
-		v := checker.Verdict(w)
-		switch w {
-		case "breaks", "two holders", "both write", "guarantee ends":
-			v = checker.Unsafe
-		}
+		v := checker.Claimed(plain[loc[0]:loc[1]])
 		if negationRe.MatchString(plain[:loc[0]]) {
 			c.Denies = appendOnce(c.Denies, v)
 		} else {
@@ -303,6 +298,16 @@ func claimOf(text string) Claim {
 		}
 	}
 	return c
+}
+
+// claimWordsRe finds the words that claim a verdict, whole and in any
+// case; which verdict each claims is the checker's to say (checker.Claimed).
+func claimWordsRe() *regexp.Regexp {
+	words := checker.ClaimWords()
+	for i, w := range words {
+		words[i] = regexp.QuoteMeta(w)
+	}
+	return regexp.MustCompile(`(?i)\b(` + strings.Join(words, "|") + `)\b`)
 }
 
 // claimNames are the names a clause is read against, built once: every

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/record"
-	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -61,7 +61,7 @@ func cellFigures(r record.Cell) string {
 
 // medianRecovery is DecisionRecoveryRule's figure.
 func medianRecovery(r record.Cell) (int64, bool) {
-	if len(r.RecoveryMillis) == 0 || r.Verdict != scenarios.Safe {
+	if len(r.RecoveryMillis) == 0 || !checker.Survived(r.Verdict) {
 		return 0, false
 	}
 	v := slices.Clone(r.RecoveryMillis)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/benchmark"
-	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/workload/sale"
 )
 
@@ -41,18 +41,18 @@ func saleClients(p Page, recs map[string]Record) int {
 	return clients
 }
 
-// runSale starts a PostgreSQL of its own and measures every way of
-// selling the stock on it.
+// runSale starts the server pg-advisory declares (one PostgreSQL) and
+// measures every way of selling the stock on it.
 func runSale(ctx context.Context, opt Options, p Page, recs map[string]Record) (SaleRecord, error) {
-	n, err := cluster.StartPostgres(ctx, cluster.PostgresOptions{Name: "sale"})
+	topo, dsn, err := startLockServers(ctx, string(sale.Advisory))
 	if err != nil {
 		return SaleRecord{}, fmt.Errorf("the sale's server: %w", err)
 	}
-	defer n.Stop()
+	defer topo.Close()
 	rec := SaleRecord{Generated: time.Now().UTC().Format("2006-01-02 15:04 MST"), Server: "PostgreSQL"}
 	for _, w := range sale.Ways {
 		opt.Logf("lesson sale: %s, %d clients, stock %d, %d trials", w, saleClients(p, recs), saleStock, saleTrials)
-		r, err := sale.Measure(ctx, sale.Options{DSN: n.DSN(), Clients: saleClients(p, recs), Stock: saleStock, Trials: saleTrials}, w)
+		r, err := sale.Measure(ctx, sale.Options{DSN: dsn, Clients: saleClients(p, recs), Stock: saleStock, Trials: saleTrials}, w)
 		if err != nil {
 			return SaleRecord{}, err
 		}
@@ -62,7 +62,7 @@ func runSale(ctx context.Context, opt Options, p Page, recs map[string]Record) (
 		rec.Results = append(rec.Results, r)
 	}
 	opt.Logf("lesson sale: by version, %d clients, stock %d, %d trials", saleClients(p, recs), saleStock, saleTrials)
-	v, err := sale.MeasureVersion(ctx, sale.Options{DSN: n.DSN(), Clients: saleClients(p, recs), Stock: saleStock, Trials: saleTrials})
+	v, err := sale.MeasureVersion(ctx, sale.Options{DSN: dsn, Clients: saleClients(p, recs), Stock: saleStock, Trials: saleTrials})
 	if err != nil {
 		return SaleRecord{}, err
 	}
@@ -74,16 +74,16 @@ func runSale(ctx context.Context, opt Options, p Page, recs map[string]Record) (
 }
 
 // ExclusiveSale fails when a way that must sell exactly the stock did
-// not: the conditional update and the locked sale are the page's claim that
-// nothing is oversold, so a run that contradicts it stops the regeneration
-// instead of landing on the page. The no-lock way is exempt; it is the
-// control that shows an oversell is seen.
+// not (checker.SoldExactly): the conditional update and the locked sale are
+// the page's claim that nothing is oversold, so a run that contradicts it
+// stops the regeneration instead of landing on the page. The no-lock way
+// is exempt; it is the control that shows an oversell is seen.
 func ExclusiveSale(r sale.Result) error {
 	if r.Way == sale.NoLock {
 		return nil
 	}
 	for i, t := range r.Trials {
-		if t.Oversold != 0 || t.Sold != r.Stock || t.Remaining != 0 {
+		if !checker.SoldExactly(r.Stock, t.Sold, t.Remaining) {
 			return fmt.Errorf("sale %s, trial %d: sold %d of a stock of %d (oversold %d, %d left): the way that must not oversell did",
 				r.Way, i+1, t.Sold, r.Stock, t.Oversold, t.Remaining)
 		}
@@ -95,7 +95,7 @@ func ExclusiveSale(r sale.Result) error {
 // compare-and-set on the row sells exactly the stock.
 func ExclusiveVersionSale(v sale.VersionResult) error {
 	for i, t := range v.Trials {
-		if t.Oversold != 0 || t.Sold != v.Stock || t.Remaining != 0 {
+		if !checker.SoldExactly(v.Stock, t.Sold, t.Remaining) {
 			return fmt.Errorf("sale by version, trial %d: sold %d of a stock of %d (oversold %d, %d left): the compare-and-set oversold",
 				i+1, t.Sold, v.Stock, t.Oversold, t.Remaining)
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/workload/takeover"
 )
 
@@ -27,18 +27,18 @@ type TakeoverRecord struct {
 	Results   []takeover.Result `json:"results"`
 }
 
-// runTakeover starts a Redis of its own and races the clients on it, once
-// per clock setting.
+// runTakeover starts the server redis-getset declares (one Redis) and
+// races the clients on it, once per clock setting.
 func runTakeover(ctx context.Context, opt Options) (TakeoverRecord, error) {
-	n, err := cluster.StartRedis(ctx, cluster.RedisOptions{Name: "takeover"})
+	topo, addr, err := startLockServers(ctx, takeover.Lock)
 	if err != nil {
 		return TakeoverRecord{}, fmt.Errorf("the race's server: %w", err)
 	}
-	defer n.Stop()
+	defer topo.Close()
 	rec := TakeoverRecord{Generated: time.Now().UTC().Format("2006-01-02 15:04 MST")}
 	for _, spread := range takeoverSpreads {
 		opt.Logf("lesson race: %s, %d clients, %d rounds, TTL %s, clocks ±%s", takeover.Lock, takeoverClients, takeoverRounds, takeoverTTL, spread)
-		r, err := takeover.Measure(ctx, takeover.Options{Redis: n.Addr, Clients: takeoverClients, Rounds: takeoverRounds, TTL: takeoverTTL, ClockSpread: spread})
+		r, err := takeover.Measure(ctx, takeover.Options{Redis: addr, Clients: takeoverClients, Rounds: takeoverRounds, TTL: takeoverTTL, ClockSpread: spread})
 		if err != nil {
 			return TakeoverRecord{}, err
 		}
@@ -51,14 +51,14 @@ func runTakeover(ctx context.Context, opt Options) (TakeoverRecord, error) {
 }
 
 // TakeoverConsistent fails on a race the page could not explain: a round
-// with no winner or two, or a winner whose Refresh disagrees with the key
-// (refused while the key holds its expiry, or accepted while it does not).
+// with no winner or two (checker.OneWinner), or a winner whose Refresh
+// disagrees with the key (checker.RefreshMatchesKey).
 func TakeoverConsistent(r takeover.Result) error {
 	for i, x := range r.Rounds {
-		if x.Winners != 1 {
+		if !checker.OneWinner(x.Winners) {
 			return fmt.Errorf("race, clocks ±%s, round %d: %d winners, want 1", r.ClockSpread, i+1, x.Winners)
 		}
-		if x.Overwritten != x.RefreshRefused {
+		if !checker.RefreshMatchesKey(x.Overwritten, x.RefreshRefused) {
 			return fmt.Errorf("race, clocks ±%s, round %d: key overwritten %v but the winner's refresh refused %v", r.ClockSpread, i+1, x.Overwritten, x.RefreshRefused)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
@@ -27,9 +28,9 @@ func TestContentionCalibration(t *testing.T) {
 		impl string
 		want scenarios.Verdict
 	}{
-		{"none", scenarios.Unsafe},
-		{"local-mutex", scenarios.Safe},
-		{"redis-setnx-px", scenarios.Safe},
+		{"none", checker.Unsafe},
+		{"local-mutex", checker.Safe},
+		{"redis-setnx-px", checker.Safe},
 	}
 	for _, tt := range tests {
 		t.Run(tt.impl, func(t *testing.T) {
@@ -49,7 +50,7 @@ func TestContentionCalibration(t *testing.T) {
 			if out.Sections < 2000 {
 				t.Fatalf("checked %d critical sections, want 2000", out.Sections)
 			}
-			if tt.want == scenarios.Unsafe {
+			if tt.want == checker.Unsafe {
 				b, err := os.ReadFile(out.HTML)
 				if err != nil {
 					t.Fatalf("counterexample timeline: %v", err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -38,7 +39,6 @@ func rowKey(impl, topo, scenario string, fencing bool) string {
 // | lock | topology | scenario | fenced | expected | why |
 func parseExpectations(text string) (map[string]Expectation, error) {
 	out := map[string]Expectation{}
-	valid := map[Verdict]bool{Safe: true, Unsafe: true, Stuck: true, Unavailable: true, NotApplicable: true}
 	for i, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| lock ") {
@@ -63,7 +63,7 @@ func parseExpectations(text string) (map[string]Expectation, error) {
 			return nil, fmt.Errorf("expectations.md line %d: fenced %q, want yes or no", i+1, cols[3])
 		}
 		v := Verdict(cols[4])
-		if !valid[v] {
+		if !checker.Expectable(v) {
 			return nil, fmt.Errorf("expectations.md line %d: verdict %q is not one the table may expect", i+1, cols[4])
 		}
 		if cols[5] == "" {

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // TestInteroperation puts a lock of the lab and a guest that follows the same
@@ -92,7 +92,7 @@ func TestInteroperation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if out.Verdict != scenarios.Safe {
+			if out.Verdict != checker.Safe {
 				t.Fatalf("%s and %s on one lock: verdict %s, want safe (%s)", tt.lab, tt.guest, out.Verdict, out.HTML)
 			}
 			for _, name := range []string{tt.lab, tt.guest} {

@@ -123,12 +123,12 @@ func leftOfSingle(c Cell, seen map[string]bool) bool {
 		return false // kept, so the cell's run reports the missing row
 	}
 	switch {
-	case exp.Verdict == checker.NotApplicable:
+	case !checker.Applicable(exp.Verdict):
 		if seen["n/a|"+c.Scenario] {
 			return true
 		}
 		seen["n/a|"+c.Scenario] = true
-	case c.Impl.Broken != "" && exp.Verdict == checker.Safe && c.Scenario != "contention":
+	case c.Impl.Broken != "" && checker.Survived(exp.Verdict) && c.Scenario != "contention":
 		return true
 	}
 	return false

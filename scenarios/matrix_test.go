@@ -142,7 +142,7 @@ func checkFigures(t *testing.T, c scenarios.Cell, out *engine.Outcome) {
 	t.Helper()
 	switch c.Scenario {
 	case "holder-crash", "crash-after-setnx":
-		if out.Verdict == scenarios.Safe && out.Recovery <= 0 {
+		if out.Verdict == checker.Safe && out.Recovery <= 0 {
 			t.Errorf("safe after a crash but no recovery measured")
 		}
 	case "holder-session-ended":

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
@@ -38,9 +39,9 @@ func TestHolderPartition(t *testing.T) {
 		// holder was cut off.
 		grantedDuringCut bool
 	}{
-		{"pg-advisory", false, scenarios.Safe, false},
-		{"zookeeper", false, scenarios.Unsafe, true},
-		{"zookeeper", true, scenarios.Safe, true},
+		{"pg-advisory", false, checker.Safe, false},
+		{"zookeeper", false, checker.Unsafe, true},
+		{"zookeeper", true, checker.Safe, true},
 	}
 	for _, tt := range tests {
 		name := tt.impl

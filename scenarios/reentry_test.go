@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/scenarios"
@@ -24,8 +25,8 @@ func TestReentry(t *testing.T) {
 		// lock before it ends, and a CI run once saw none in 4 re-entries.
 		sections int
 	}{
-		{"redis-reentrant", scenarios.Safe, 2000},
-		{"redis-setnx-px", scenarios.Unsafe, 4000},
+		{"redis-reentrant", checker.Safe, 2000},
+		{"redis-setnx-px", checker.Unsafe, 4000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.impl, func(t *testing.T) {
@@ -44,12 +45,12 @@ func TestReentry(t *testing.T) {
 			}
 			unprotected := out.Figures["unprotected-sections"]
 			switch tt.want {
-			case scenarios.Safe:
+			case checker.Safe:
 				if out.Sections < 2000 || unprotected != 0 || out.Figures["re-entry-ms"] >= 1000 {
 					t.Fatalf("%d sections, %v unprotected, re-entry took %v ms: want 2000 sections, none unprotected, "+
 						"re-entries at once (%s)", out.Sections, unprotected, out.Figures["re-entry-ms"], out.Detail)
 				}
-			case scenarios.Unsafe:
+			case checker.Unsafe:
 				// Each re-entry waits out the holder's own lease (1s).
 				if unprotected == 0 || out.Figures["re-entry-ms"] < 900 {
 					t.Fatalf("%v unprotected outer sections, re-entry took %v ms: want some, each after the lease (%s)",

@@ -24,18 +24,6 @@ import (
 // package checker decides (checker.Decide).
 type Verdict = checker.Verdict
 
-// The verdicts, named here too so that scenario code and its readers need
-// not import the checker for them.
-const (
-	Safe          = checker.Safe
-	Unsafe        = checker.Unsafe
-	Stuck         = checker.Stuck
-	Unavailable   = checker.Unavailable
-	Inconclusive  = checker.Inconclusive
-	Unknown       = checker.Unknown
-	NotApplicable = checker.NotApplicable
-)
-
 // Scenario is a workload with its faults, as a value: the engine runs what
 // it names (exactly one of Schedule, Script and Workload).
 type Scenario struct {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
@@ -99,20 +100,20 @@ func TestMutantsCaught(t *testing.T) {
 		mutant string
 		want   scenarios.Verdict
 	}{
-		{mutant.SetNXPXReleaseUnchecked, scenarios.Unsafe},
-		{mutant.SetNXPXFenceReused, scenarios.Unsafe},
-		{mutant.ZooKeeperNotLowest, scenarios.Unsafe},
-		{mutant.PGOptimisticNoCompare, scenarios.Unsafe},
-		{mutant.PGAdvisoryReleaseKeepsLock, scenarios.Stuck},
+		{mutant.SetNXPXReleaseUnchecked, checker.Unsafe},
+		{mutant.SetNXPXFenceReused, checker.Unsafe},
+		{mutant.ZooKeeperNotLowest, checker.Unsafe},
+		{mutant.PGOptimisticNoCompare, checker.Unsafe},
+		{mutant.PGAdvisoryReleaseKeepsLock, checker.Stuck},
 		// Its catcher used to let it pass; the queue step that holds
 		// through the fault catches it by the schedule.
-		{mutant.ZooKeeperGrantOnWake, scenarios.Unsafe},
+		{mutant.ZooKeeperGrantOnWake, checker.Unsafe},
 		// Its catcher is off the single topology (a Sentinel group), and
 		// catches it only if the holder the lab stops inside its acquire
 		// goes on with a live context (the WAIT must really be sent).
 		// setnx-px-wait-shortfall-kept, caught by the same cell, is
 		// `make mutants`'s.
-		{mutant.SetNXPXWaitOtherConnection, scenarios.Unsafe},
+		{mutant.SetNXPXWaitOtherConnection, checker.Unsafe},
 	}
 	for i, tt := range tests {
 		t.Run(tt.mutant, func(t *testing.T) {
@@ -158,7 +159,7 @@ func TestMutantsCaught(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if out.Verdict != scenarios.Safe {
+			if out.Verdict != checker.Safe {
 				t.Errorf("with no mutant, %s came out %s (%s; counterexample %s), want safe", c.Name(), out.Verdict, out.Detail, out.HTML)
 			}
 		})

@@ -1,6 +1,9 @@
 package site
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/locklab/locklab/checker"
 )
 
@@ -20,14 +23,16 @@ func newVerdict(got, expected checker.Verdict) verdictView {
 // Class is the CSS class that colours a verdict.
 func (v verdictView) Class() string { return verdictClass(v.Verdict) }
 
+// verdictClass is "v-" and the verdict's name without the characters a
+// class name cannot hold ("n/a" is v-na), for every verdict the checker
+// lists (checker.Verdicts), so a new verdict gets its class without a line
+// here; anything else (no verdict yet, a string no checker gave) is
+// v-none.
 func verdictClass(v checker.Verdict) string {
-	switch v {
-	case checker.Safe, checker.Unsafe, checker.Stuck, checker.Unavailable, checker.Inconclusive, checker.Unknown:
-		return "v-" + string(v)
-	case checker.NotApplicable:
-		return "v-na"
+	if !slices.Contains(checker.Verdicts(), v) {
+		return "v-none"
 	}
-	return "v-none"
+	return "v-" + strings.ReplaceAll(string(v), "/", "")
 }
 
 // ExpectedView is the expectation shown as a verdict of its own colour.

@@ -201,7 +201,14 @@ func newSeller(ctx context.Context, opt Options, way Way, id int) (*seller, erro
 	}
 	s := &seller{way: way, work: opt.Work, conn: conn}
 	if way == Advisory {
-		l, err := pglock.NewAdvisory(ctx, impls.Config{Servers: topology.Endpoints{topology.Postgres: {Kind: topology.Postgres, Addrs: []string{opt.DSN}}}, ClientID: fmt.Sprintf("seller-%d", id)})
+		// The lock declares the kind of server it reaches (impls.Backend);
+		// the sale only knows the lock's name and the DSN.
+		spec, err := impls.Lookup(string(Advisory))
+		if err != nil {
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("sale: seller %d: %w", id, err)
+		}
+		l, err := pglock.NewAdvisory(ctx, impls.Config{Servers: topology.At(spec.Backend.Kind, opt.DSN), ClientID: fmt.Sprintf("seller-%d", id)})
 		if err != nil {
 			conn.Close(context.Background())
 			return nil, fmt.Errorf("sale: seller %d: %w", id, err)

@@ -81,7 +81,7 @@ func Measure(ctx context.Context, opt Options) (Result, error) {
 		return Result{}, err
 	}
 	newLocker := func(id string, skew time.Duration) (impls.Locker, error) {
-		return spec.New(impls.Config{Servers: topology.Endpoints{topology.Redis: {Kind: topology.Redis, Addrs: []string{opt.Redis}}}, TTL: opt.TTL, ClientID: id,
+		return spec.New(impls.Config{Servers: topology.At(spec.Backend.Kind, opt.Redis), TTL: opt.TTL, ClientID: id,
 			Clock: func() time.Time { return time.Now().Add(skew) }})
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: opt.Redis})
