@@ -38,7 +38,7 @@ const compactLoader = `<script id="` + compactMark + `">
 // data gzipped inline. A page already compact comes back unchanged, and
 // changed is false.
 func CompactTimeline(page []byte) (compact []byte, changed bool, err error) {
-	if bytes.Contains(page, []byte(compactMark)) {
+	if IsCompactTimeline(page) {
 		return page, false, nil
 	}
 	open := bytes.LastIndex(page, []byte(scriptOpen))
@@ -67,3 +67,13 @@ func CompactTimeline(page []byte) (compact []byte, changed bool, err error) {
 	out.Write(body[end+len(scriptClose):])
 	return out.Bytes(), true, nil
 }
+
+// timelineTitle is the title porcupine gives every timeline page.
+const timelineTitle = "<title>Porcupine</title>"
+
+// IsTimeline reports whether an HTML page is a porcupine timeline, compact
+// or not (and not, say, a page of the report site).
+func IsTimeline(page []byte) bool { return bytes.Contains(page, []byte(timelineTitle)) }
+
+// IsCompactTimeline reports whether a timeline is already compact.
+func IsCompactTimeline(page []byte) bool { return bytes.Contains(page, []byte(compactMark)) }

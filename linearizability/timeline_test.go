@@ -41,7 +41,7 @@ func expandTimeline(t *testing.T, page []byte) string {
 
 func TestCompactTimelineKeepsThePageAndPacksTheScript(t *testing.T) {
 	script := "\n  render(data)\n  const data = {\"x\": \"" + strings.Repeat("operation ", 500) + "\"}\n"
-	page := []byte("<html><head><style>s</style></head><body><div id=\"canvas\"></div>\n<script>" + script + "</script>\n</body></html>\n")
+	page := []byte("<html><head>" + timelineTitle + "<style>s</style></head><body><div id=\"canvas\"></div>\n<script>" + script + "</script>\n</body></html>\n")
 	compact, changed, err := CompactTimeline(page)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +56,9 @@ func TestCompactTimelineKeepsThePageAndPacksTheScript(t *testing.T) {
 		if !bytes.Contains(compact, []byte(want)) {
 			t.Errorf("compact page lacks %q", want)
 		}
+	}
+	if !IsTimeline(page) || !IsTimeline(compact) || IsCompactTimeline(page) || !IsCompactTimeline(compact) {
+		t.Error("a timeline is not told from a compact one by IsTimeline and IsCompactTimeline")
 	}
 	again, changed, err := CompactTimeline(compact)
 	if err != nil || changed || !bytes.Equal(again, compact) {
