@@ -238,9 +238,13 @@ func (x *Exploration) write(dir string) error {
 	return nil
 }
 
-// WriteCounterexample writes base.schedule.json, base.history.jsonl and,
-// for an unsafe or stuck run, porcupine's timeline base.html; it returns
-// their paths.
+// HistorySuffix ends the name of every history a run keeps: JSON lines,
+// gzipped (lin.ReadEventsFile reads it), so results/ stays light.
+const HistorySuffix = ".history.jsonl" + lin.CompressedSuffix
+
+// WriteCounterexample writes base.schedule.json, base's history
+// (HistorySuffix) and, for an unsafe or stuck run, porcupine's timeline
+// base.html; it returns their paths.
 func WriteCounterexample(base string, s nemesis.Schedule, r *ScheduleRun) (sched, hist, html string, err error) {
 	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 		return "", "", "", err
@@ -249,7 +253,7 @@ func WriteCounterexample(base string, s nemesis.Schedule, r *ScheduleRun) (sched
 	if err := s.Write(sched); err != nil {
 		return "", "", "", err
 	}
-	hist = base + ".history.jsonl"
+	hist = base + HistorySuffix
 	if err := lin.WriteEvents(hist, r.Events); err != nil {
 		return "", "", "", err
 	}

@@ -22,7 +22,7 @@ type Options struct {
 	TTL      time.Duration // lease time / session timeout
 	// OutDir receives the counterexample timeline when a run is unsafe.
 	OutDir string
-	// KeepHistory writes the run's history (JSON lines) to OutDir even
+	// KeepHistory writes the run's history (HistorySuffix) to OutDir even
 	// when the run is safe; an unsafe run always keeps it.
 	KeepHistory bool
 	// External points the run at servers the user runs.

@@ -218,7 +218,7 @@ func (e *Env) Judge(o *Outcome) error {
 		o.HTML = path
 	}
 	if checker.SafetyViolated(o.Verdict) || e.KeepHistory {
-		path := base + ".history.jsonl"
+		path := base + HistorySuffix
 		if err := lin.WriteEvents(path, events); err != nil {
 			return err
 		}

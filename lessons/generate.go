@@ -412,12 +412,7 @@ func runOne(ctx context.Context, opt Options, r Run) (Record, error) {
 		rec.HTML = "runs/" + r.ID + ".html"
 	}
 	if out.History != "" {
-		f, err := os.Open(out.History)
-		if err != nil {
-			return Record{}, err
-		}
-		events, err := lin.ReadEvents(f)
-		f.Close()
+		events, err := lin.ReadEventsFile(out.History)
 		if err != nil {
 			return Record{}, err
 		}

@@ -1,6 +1,7 @@
 package linearizability
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,14 +47,23 @@ func Check(events []Event, timeout time.Duration) Result {
 func (r Result) Linearizable() bool { return r.Outcome == porcupine.Ok }
 
 // WriteHTML writes porcupine's interactive timeline, with lock grants,
-// releases and faults drawn on it, and returns the file's absolute path.
+// releases and faults drawn on it, compact (CompactTimeline), and returns
+// the file's absolute path.
 func (r Result) WriteHTML(path string) (string, error) {
 	r.info.AddAnnotations(Annotations(r.events))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("make dir for %s: %w", path, err)
 	}
-	if err := porcupine.VisualizePath(r.model, r.info, path); err != nil {
+	var page bytes.Buffer
+	if err := porcupine.Visualize(r.model, r.info, &page); err != nil {
 		return "", fmt.Errorf("write timeline %s: %w", path, err)
+	}
+	compact, _, err := CompactTimeline(page.Bytes())
+	if err != nil {
+		return "", fmt.Errorf("write timeline %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, compact, 0o644); err != nil {
+		return "", fmt.Errorf("write timeline: %w", err)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

@@ -2,6 +2,7 @@ package linearizability
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -169,7 +171,13 @@ func SortEvents(events []Event) {
 	sort.SliceStable(events, func(i, j int) bool { return events[i].Time < events[j].Time })
 }
 
-// WriteEvents saves a history as JSON lines, readable by ReadEvents.
+// CompressedSuffix ends the name of a history written gzipped: results/
+// keeps its histories compressed, as JSON lines compress about eightfold
+// and every rerun's new seeds add a new set to the repository.
+const CompressedSuffix = ".gz"
+
+// WriteEvents saves a history as JSON lines, readable by ReadEvents, and
+// gzipped when path ends in CompressedSuffix (ReadEventsFile reads both).
 func WriteEvents(path string, events []Event) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("make dir for %s: %w", path, err)
@@ -178,19 +186,57 @@ func WriteEvents(path string, events []Event) error {
 	if err != nil {
 		return fmt.Errorf("write history: %w", err)
 	}
-	w := bufio.NewWriter(f)
+	var out io.Writer = f
+	var zw *gzip.Writer
+	if strings.HasSuffix(path, CompressedSuffix) {
+		zw = gzip.NewWriter(f)
+		out = zw
+	}
+	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)
 	for _, e := range events {
 		if err := enc.Encode(e); err != nil {
 			f.Close()
-			return fmt.Errorf("write history: %w", err)
+			return fmt.Errorf("write history %s: %w", path, err)
 		}
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
-		return fmt.Errorf("write history: %w", err)
+		return fmt.Errorf("write history %s: %w", path, err)
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			f.Close()
+			return fmt.Errorf("write history %s: %w", path, err)
+		}
 	}
 	return f.Close()
+}
+
+// ReadEventsFile reads a history WriteEvents saved, gzipped or plain: it
+// goes by the file's first bytes, not its name, so a history written
+// before results/ kept them compressed still reads.
+func ReadEventsFile(path string) ([]Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("read history %s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	events, err := ReadEvents(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return events, nil
 }
 
 // ReadEvents parses a JSON-lines history. A last line cut short by a killed

@@ -444,8 +444,10 @@ func joinVerdicts(vs []checker.Verdict) string {
 }
 
 // tableFiles are the names of the files a table run writes: its table and
-// every counterexample's schedule, history and timeline.
-var tableFiles = []string{"README.md", "explore.json", "*.schedule.json", "*.history.jsonl", "*.html"}
+// every counterexample's schedule, history and timeline. A plain history
+// (written before histories were gzipped) is the table's too, so the next
+// table removes it.
+var tableFiles = []string{"README.md", "explore.json", "*.schedule.json", "*.history.jsonl", "*.history.jsonl.gz", "*.html"}
 
 // faults counts faults in words: "1 fault", "3 faults".
 func faults(n int) string {

@@ -291,7 +291,7 @@ func TestReplaceTable(t *testing.T) {
 			}
 		}
 	}
-	write(dst, "README.md", "explore.json", "old-seed1.schedule.json", "old-seed1.history.jsonl", "old-seed1.html",
+	write(dst, "README.md", "explore.json", "old-seed1.schedule.json", "old-seed1.history.jsonl", "old-seed1.history.jsonl.gz", "old-seed1.html",
 		"kept-seed1.schedule.json", "notes.txt")
 	write(src, "README.md", "explore.json", "kept-seed1.schedule.json", "new-seed1.html")
 	if _, err := report.Publish(src, dst, tableFiles); err != nil {

@@ -46,6 +46,18 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkOutDir("out", *out); err != nil {
 		return err
 	}
+	// The results go light before they are rendered, as a step of the
+	// report and not a command of its own: every command that writes
+	// results is followed by this one (make matrix, explore, bench), so no
+	// rerun leaves a file its tables do not link or a history uncompressed.
+	x, err := site.Lighten(*results)
+	if err != nil {
+		return fmt.Errorf("%w: -results %s: %v", errUsage, *results, err)
+	}
+	if !x.Empty() {
+		fmt.Fprintf(stdout, "results: removed %d files no table links, gzipped %d histories, compacted %d timelines\n",
+			len(x.Unlinked), len(x.Plain), len(x.Loose))
+	}
 	r, err := site.Load(*results)
 	if err != nil {
 		return fmt.Errorf("%w: -results %s: %v", errUsage, *results, err)

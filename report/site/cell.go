@@ -2,7 +2,6 @@ package site
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -128,14 +127,9 @@ func buildCell(r *Results, l links, p page, c record.Cell, o Options) (cellPageD
 // recordedFaults lists the faults a history recorded, timed from its
 // first event: what the run actually did, beside what was declared.
 func recordedFaults(path string) ([]faultRow, error) {
-	f, err := os.Open(path)
+	events, err := lin.ReadEventsFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("site: %w", err)
-	}
-	defer f.Close()
-	events, err := lin.ReadEvents(f)
-	if err != nil {
-		return nil, fmt.Errorf("site: read %s: %w", path, err)
 	}
 	if len(events) == 0 {
 		return nil, nil

@@ -170,8 +170,10 @@ func readJSON(dir, name string, v any) (found bool, err error) {
 	return true, nil
 }
 
-// checkFiles makes sure every file the results link exists.
-func (r *Results) checkFiles() error {
+// Linked is every file the results link, relative to Dir in slash form,
+// with the file that names it: the counterexamples, histories and
+// schedules the tables link, and the benchmark's charts.
+func (r *Results) Linked() map[string]string {
 	need := map[string]string{} // path relative to Dir -> who names it
 	for _, c := range r.Matrix {
 		for _, f := range []string{c.Counterexample, c.History} {
@@ -194,7 +196,12 @@ func (r *Results) checkFiles() error {
 			}
 		}
 	}
-	for f, by := range need {
+	return need
+}
+
+// checkFiles makes sure every file the results link exists.
+func (r *Results) checkFiles() error {
+	for f, by := range r.Linked() {
 		if _, err := os.Stat(filepath.Join(r.Dir, filepath.FromSlash(f))); err != nil {
 			return fmt.Errorf("%s names %s, which is not there: %w", filepath.Join(r.Dir, filepath.FromSlash(by)), f, err)
 		}
