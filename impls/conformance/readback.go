@@ -21,7 +21,7 @@ import (
 //
 // What is documented is the lock's own declaration (impls.Spec's
 // Footprint), beside its code, not a table here: the suite knows how to
-// read each server kind back (serverside.go), a lock package never imports
+// read each server kind back (serverside*.go), a lock package never imports
 // the suite, and a new lock brings its shape with its registration.
 func runServerSide(t *testing.T, e *env) {
 	e.check(t, "ServerSideShape", func(t *testing.T) {
