@@ -304,7 +304,7 @@ func TestUnknownNamesListValidOnes(t *testing.T) {
 }
 
 // Round trips per uncontended pair are counted by the servers themselves;
-// the declaration in roundtrips.go is what a reader is told, so the two
+// the declaration in each lock's impls.Spec is what a reader is told, so the two
 // must agree for every server-backed lock (a new lock must be declared).
 func TestDeclaredRoundTripsMatchServerCounters(t *testing.T) {
 	// Each lock on the single topology, or, if it has nothing to run on
@@ -365,7 +365,7 @@ func TestDeclaredRoundTripsMatchServerCounters(t *testing.T) {
 			case m == nil:
 				t.Fatal("no round-trip count")
 			case m.Declared == 0:
-				t.Fatalf("counted %.2f round trips per pair (%s) but nothing is declared: declare it in benchmark/roundtrips.go", m.PerPair, m.Counter)
+				t.Fatalf("counted %.2f round trips per pair (%s) but nothing is declared: declare RoundTrips in the lock's impls.Spec", m.PerPair, m.Counter)
 			case !m.Agrees():
 				t.Errorf("declared %d round trips per pair (%s), the servers counted %.2f (%s)", m.Declared, m.Note, m.PerPair, m.Counter)
 			}

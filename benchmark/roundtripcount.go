@@ -134,8 +134,9 @@ func (b *bench) countRoundTrips(ctx context.Context, s impls.Spec) (*record.Meas
 		busiest = max(busiest, n)
 	}
 	m := &record.MeasuredRoundTrips{PerPair: busiest / countPairs, Pairs: countPairs, Counter: roundTripCounter[be]}
-	if rt, ok := declaredRoundTrips[s.Name]; ok {
-		m.Declared, m.Note, m.DeclaredCount = rt.N, rt.Note, countedAs[s.Name]
+	// What the lock declares (impls.Spec.RoundTrips) goes beside the count.
+	if rt := s.RoundTrips; rt.N > 0 {
+		m.Declared, m.Note, m.DeclaredCount = rt.N, rt.Note, rt.CountedAs
 	}
 	return m, nil
 }

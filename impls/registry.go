@@ -79,7 +79,18 @@ type Spec struct {
 	// Failpoints lists the named failpoints inside the implementation
 	// (faults/failpoint), where scenarios can crash or pause a client.
 	Failpoints []string
-	New        func(cfg Config) (Locker, error)
+	// RoundTrips per uncontended acquire-release pair: every server-backed
+	// lock declares them (the benchmark reads them beside its count).
+	RoundTrips RoundTrips
+	// Footprint is what the lock keeps on its server while held, which the
+	// conformance suite reads back.
+	Footprint Footprint
+	// Page is the lesson page a reader of the lock is sent to, relative to
+	// the repo root (docs/lessons/...): the page about it, else the one
+	// that shows it most. A guest's page is docs/guests/README.md's row,
+	// and it leaves Page empty.
+	Page string
+	New  func(cfg Config) (Locker, error)
 }
 
 var (

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -379,15 +380,33 @@ func benchFlags(t *testing.T) func(sub string) (map[string]bool, bool) {
 	}
 }
 
-// TestEveryLockHasAPage: the index promises every lock of the lab a page,
-// its own or the one that covers it.
-func TestEveryLockHasAPage(t *testing.T) {
+// TestEveryLockDeclaresItsPage: the index promises every lock of the lab a
+// page, its own or the one that covers it, and the lock names it in its
+// impls.Spec: a page of Pages that runs, quotes or explains it, and the
+// page that leads with it where one does.
+func TestEveryLockDeclaresItsPage(t *testing.T) {
+	leads := map[string]string{}
+	for _, p := range Pages {
+		if len(p.Impls) > 0 {
+			if _, dup := leads[p.Impls[0]]; !dup {
+				leads[p.Impls[0]] = p.File
+			}
+		}
+	}
 	for _, s := range impls.All() {
 		if s.Guest {
 			continue // a guest's page is docs/guests/README.md (impls/guest's TestEveryGuestHasARow)
 		}
-		if PageFor(s.Name) == "" {
-			t.Errorf("%s is registered but no lesson runs it, quotes it or explains it: add it to a page's Impls, Runs, Cells or Bench", s.Name)
-		}
+		t.Run(s.Name, func(t *testing.T) {
+			page := PageFor(s.Name)
+			switch {
+			case page == "" || !strings.HasPrefix(s.Page, lessonsDir):
+				t.Fatalf("Page %q: declare the lesson that covers it (%s...) in its impls.Spec", s.Page, lessonsDir)
+			case !slices.Contains(pagesCovering(s.Name), page):
+				t.Errorf("Page %q, but that page neither runs, quotes nor explains it (pages that do: %v)", s.Page, pagesCovering(s.Name))
+			case leads[s.Name] != "" && leads[s.Name] != page:
+				t.Errorf("Page %q, but %s leads with it", s.Page, leads[s.Name])
+			}
+		})
 	}
 }

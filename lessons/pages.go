@@ -5,6 +5,9 @@
 package lessons
 
 import (
+	"strings"
+
+	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
 )
@@ -267,6 +270,21 @@ var Pages = []Page{
 		File: "15-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
 	},
 }
+
+// PageFor returns the page a lock links to, a file of docs/lessons/: the
+// page its impls.Spec declares (Page), which TestEveryLockDeclaresItsPage
+// holds to a page of Pages that covers it; "" for a lock that declares
+// none (a guest, whose page is docs/guests/README.md).
+func PageFor(impl string) string {
+	s, err := impls.Lookup(impl)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(s.Page, lessonsDir)
+}
+
+// lessonsDir is where, from the repo root, a lock's declared Page lives.
+const lessonsDir = "docs/lessons/"
 
 // KeyScenarios are the columns of the summary tables (index and choosing page).
 var KeyScenarios = []string{"contention", "holder-crash", "crash-after-setnx", "late-release", "holder-partition",

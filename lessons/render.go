@@ -493,46 +493,6 @@ func recovery(r record.BenchResult) string {
 	return r.Recovery.Note
 }
 
-// lessonFor returns the page about impl: the first page that leads with
-// it, else, of the pages that explain it, the one that runs it most (the
-// first of equals).
-func lessonFor(impl string) string {
-	best, most := "", -1
-	for _, p := range Pages {
-		for i, n := range p.Impls {
-			if n != impl {
-				continue
-			}
-			if i == 0 {
-				return p.File
-			}
-			runs := 0
-			for _, r := range p.Runs {
-				if r.Impl == impl {
-					runs++
-				}
-			}
-			if runs > most {
-				best, most = p.File, runs
-			}
-		}
-	}
-	return best
-}
-
-// PageFor returns the page a lock links to: the page about it
-// (lessonFor), else the first page that runs it or quotes its verdicts or
-// speed; "" when no page covers it.
-func PageFor(impl string) string {
-	if l := lessonFor(impl); l != "" {
-		return l
-	}
-	if all := pagesCovering(impl); len(all) > 0 {
-		return all[0]
-	}
-	return ""
-}
-
 // pagesCovering lists every page that explains, runs or quotes impl.
 func pagesCovering(impl string) []string {
 	var out []string

@@ -12,6 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -228,27 +229,27 @@ func (m *mysqlServer) steal(t *testing.T, key string) {
 }
 
 // checkShape reads back what a MySQL lock keeps while it holds key.
-func (m *mysqlServer) checkShape(t *testing.T, want shape, key string, tok uint64, fenced bool, within time.Duration) {
+func (m *mysqlServer) checkShape(t *testing.T, want impls.Footprint, key string, tok uint64, fenced bool, within time.Duration) {
 	t.Helper()
 	var wantTables []string
-	if want.mysqlTable != "" {
-		wantTables = []string{want.mysqlTable}
+	if want.MySQLTable != "" {
+		wantTables = []string{want.MySQLTable}
 	}
 	if got := m.tables(t, key); fmt.Sprint(got) != fmt.Sprint(wantTables) {
 		t.Errorf("rows for the key in %v, documented %v", got, wantTables)
 	}
-	if held := m.nameHolder(t, key) != 0; held != want.mysqlGetLock {
-		t.Errorf("GET_LOCK name %q held: %v, documented %v", getLockName(key), held, want.mysqlGetLock)
+	if held := m.nameHolder(t, key) != 0; held != want.MySQLGetLock {
+		t.Errorf("GET_LOCK name %q held: %v, documented %v", getLockName(key), held, want.MySQLGetLock)
 	}
-	if want.mysqlTable == "locklab_row_lock" && !m.rowLocked(t, key) {
+	if want.MySQLTable == "locklab_row_lock" && !m.rowLocked(t, key) {
 		t.Errorf("the key's row in locklab_row_lock is not locked, documented held by the lease's transaction")
 	}
-	if want.mysqlVersionIsToken {
+	if want.MySQLVersionIsToken {
 		c, ctx := m.conn(t)
 		var version uint64
 		var leftUS int64
 		err := c.QueryRowContext(ctx, "SELECT version, TIMESTAMPDIFF(MICROSECOND, NOW(6), expires_at) FROM `"+
-			want.mysqlTable+"` WHERE lock_key = ?", key).Scan(&version, &leftUS)
+			want.MySQLTable+"` WHERE lock_key = ?", key).Scan(&version, &leftUS)
 		if err != nil {
 			t.Fatal(err)
 		}

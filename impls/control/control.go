@@ -15,6 +15,7 @@ func init() {
 		Name:    "none",
 		Summary: "no locking at all: every acquire succeeds at once (control, must be caught)",
 		Broken:  "does not lock",
+		Page:    "docs/lessons/01-no-lock.md",
 		Source:  "impls/control/control.go",
 		New:     func(impls.Config) (impls.Locker, error) { return noLock{}, nil },
 	})
@@ -23,6 +24,7 @@ func init() {
 		Summary: "one sync.Mutex per key shared by every client of this process (control, must pass)",
 		Caps:    impls.Capabilities{NoPolling: true},
 		Backend: impls.Backend{InProcess: true},
+		Page:    "docs/lessons/01-no-lock.md",
 		Source:  "impls/control/control.go",
 		New:     func(impls.Config) (impls.Locker, error) { return localMutex{}, nil },
 	})

@@ -39,10 +39,12 @@ func init() {
 		// the cluster's side and its key goes with it; LostNotify: the
 		// client closes Lost once no keep-alive was answered for a TTL;
 		// NoPolling: a waiter waits on a watch.
-		Caps:    impls.Capabilities{Fencing: true, Renewal: true, LostNotify: true, NoPolling: true, Expiry: true},
-		Backend: impls.Backend{Kind: topology.Etcd},
-		Source:  "impls/etcdlock/etcdlock.go",
-		New:     func(cfg impls.Config) (impls.Locker, error) { return New(cfg) },
+		Caps:       impls.Capabilities{Fencing: true, Renewal: true, LostNotify: true, NoPolling: true, Expiry: true},
+		Backend:    impls.Backend{Kind: topology.Etcd},
+		RoundTrips: impls.RoundTrips{N: 2, Note: "transaction putting the key when absent and reading the line's head, transaction deleting the key at its create revision (the lease is granted once per client)"},
+		Page:       "docs/lessons/14-quorums.md",
+		Source:     "impls/etcdlock/etcdlock.go",
+		New:        func(cfg impls.Config) (impls.Locker, error) { return New(cfg) },
 	})
 }
 

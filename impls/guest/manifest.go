@@ -21,6 +21,13 @@ type Manifest struct {
 	Kind    topology.Kind `json:"kind"`
 	Nodes   int           `json:"nodes"`
 	Summary string        `json:"summary"`
+	// RoundTrips per uncontended acquire-release pair, declared as every
+	// server-backed lock declares them (impls.Spec.RoundTrips).
+	RoundTrips impls.RoundTrips `json:"round_trips"`
+	// Footprint is what the guest's library keeps on its server while it
+	// holds a key (impls.Footprint), for the conformance suite to read
+	// back; a guest that declares none has its read-back skipped.
+	Footprint impls.Footprint `json:"footprint"`
 	// Capabilities are what the guest declares; its hello must say the same.
 	Capabilities Capabilities `json:"capabilities"`
 	// StartTimeoutMS bounds the time to hello's answer (a JVM under load

@@ -21,13 +21,15 @@ func init() {
 // Spec is the registry's entry for a guest.
 func Spec(m Manifest) impls.Spec {
 	return impls.Spec{
-		Name:    m.ImplName(),
-		Summary: m.Summary,
-		Peer:    true,
-		Guest:   true,
-		Caps:    m.Capabilities.Impls(),
-		Backend: impls.Backend{Kind: m.Kind, Nodes: m.Nodes, Direct: true},
-		Source:  "guests/" + m.Name + "/",
+		Name:       m.ImplName(),
+		Summary:    m.Summary,
+		Peer:       true,
+		Guest:      true,
+		Caps:       m.Capabilities.Impls(),
+		Backend:    impls.Backend{Kind: m.Kind, Nodes: m.Nodes, Direct: true},
+		RoundTrips: m.RoundTrips,
+		Footprint:  m.Footprint,
+		Source:     "guests/" + m.Name + "/",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			return Start(m, cfg, Options{spare: true})
 		},

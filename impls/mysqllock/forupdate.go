@@ -20,9 +20,12 @@ func init() {
 		Summary: "a row lock held by an open transaction: one row per key, locked with SELECT ... FOR UPDATE on a " +
 			"dedicated session and released by COMMIT; waiters wait in InnoDB's lock queue (KILL QUERY when the caller " +
 			"gives up); no TTL: the server rolls back, and so frees the row, when the holder's session ends",
-		Caps:    impls.Capabilities{LostNotify: true, NoPolling: true},
-		Backend: impls.Backend{Kind: topology.MySQL},
-		Source:  "impls/mysqllock/forupdate.go",
+		Caps:       impls.Capabilities{LostNotify: true, NoPolling: true},
+		Backend:    impls.Backend{Kind: topology.MySQL},
+		RoundTrips: impls.RoundTrips{N: 5, Note: "INSERT IGNORE of the key's row (no lock wait), START TRANSACTION, SELECT ... FOR UPDATE, SELECT @@in_transaction, COMMIT"},
+		Footprint:  impls.Footprint{MySQLTable: "locklab_row_lock"},
+		Page:       "docs/lessons/10-database-locks.md",
+		Source:     "impls/mysqllock/forupdate.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			return NewForUpdate(context.Background(), cfg)
 		},

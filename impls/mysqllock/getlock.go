@@ -22,9 +22,12 @@ func init() {
 		Summary: "MySQL's named lock, GET_LOCK/RELEASE_LOCK, held by one dedicated session per lease; waiters wait " +
 			"inside the server (GET_LOCK's own timeout, KILL QUERY when the caller gives up); no TTL: the server " +
 			"frees it when the holder's session ends, and Lost() fires when a check finds the session gone or the lock not its own",
-		Caps:    impls.Capabilities{LostNotify: true, NoPolling: true},
-		Backend: impls.Backend{Kind: topology.MySQL},
-		Source:  "impls/mysqllock/getlock.go",
+		Caps:       impls.Capabilities{LostNotify: true, NoPolling: true},
+		Backend:    impls.Backend{Kind: topology.MySQL},
+		RoundTrips: impls.RoundTrips{N: 2, Note: "GET_LOCK, RELEASE_LOCK"},
+		Footprint:  impls.Footprint{MySQLGetLock: true},
+		Page:       "docs/lessons/10-database-locks.md",
+		Source:     "impls/mysqllock/getlock.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			return NewGetLock(context.Background(), cfg)
 		},

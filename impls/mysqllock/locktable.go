@@ -19,9 +19,12 @@ func init() {
 			"owner-checked DELETE to release; no expiry and no waiting at the database",
 		Broken: "no expiry: a holder that crashes (or loses its DELETE) leaves its row, and every other client " +
 			"gets ErrHeld forever, until someone deletes the row by hand",
-		Caps:    impls.Capabilities{},
-		Backend: impls.Backend{Kind: topology.MySQL},
-		Source:  "impls/mysqllock/locktable.go",
+		Caps:       impls.Capabilities{},
+		Backend:    impls.Backend{Kind: topology.MySQL},
+		RoundTrips: impls.RoundTrips{N: 2, Note: "INSERT, DELETE"},
+		Footprint:  impls.Footprint{MySQLTable: "locklab_lock_table"},
+		Page:       "docs/lessons/10-database-locks.md",
+		Source:     "impls/mysqllock/locktable.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			return NewLockTable(context.Background(), cfg)
 		},

@@ -20,9 +20,12 @@ func init() {
 		Summary: "one row per key with a version column: an UPDATE takes a free or expired row (judged by the " +
 			"server's clock) and bumps the version, which is the fencing token; refresh and release are " +
 			"conditioned on owner and version",
-		Caps:    impls.Capabilities{Fencing: true, Expiry: true},
-		Backend: impls.Backend{Kind: topology.MySQL},
-		Source:  "impls/mysqllock/optimistic.go",
+		Caps:       impls.Capabilities{Fencing: true, Expiry: true},
+		Backend:    impls.Backend{Kind: topology.MySQL},
+		RoundTrips: impls.RoundTrips{N: 2, Note: "conditional UPDATE (an INSERT IGNORE only for a key's first grant), conditioned release"},
+		Footprint:  impls.Footprint{MySQLTable: "locklab_optimistic_lock", MySQLVersionIsToken: true},
+		Page:       "docs/lessons/10-database-locks.md",
+		Source:     "impls/mysqllock/optimistic.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			return NewOptimistic(context.Background(), cfg)
 		},

@@ -27,10 +27,13 @@ func init() {
 		Name: bsmName,
 		Summary: "bsm/redislock " + bsmRedislockVer + ": Obtain (SET NX PX in Lua) with the library's " +
 			"ExponentialBackoff retry; owner-checked Lua refresh and release; no fencing token",
-		Peer:    true,
-		Caps:    impls.Capabilities{Expiry: true},
-		Backend: impls.Backend{Kind: topology.Redis},
-		Source:  "impls/peers/bsmredislock.go",
+		Peer:       true,
+		Caps:       impls.Capabilities{Expiry: true},
+		Backend:    impls.Backend{Kind: topology.Redis},
+		RoundTrips: impls.RoundTrips{N: 2, Note: "obtain script, release script"},
+		Footprint:  impls.Footprint{Redis: []impls.RedisKey{{Name: "K", Type: "string", Expires: true}}},
+		Page:       "docs/lessons/05-lease-expires-under-a-pause.md",
+		Source:     "impls/peers/bsmredislock.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			clients, err := redisClients(cfg, bsmName, 1)
 			if err != nil {

@@ -32,14 +32,18 @@ const (
 
 func init() {
 	for _, v := range []struct {
-		name    string
-		nodes   int
-		summary string
+		name       string
+		nodes      int
+		summary    string
+		roundTrips string
+		page       string
 	}{
 		{redsyncName, 1, "go-redsync/redsync " + redsyncVer + " on one Redis node: SET NX PX, " +
-			"owner-checked Lua extend and delete, validity time (Until) as deadline; no fencing token"},
+			"owner-checked Lua extend and delete, validity time (Until) as deadline; no fencing token",
+			"SET NX PX, release script", "docs/lessons/05-lease-expires-under-a-pause.md"},
 		{redsync5Name, 5, "go-redsync/redsync " + redsyncVer + ": Redlock over 5 independent Redis nodes, " +
-			"quorum 3, validity time (Until) as deadline; no fencing token"},
+			"quorum 3, validity time (Until) as deadline; no fencing token",
+			"SET NX PX on 5 nodes in parallel, release script on 5 nodes in parallel", "docs/lessons/08-redlock.md"},
 	} {
 		impls.Register(impls.Spec{
 			Name:    v.name,
@@ -47,7 +51,11 @@ func init() {
 			Peer:    true,
 			Caps:    impls.Capabilities{Expiry: true, Validity: true},
 			Backend: impls.Backend{Kind: topology.Redis, Nodes: v.nodes},
-			Source:  "impls/peers/redsync.go",
+			// One key per node, named as the caller's key.
+			RoundTrips: impls.RoundTrips{N: 2, Note: v.roundTrips},
+			Footprint:  impls.Footprint{Redis: []impls.RedisKey{{Name: "K", Type: "string", Expires: true}}},
+			Page:       v.page,
+			Source:     "impls/peers/redsync.go",
 			New: func(cfg impls.Config) (impls.Locker, error) {
 				return NewRedsync(v.name, v.nodes, cfg)
 			},

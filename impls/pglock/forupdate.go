@@ -23,7 +23,11 @@ func init() {
 			"holder's session ends",
 		Caps:    impls.Capabilities{LostNotify: true, NoPolling: true},
 		Backend: impls.Backend{Kind: topology.Postgres},
-		Source:  "impls/pglock/forupdate.go",
+		// CountedAs: PostgreSQL counts transactions, the INSERT's and the lock's.
+		RoundTrips: impls.RoundTrips{N: 4, Note: "INSERT ... ON CONFLICT DO NOTHING of the key's row, BEGIN, SELECT ... FOR UPDATE, COMMIT (two transactions: the INSERT's and the lock's)", CountedAs: 2},
+		Footprint:  impls.Footprint{PGTable: "locklab_row_lock", PGRowLocked: true},
+		Page:       "docs/lessons/10-database-locks.md",
+		Source:     "impls/pglock/forupdate.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			return NewForUpdate(context.Background(), cfg)
 		},

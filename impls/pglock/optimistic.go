@@ -21,9 +21,12 @@ func init() {
 		Summary: "one row per key with a version column: a single INSERT ... ON CONFLICT DO UPDATE takes a free or " +
 			"expired row (judged by the database's clock) and bumps the version, which is the fencing token; " +
 			"refresh and release are conditioned on owner and version",
-		Caps:    impls.Capabilities{Fencing: true, Expiry: true},
-		Backend: impls.Backend{Kind: topology.Postgres},
-		Source:  "impls/pglock/optimistic.go",
+		Caps:       impls.Capabilities{Fencing: true, Expiry: true},
+		Backend:    impls.Backend{Kind: topology.Postgres},
+		RoundTrips: impls.RoundTrips{N: 2, Note: "INSERT ... ON CONFLICT DO UPDATE, conditioned release"},
+		Footprint:  impls.Footprint{PGTable: "locklab_optimistic_lock", PGVersionIsToken: true},
+		Page:       "docs/lessons/10-database-locks.md",
+		Source:     "impls/pglock/optimistic.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			return NewOptimistic(context.Background(), cfg)
 		},

@@ -20,9 +20,12 @@ func init() {
 			"owner-checked DELETE to release; no expiry and no waiting at the database",
 		Broken: "no expiry: a holder that crashes (or loses its DELETE) leaves its row, and every other client " +
 			"gets ErrHeld forever, until someone deletes the row by hand",
-		Caps:    impls.Capabilities{},
-		Backend: impls.Backend{Kind: topology.Postgres},
-		Source:  "impls/pglock/unique.go",
+		Caps:       impls.Capabilities{},
+		Backend:    impls.Backend{Kind: topology.Postgres},
+		RoundTrips: impls.RoundTrips{N: 2, Note: "INSERT, DELETE"},
+		Footprint:  impls.Footprint{PGTable: "locklab_unique_lock"},
+		Page:       "docs/lessons/10-database-locks.md",
+		Source:     "impls/pglock/unique.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			return NewUniqueInsert(context.Background(), cfg)
 		},

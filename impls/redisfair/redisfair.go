@@ -65,9 +65,12 @@ func init() {
 		Name: name,
 		Summary: "FIFO queue on the server with waiter heartbeats; release hands the lock to the oldest live waiter " +
 			"in Lua and wakes it with one push (BLPOP); fencing token from an INCR in the granting script",
-		Caps:    impls.Capabilities{Fencing: true, Expiry: true, NoPolling: true},
-		Backend: impls.Backend{Kind: topology.Redis},
-		Source:  "impls/redisfair/redisfair.go",
+		Caps:       impls.Capabilities{Fencing: true, Expiry: true, NoPolling: true},
+		Backend:    impls.Backend{Kind: topology.Redis},
+		RoundTrips: impls.RoundTrips{N: 2, Note: "acquire script (takes a free lock at once), release script (grants the oldest live waiter, if any)"},
+		Footprint:  impls.Footprint{Redis: []impls.RedisKey{{Name: "fair:{K}", Type: "hash", Expires: true}, {Name: "fair:{K}:fence", Type: "string", IsToken: true}}},
+		Page:       "docs/lessons/12-waiting-and-fairness.md",
+		Source:     "impls/redisfair/redisfair.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			l, err := Open(cfg.Servers[topology.Redis], cfg.TTL)
 			if err != nil {

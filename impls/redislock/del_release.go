@@ -14,10 +14,13 @@ func init() {
 		Name: delReleaseName,
 		Summary: "redis-setnx-px's acquire (SET NX PX, fencing INCR), but released by a plain DEL " +
 			"that checks no owner",
-		Broken:  "release is a plain DEL: a holder whose lease expired deletes the next holder's lock",
-		Caps:    impls.Capabilities{Fencing: true, Expiry: true},
-		Backend: impls.Backend{Kind: topology.Redis},
-		Source:  "impls/redislock/del_release.go",
+		Broken:     "release is a plain DEL: a holder whose lease expired deletes the next holder's lock",
+		Caps:       impls.Capabilities{Fencing: true, Expiry: true},
+		Backend:    impls.Backend{Kind: topology.Redis},
+		RoundTrips: impls.RoundTrips{N: 2, Note: "acquire script, DEL"},
+		Footprint:  impls.Footprint{Redis: setnxKeys},
+		Page:       "docs/lessons/04-releasing-someone-elses-lock.md",
+		Source:     "impls/redislock/del_release.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			rdb, err := client(cfg, delReleaseName)
 			if err != nil {

@@ -21,9 +21,12 @@ func init() {
 			"in the client, then DEL: two commands where one atomic script is needed",
 		Broken: "the owner check (GET) and the DEL are separate commands: if the lease expires between " +
 			"them and another client takes the lock, the DEL deletes that client's lock",
-		Caps:    impls.Capabilities{Fencing: true, Expiry: true},
-		Backend: impls.Backend{Kind: topology.Redis},
-		Source:  "impls/redislock/get_del_release.go",
+		Caps:       impls.Capabilities{Fencing: true, Expiry: true},
+		Backend:    impls.Backend{Kind: topology.Redis},
+		RoundTrips: impls.RoundTrips{N: 3, Note: "acquire script, GET, DEL"},
+		Footprint:  impls.Footprint{Redis: setnxKeys},
+		Page:       "docs/lessons/04-releasing-someone-elses-lock.md",
+		Source:     "impls/redislock/get_del_release.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			rdb, err := client(cfg, getDelReleaseName)
 			if err != nil {

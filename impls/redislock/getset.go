@@ -23,9 +23,12 @@ func init() {
 			"taken over with GETSET; released by a plain DEL; the key has no Redis TTL",
 		Broken: "expiry is judged by each client's own clock, GETSET overwrites the winner's expiry, " +
 			"and DEL releases anyone's lock",
-		Caps:    impls.Capabilities{Expiry: true, Validity: true},
-		Backend: impls.Backend{Kind: topology.Redis},
-		Source:  "impls/redislock/getset.go",
+		Caps:       impls.Capabilities{Expiry: true, Validity: true},
+		Backend:    impls.Backend{Kind: topology.Redis},
+		RoundTrips: impls.RoundTrips{N: 2, Note: "SETNX, DEL (GETSET only when taking over an expired lock)"},
+		Footprint:  impls.Footprint{Redis: []impls.RedisKey{{Name: "{K}", Type: "string"}}}, // "the key has no Redis TTL"
+		Page:       "docs/lessons/03-getset-timestamp.md",
+		Source:     "impls/redislock/getset.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			rdb, err := client(cfg, getsetName)
 			if err != nil {
@@ -41,9 +44,12 @@ func init() {
 		Broken: "expiry is still judged by each client's own clock and a losing GETSET still overwrites the " +
 			"winner's expiry; the check and the DEL are two steps, and the check reads the expiry the " +
 			"holder wrote, not the one the key holds",
-		Caps:    impls.Capabilities{Expiry: true, Validity: true},
-		Backend: impls.Backend{Kind: topology.Redis},
-		Source:  "impls/redislock/getset.go",
+		Caps:       impls.Capabilities{Expiry: true, Validity: true},
+		Backend:    impls.Backend{Kind: topology.Redis},
+		RoundTrips: impls.RoundTrips{N: 2, Note: "SETNX, DEL (GETSET only when taking over an expired lock; no DEL once the holder's own expiry passed)"},
+		Footprint:  impls.Footprint{Redis: []impls.RedisKey{{Name: "{K}", Type: "string"}}},
+		Page:       "docs/lessons/03-getset-timestamp.md",
+		Source:     "impls/redislock/getset.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			rdb, err := client(cfg, getsetOwnExpiryName)
 			if err != nil {

@@ -17,9 +17,12 @@ func init() {
 		Name: luaSetNXExpireName,
 		Summary: "SETNX key token and PEXPIRE key ttl inside one Lua script (004_84007c392b46b35c.txt's " +
 			"first fix); owner-checked Lua release and refresh; no fencing tokens",
-		Caps:    impls.Capabilities{Expiry: true},
-		Backend: impls.Backend{Kind: topology.Redis},
-		Source:  "impls/redislock/lua_setnx_expire.go",
+		Caps:       impls.Capabilities{Expiry: true},
+		Backend:    impls.Backend{Kind: topology.Redis},
+		RoundTrips: impls.RoundTrips{N: 2, Note: "acquire script (SETNX + PEXPIRE), release script"},
+		Footprint:  impls.Footprint{Redis: []impls.RedisKey{{Name: "{K}", Type: "string", Expires: true}}},
+		Page:       "docs/lessons/02-setnx-then-expire.md",
+		Source:     "impls/redislock/lua_setnx_expire.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			rdb, err := client(cfg, luaSetNXExpireName)
 			if err != nil {

@@ -23,9 +23,12 @@ func init() {
 			"and refresh; no fencing tokens",
 		Broken: "SETNX and PEXPIRE are two commands: a client that crashes between them leaves a lock " +
 			"with no expiry, which nobody can ever acquire again (deadlock)",
-		Caps:    impls.Capabilities{Expiry: true},
-		Backend: impls.Backend{Kind: topology.Redis},
-		Source:  "impls/redislock/setnx_expire.go",
+		Caps:       impls.Capabilities{Expiry: true},
+		Backend:    impls.Backend{Kind: topology.Redis},
+		RoundTrips: impls.RoundTrips{N: 3, Note: "SETNX, PEXPIRE, release script"},
+		Footprint:  impls.Footprint{Redis: []impls.RedisKey{{Name: "{K}", Type: "string", Expires: true}}},
+		Page:       "docs/lessons/02-setnx-then-expire.md",
+		Source:     "impls/redislock/setnx_expire.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			rdb, err := client(cfg, setnxExpireName)
 			if err != nil {

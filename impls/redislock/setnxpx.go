@@ -15,13 +15,24 @@ import (
 
 const setnxPXName = "redis-setnx-px"
 
+// setnxKeys is what redis-setnx-px keeps on Redis for a held key, and so
+// every lock built on its acquire script: the lock key, expiring with the
+// lease, and the fencing counter beside it, which outlives every lease.
+var setnxKeys = []impls.RedisKey{
+	{Name: "{K}", Type: "string", Expires: true},
+	{Name: "{K}:fence", Type: "string", IsToken: true},
+}
+
 func init() {
 	impls.Register(impls.Spec{
-		Name:    setnxPXName,
-		Summary: "SET key token NX PX ttl; owner-checked Lua release and refresh; fencing token from an INCR in the same script",
-		Caps:    impls.Capabilities{Fencing: true, Expiry: true},
-		Backend: impls.Backend{Kind: topology.Redis},
-		Source:  "impls/redislock/setnxpx.go",
+		Name:       setnxPXName,
+		Summary:    "SET key token NX PX ttl; owner-checked Lua release and refresh; fencing token from an INCR in the same script",
+		Caps:       impls.Capabilities{Fencing: true, Expiry: true},
+		Backend:    impls.Backend{Kind: topology.Redis},
+		RoundTrips: impls.RoundTrips{N: 2, Note: "acquire script (SET NX PX + INCR), release script (GET + DEL)"},
+		Footprint:  impls.Footprint{Redis: setnxKeys},
+		Page:       "docs/lessons/05-lease-expires-under-a-pause.md",
+		Source:     "impls/redislock/setnxpx.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			rdb, err := client(cfg, setnxPXName)
 			if err != nil {

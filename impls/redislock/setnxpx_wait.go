@@ -35,6 +35,9 @@ func init() {
 			"not acknowledged is released and reported as a backend failure",
 		Caps:       impls.Capabilities{Fencing: true, Expiry: true},
 		Backend:    impls.Backend{Kind: topology.Redis, Replicas: true},
+		RoundTrips: impls.RoundTrips{N: 3, Note: "acquire script (SET NX PX + INCR), WAIT 1 replica, release script (GET + DEL)"},
+		Footprint:  impls.Footprint{Redis: setnxKeys}, // redis-setnx-px's keys; the WAIT leaves nothing
+		Page:       "docs/lessons/07-redis-failover.md",
 		Source:     "impls/redislock/setnxpx_wait.go",
 		Failpoints: []string{failpoint.BeforeWait},
 		New: func(cfg impls.Config) (impls.Locker, error) {

@@ -28,12 +28,18 @@ const (
 
 func init() {
 	register(plainName, false,
-		"Redisson-style: hash owner->hold count, reentrant, watchdog renews every ttl/3; a release wakes one waiter (BLPOP on a token it pushes)")
+		"Redisson-style: hash owner->hold count, reentrant, watchdog renews every ttl/3; a release wakes one waiter (BLPOP on a token it pushes)",
+		"docs/lessons/05-lease-expires-under-a-pause.md")
 	register(fencedName, true,
-		"redis-reentrant plus a fencing token from an INCR in the granting script; re-entries keep the token")
+		"redis-reentrant plus a fencing token from an INCR in the granting script; re-entries keep the token",
+		"docs/lessons/06-fencing-tokens.md")
 }
 
-func register(name string, fenced bool, summary string) {
+func register(name string, fenced bool, summary, page string) {
+	keys := []impls.RedisKey{{Name: "redisson:{K}", Type: "hash", Expires: true}}
+	if fenced {
+		keys = append(keys, impls.RedisKey{Name: "redisson:{K}:fence", Type: "string", IsToken: true})
+	}
 	impls.Register(impls.Spec{
 		Name:    name,
 		Summary: summary,
@@ -41,7 +47,11 @@ func register(name string, fenced bool, summary string) {
 			Fencing: fenced, Reentrant: true, Renewal: true, LostNotify: true, NoPolling: true, Expiry: true,
 		},
 		Backend: impls.Backend{Kind: topology.Redis},
-		Source:  "impls/redisson/redisson.go",
+		// A BLPOP only when waiting: the uncontended pair is two scripts.
+		RoundTrips: impls.RoundTrips{N: 2, Note: "acquire script, release script (a BLPOP only when waiting)"},
+		Footprint:  impls.Footprint{Redis: keys},
+		Page:       page,
+		Source:     "impls/redisson/redisson.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			l, err := Open(cfg.Servers[topology.Redis], Options{
 				TTL: cfg.TTL, Fenced: fenced, ClientID: cfg.ClientID,

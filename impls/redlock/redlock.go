@@ -23,9 +23,12 @@ func init() {
 		Name: name,
 		Summary: "antirez's Redlock: SET NX PX on N independent nodes in parallel, granted on a majority " +
 			"within the validity time (TTL - elapsed - drift); no fencing token",
-		Caps:    impls.Capabilities{Expiry: true, Validity: true},
-		Backend: impls.Backend{Kind: topology.Redis, Nodes: 5},
-		Source:  "impls/redlock/redlock.go",
+		Caps:       impls.Capabilities{Expiry: true, Validity: true},
+		Backend:    impls.Backend{Kind: topology.Redis, Nodes: 5},
+		RoundTrips: impls.RoundTrips{N: 2, Note: "SET NX PX on every node in parallel, release script on every node in parallel"},
+		Footprint:  impls.Footprint{Redis: []impls.RedisKey{{Name: "K", Type: "string", Expires: true}}},
+		Page:       "docs/lessons/08-redlock.md",
+		Source:     "impls/redlock/redlock.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			return New(cfg)
 		},
