@@ -276,7 +276,7 @@ func uncontendedSection(rep *record.Bench, p printer) {
 	p("`round trips` per pair are **counted by the servers** while one client does %d pairs alone (Redis: its\n", countPairs)
 	p("MONITOR feed, commands called inside a Lua script left out; ZooKeeper: `zk_packets_received`; PostgreSQL:\n")
 	p("transactions), on the busiest node for multi-node locks; ⚠ marks a count that disagrees with the declaration in\n")
-	p("`benchmark/roundtrips.go` (a test fails on it), † a lock not declared there. `bound` is the best one-client rate\n")
+	p("its `impls.Spec.RoundTrips` (a test fails on it), † a lock that declares none. `bound` is the best one-client rate\n")
 	p("above (for a lock on several nodes, the best fan-out rate waiting for every node) divided by that count, and\n")
 	p("`of bound` the median pairs/s over it. The limit is the cheapest request there\n")
 	p("is, and a lock's simple commands cost about as much, so a fraction near or a little above 100%% is within the noise.\n")
