@@ -55,6 +55,34 @@ type ServerKind interface {
 	// know each other here (nil when it can), so a cell on an ensemble
 	// says so in advance instead of failing at the start.
 	Ensembles() error
+	// Describe asks the running servers at ep for their version and the
+	// settings that decide what a lock costs there (persistence, fsync),
+	// for the benchmark's record of the machine.
+	Describe(ctx context.Context, ep topology.Endpoint) (Description, error)
+	// OwnServers is how a user points the lab at servers of this kind
+	// they already run, or why they cannot.
+	OwnServers() OwnServers
+	// RoundTripCounter names the servers' own count the benchmark reads a
+	// lock's round trips from.
+	RoundTripCounter() string
+	// ClockShift says why the kind's servers cannot run under the clock
+	// shim a clock jump needs (nil when they can).
+	ClockShift() error
+	// HolderPartition says why cutting a holder off the kind's server, a
+	// lock on nodes of them, is not a cell the lab has shown and reviewed
+	// (nil when it is): holder-partition runs only where this is nil, so a
+	// kind left out says why instead of being missing from a list.
+	HolderPartition(nodes int) error
+}
+
+// Description is what a kind's running servers say about themselves.
+type Description struct {
+	Version  string
+	Settings map[string]string
+	// LabSettings are settings the lab starts the kind's servers with that
+	// no request to them reports (each set in the kind's file): recorded
+	// only for servers the lab started.
+	LabSettings map[string]string
 }
 
 // CommandTimer is a kind whose servers count the time they spent running
