@@ -448,3 +448,20 @@ func (etcdKind) ClockShift() error {
 func (etcdKind) HolderPartition(int) error {
 	return errors.New("a holder cut off etcd is not yet a reviewed cell: its runs and expectation rows are issue 45's")
 }
+
+// SingleServerFaults: the crash between an acquire's steps, the restart
+// and the scripted fail-over the single-server scenarios aim at a lock's
+// one server are shown and reviewed on a single Redis node's locks only
+// (the lab's failpoints between acquire steps are in those locks).
+func (etcdKind) SingleServerFaults(int) error {
+	return errors.New("it faults the single Redis node a lock runs on")
+}
+
+// OneServerSession: etcd's client holds a gRPC connection to every
+// member at once, so no one server is the holder's.
+func (etcdKind) OneServerSession() error {
+	return errors.New("an etcd client holds a connection to every member, so no one server is the holder's")
+}
+
+// Roles: an etcd cluster elects a leader.
+func (etcdKind) Roles() Roles { return Roles{Elected: "leader"} }

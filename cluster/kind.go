@@ -73,6 +73,41 @@ type ServerKind interface {
 	// (nil when it is): holder-partition runs only where this is nil, so a
 	// kind left out says why instead of being missing from a list.
 	HolderPartition(nodes int) error
+	// SingleServerFaults says why the faults the lab aims at a lock's one
+	// server (its client crashed between the acquire's steps, the server
+	// restarted, its replica promoted by script), on a lock over nodes of
+	// the kind, are not cells it has shown and reviewed (nil when they are).
+	SingleServerFaults(nodes int) error
+	// OneServerSession says why a client's session does not live on one
+	// server of the kind's group (nil when it does: a ZooKeeper session),
+	// so a fault cutting the holder off "its" server has nothing to aim at.
+	OneServerSession() error
+	// Roles says what the kind's group is to a fault aimed at a role.
+	Roles() Roles
+}
+
+// Roles is what the members of a kind's group are to a fault aimed at a
+// role rather than a name.
+type Roles struct {
+	// Elected is the role the group's own system moves to another member
+	// when one fails: "master" (a Sentinel group's Redis servers, a Redis
+	// Cluster's slot masters) or "leader" (a quorum); "" when nothing
+	// moves it (a lone server, a replica the lab promotes by script).
+	Elected string
+	// Directs: the members serve no lock request but tell clients which
+	// server does (a sentinel), so cut off, the servers keep granting.
+	Directs bool
+}
+
+// Serves is the kind of lock endpoint a group of kind k gives clients:
+// k's own, or the kind it is a way into (a Sentinel group and a Redis
+// Cluster serve Redis locks).
+func Serves(k topology.Kind) topology.Kind {
+	sk, err := KindOf(k)
+	if err != nil {
+		return k
+	}
+	return sk.Endpoint(nil).Kind
 }
 
 // Description is what a kind's running servers say about themselves.

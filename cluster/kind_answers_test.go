@@ -16,6 +16,8 @@ import (
 // question the lab asks of a kind without starting it, so a kind that
 // leaves one unanswered fails here by its name instead of showing up as a
 // silent n/a or an empty column. A "no" is an answer only with its reason.
+// (Roles has no unanswered value: a kind whose roles nothing moves says
+// so with the zero Roles.)
 func TestKindAnswersEveryQuestion(t *testing.T) {
 	questions := []struct {
 		name   string
@@ -41,6 +43,8 @@ func TestKindAnswersEveryQuestion(t *testing.T) {
 		}},
 		{"ClockShift", func(k ServerKind) string { return reason(k.ClockShift()) }},
 		{"HolderPartition", func(k ServerKind) string { return reason(k.HolderPartition(1)) }},
+		{"SingleServerFaults", func(k ServerKind) string { return reason(k.SingleServerFaults(1)) }},
+		{"OneServerSession", func(k ServerKind) string { return reason(k.OneServerSession()) }},
 		{"Describe without an address", func(k ServerKind) string {
 			// No server runs here: an endpoint with no address must be
 			// refused with a reason, not read past its end.

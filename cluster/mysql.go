@@ -540,3 +540,18 @@ func (mysqlKind) ClockShift() error {
 func (mysqlKind) HolderPartition(int) error {
 	return errors.New("a holder cut off MySQL is not yet a reviewed cell: its runs and expectation rows are issue 45's")
 }
+
+// SingleServerFaults: the crash between an acquire's steps, the restart
+// and the scripted fail-over the single-server scenarios aim at a lock's
+// one server are shown and reviewed on a single Redis node's locks only
+// (the lab's failpoints between acquire steps are in those locks).
+func (mysqlKind) SingleServerFaults(int) error {
+	return errors.New("it faults the single Redis node a lock runs on")
+}
+
+// OneServerSession: a MySQL session lives on its one server.
+func (mysqlKind) OneServerSession() error { return nil }
+
+// Roles: nothing moves the primary role by itself; the lab promotes the
+// replica by script (Promoter).
+func (mysqlKind) Roles() Roles { return Roles{} }

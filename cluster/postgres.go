@@ -400,3 +400,18 @@ func (postgresKind) ClockShift() error {
 // the server ends only when its keepalives say so; the lab has shown and
 // reviewed it.
 func (postgresKind) HolderPartition(int) error { return nil }
+
+// SingleServerFaults: the crash between an acquire's steps, the restart
+// and the scripted fail-over the single-server scenarios aim at a lock's
+// one server are shown and reviewed on a single Redis node's locks only
+// (the lab's failpoints between acquire steps are in those locks).
+func (postgresKind) SingleServerFaults(int) error {
+	return errors.New("it faults the single Redis node a lock runs on")
+}
+
+// OneServerSession: a PostgreSQL session lives on its one server.
+func (postgresKind) OneServerSession() error { return nil }
+
+// Roles: nothing moves the primary role by itself; the lab promotes the
+// replica by script (Promoter).
+func (postgresKind) Roles() Roles { return Roles{} }

@@ -553,3 +553,21 @@ func (redisKind) HolderPartition(nodes int) error {
 	}
 	return errors.New("a lock over several independent Redis nodes is cut off some of them by redlock-partition, not off one server")
 }
+
+// SingleServerFaults: the faults on a lock's one server are shown and
+// reviewed on a lock on one Redis node; a lock over several is faulted by
+// the Redlock scenarios instead.
+func (redisKind) SingleServerFaults(nodes int) error {
+	if nodes == 1 {
+		return nil
+	}
+	return errors.New("it faults the single Redis node a lock runs on")
+}
+
+// OneServerSession: a lone Redis server is the holder's one server; the
+// lab's fault on it is aimed by name.
+func (redisKind) OneServerSession() error { return nil }
+
+// Roles: a lone Redis server keeps its role; the lab's scripted
+// fail-over promotes its replica.
+func (redisKind) Roles() Roles { return Roles{} }

@@ -410,3 +410,16 @@ func (redisClusterKind) ClockShift() error {
 func (redisClusterKind) HolderPartition(int) error {
 	return errors.New("a holder cut off a Redis Cluster's master is a fail-over scenario's, not holder-partition's")
 }
+
+// SingleServerFaults: a lock on a Redis Cluster is a Redis lock; its faults are the fail-over scenarios'.
+func (redisClusterKind) SingleServerFaults(int) error {
+	return errors.New("it faults the single Redis node a lock runs on")
+}
+
+// OneServerSession: a cluster client talks to every slot's master.
+func (redisClusterKind) OneServerSession() error {
+	return errors.New("a Redis Cluster client holds a connection to every slot's master")
+}
+
+// Roles: the cluster moves a slot's master role to its replica.
+func (redisClusterKind) Roles() Roles { return Roles{Elected: "master"} }

@@ -357,3 +357,18 @@ func (sentinelKind) ClockShift() error {
 func (sentinelKind) HolderPartition(int) error {
 	return errors.New("a holder cut off a Sentinel group's master is a fail-over scenario's, not holder-partition's")
 }
+
+// SingleServerFaults: a lock through a Sentinel group is a Redis lock; its faults are the fail-over scenarios'.
+func (sentinelKind) SingleServerFaults(int) error {
+	return errors.New("it faults the single Redis node a lock runs on")
+}
+
+// OneServerSession: a client of a Sentinel group talks to the master the
+// sentinels name, whichever it is.
+func (sentinelKind) OneServerSession() error {
+	return errors.New("a client of a Sentinel group talks to whichever master the sentinels name")
+}
+
+// Roles: the sentinels move the master role among the Redis servers, and
+// serve no lock request themselves.
+func (sentinelKind) Roles() Roles { return Roles{Elected: "master", Directs: true} }

@@ -430,3 +430,18 @@ func (zooKeeperKind) ClockShift() error {
 // HolderPartition: a holder cut off its ZooKeeper server loses its
 // session there; the lab has shown and reviewed it.
 func (zooKeeperKind) HolderPartition(int) error { return nil }
+
+// SingleServerFaults: the crash between an acquire's steps, the restart
+// and the scripted fail-over the single-server scenarios aim at a lock's
+// one server are shown and reviewed on a single Redis node's locks only
+// (the lab's failpoints between acquire steps are in those locks).
+func (zooKeeperKind) SingleServerFaults(int) error {
+	return errors.New("it faults the single Redis node a lock runs on")
+}
+
+// OneServerSession: a ZooKeeper session lives on the one member its
+// client is connected to.
+func (zooKeeperKind) OneServerSession() error { return nil }
+
+// Roles: an ensemble elects a leader.
+func (zooKeeperKind) Roles() Roles { return Roles{Elected: "leader"} }
