@@ -128,6 +128,14 @@ type CommandTimer interface {
 	CommandTime(ctx context.Context, ep topology.Endpoint) (time.Duration, error)
 }
 
+// ScriptedFailover is a kind whose lone server the lab replaces by script
+// with a replica started beside it (the nemesis's fail-over): the server
+// is SIGKILLed, PromoteReplica makes the replica a master, and the
+// server's address moves to the replica's host.
+type ScriptedFailover interface {
+	PromoteReplica(ctx context.Context, replica *Node) error
+}
+
 // ReplicaStarter is a kind whose replicas cannot start everywhere its
 // single servers can: Replicas says why they cannot start here (nil when
 // they can). A kind without it starts replicas wherever it starts.

@@ -571,3 +571,14 @@ func (redisKind) OneServerSession() error { return nil }
 // Roles: a lone Redis server keeps its role; the lab's scripted
 // fail-over promotes its replica.
 func (redisKind) Roles() Roles { return Roles{} }
+
+// PromoteReplica makes a Redis replica a master (REPLICAOF NO ONE),
+// through the lab's control path to it (never cut by a fault).
+func (redisKind) PromoteReplica(ctx context.Context, replica *Node) error {
+	c := redis.NewClient(&redis.Options{Addr: replica.Addr, Dialer: replica.dialer(), MaxRetries: -1})
+	defer c.Close()
+	if err := c.ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
+		return fmt.Errorf("promote %s: %w", replica.Name, err)
+	}
+	return nil
+}
