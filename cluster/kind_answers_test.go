@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,4 +174,35 @@ func containsAny(texts []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestKindOwnServersFromEnv: each own-servers kind's variable gives the
+// run that kind's endpoint, and nothing else does.
+func TestKindOwnServersFromEnv(t *testing.T) {
+	for _, k := range OwnKinds() {
+		t.Setenv(k.OwnServers().Env, "")
+	}
+	tests := []struct {
+		env, value string
+		kind       topology.Kind
+		want       []string
+	}{
+		{"LOCKLAB_REDIS_ADDRS", "10.0.0.1:6379, 10.0.0.2:6379", topology.Redis, []string{"10.0.0.1:6379", "10.0.0.2:6379"}},
+		{"LOCKLAB_ZK_ADDRS", "10.0.0.5:2181", topology.ZooKeeper, []string{"10.0.0.5:2181"}},
+		{"LOCKLAB_PG_DSN", "postgres://u@10.0.0.6:5432/db", topology.Postgres, []string{"postgres://u@10.0.0.6:5432/db"}},
+		{"LOCKLAB_ETCD_ADDRS", "10.0.0.7:2379,10.0.0.8:2379", topology.Etcd, []string{"10.0.0.7:2379", "10.0.0.8:2379"}},
+		{"LOCKLAB_MYSQL_DSN", "u:p@tcp(10.0.0.9:3306)/db", topology.MySQL, []string{"u:p@tcp(10.0.0.9:3306)/db"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			t.Setenv(tt.env, tt.value)
+			e := ExternalFromEnv()
+			if got := e.Lock.Addrs(tt.kind); !slices.Equal(got, tt.want) {
+				t.Errorf("%s=%q gives %s %v, want %v", tt.env, tt.value, tt.kind, got, tt.want)
+			}
+			if len(e.Lock) != 1 {
+				t.Errorf("%s alone gives %d kinds' servers, want 1", tt.env, len(e.Lock))
+			}
+		})
+	}
 }
