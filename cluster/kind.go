@@ -18,8 +18,10 @@ import (
 
 // ServerKind is the one home of a server program: everything the lab asks
 // of a kind of server, so that no other package switches on the kind.
-// Adding a server kind is one file that registers one of these (and its
-// image under docker/).
+// Adding a server kind is its file here that registers one of these, a
+// named topology that declares it (topology/), its image under docker/ and
+// its line in scripts/setup.sh; TestNewServerKindProvides checks each, and
+// TestKindAnswersEveryQuestion that no question goes unanswered.
 type ServerKind interface {
 	// Kind is the topology's name for the program.
 	Kind() topology.Kind
