@@ -7,11 +7,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/resource"
-	"github.com/locklab/locklab/topology"
 	"github.com/locklab/locklab/workload"
 )
 
@@ -466,12 +466,12 @@ func (b *bench) lockPIDs(s impls.Spec) []int {
 	if s.Backend.InProcess || s.Backend.Kind == "" || b.opts.External.Any() {
 		return nil
 	}
-	serves := func(k topology.Kind) bool {
-		return k == s.Backend.Kind || (s.Backend.Kind == topology.Redis && (k == topology.RedisCluster || k == topology.Sentinel))
-	}
 	var pids []int
 	for n, pid := range b.pids {
-		if n != b.topo.Resource && serves(n.Kind) {
+		// A server serves the lock when its kind gives clients the lock's
+		// kind of endpoint: its own, or Redis's for a sentinel or a
+		// cluster member (cluster.Serves).
+		if n != b.topo.Resource && cluster.Serves(n.Kind) == s.Backend.Kind {
 			pids = append(pids, pid)
 		}
 	}

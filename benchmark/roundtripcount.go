@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/topology"
@@ -32,13 +33,14 @@ import (
 // renewal) to move the figure by well under one round trip.
 const countPairs = 300
 
-// roundTripCounter names what each backend's count is read from.
-var roundTripCounter = map[string]string{
-	BackendRedis:           "Redis MONITOR: client commands, script-called ones left out",
-	BackendZooKeeper:       "ZooKeeper mntr zk_packets_received",
-	BackendPostgres:        "PostgreSQL pg_stat_database xact_commit + xact_rollback",
-	string(topology.Etcd):  "etcd grpc_server_msg_received_total (keep-alives included)",
-	string(topology.MySQL): "MariaDB Questions + Com_stmt_prepare",
+// roundTripCounter names what a backend's count is read from: its server
+// kind's answer (cluster.ServerKind.RoundTripCounter).
+func roundTripCounter(backend string) string {
+	k, err := cluster.KindOf(topology.Kind(backend))
+	if err != nil {
+		return ""
+	}
+	return k.RoundTripCounter()
 }
 
 // countRoundTrips runs countPairs uncontended pairs of one client and
@@ -133,7 +135,7 @@ func (b *bench) countRoundTrips(ctx context.Context, s impls.Spec) (*record.Meas
 	for _, n := range counts {
 		busiest = max(busiest, n)
 	}
-	m := &record.MeasuredRoundTrips{PerPair: busiest / countPairs, Pairs: countPairs, Counter: roundTripCounter[be]}
+	m := &record.MeasuredRoundTrips{PerPair: busiest / countPairs, Pairs: countPairs, Counter: roundTripCounter(be)}
 	// What the lock declares (impls.Spec.RoundTrips) goes beside the count.
 	if rt := s.RoundTrips; rt.N > 0 {
 		m.Declared, m.Note, m.DeclaredCount = rt.N, rt.Note, rt.CountedAs

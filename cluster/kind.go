@@ -18,8 +18,10 @@ import (
 
 // ServerKind is the one home of a server program: everything the lab asks
 // of a kind of server, so that no other package switches on the kind.
-// Adding a server kind is one file that registers one of these (and its
-// image under docker/).
+// Adding a server kind is its file here that registers one of these, a
+// named topology that declares it (topology/), its image under docker/ and
+// its line in scripts/setup.sh; TestNewServerKindProvides checks each, and
+// TestKindAnswersEveryQuestion that no question goes unanswered.
 type ServerKind interface {
 	// Kind is the topology's name for the program.
 	Kind() topology.Kind
@@ -55,6 +57,69 @@ type ServerKind interface {
 	// know each other here (nil when it can), so a cell on an ensemble
 	// says so in advance instead of failing at the start.
 	Ensembles() error
+	// Describe asks the running servers at ep for their version and the
+	// settings that decide what a lock costs there (persistence, fsync),
+	// for the benchmark's record of the machine.
+	Describe(ctx context.Context, ep topology.Endpoint) (Description, error)
+	// OwnServers is how a user points the lab at servers of this kind
+	// they already run, or why they cannot.
+	OwnServers() OwnServers
+	// RoundTripCounter names the servers' own count the benchmark reads a
+	// lock's round trips from.
+	RoundTripCounter() string
+	// ClockShift says why the kind's servers cannot run under the clock
+	// shim a clock jump needs (nil when they can).
+	ClockShift() error
+	// HolderPartition says why cutting a holder off the kind's server, a
+	// lock on nodes of them, is not a cell the lab has shown and reviewed
+	// (nil when it is): holder-partition runs only where this is nil, so a
+	// kind left out says why instead of being missing from a list.
+	HolderPartition(nodes int) error
+	// SingleServerFaults says why the faults the lab aims at a lock's one
+	// server (its client crashed between the acquire's steps, the server
+	// restarted, its replica promoted by script), on a lock over nodes of
+	// the kind, are not cells it has shown and reviewed (nil when they are).
+	SingleServerFaults(nodes int) error
+	// OneServerSession says why a client's session does not live on one
+	// server of the kind's group (nil when it does: a ZooKeeper session),
+	// so a fault cutting the holder off "its" server has nothing to aim at.
+	OneServerSession() error
+	// Roles says what the kind's group is to a fault aimed at a role.
+	Roles() Roles
+}
+
+// Roles is what the members of a kind's group are to a fault aimed at a
+// role rather than a name.
+type Roles struct {
+	// Elected is the role the group's own system moves to another member
+	// when one fails: "master" (a Sentinel group's Redis servers, a Redis
+	// Cluster's slot masters) or "leader" (a quorum); "" when nothing
+	// moves it (a lone server, a replica the lab promotes by script).
+	Elected string
+	// Directs: the members serve no lock request but tell clients which
+	// server does (a sentinel), so cut off, the servers keep granting.
+	Directs bool
+}
+
+// Serves is the kind of lock endpoint a group of kind k gives clients:
+// k's own, or the kind it is a way into (a Sentinel group and a Redis
+// Cluster serve Redis locks).
+func Serves(k topology.Kind) topology.Kind {
+	sk, err := KindOf(k)
+	if err != nil {
+		return k
+	}
+	return sk.Endpoint(nil).Kind
+}
+
+// Description is what a kind's running servers say about themselves.
+type Description struct {
+	Version  string
+	Settings map[string]string
+	// LabSettings are settings the lab starts the kind's servers with that
+	// no request to them reports (each set in the kind's file): recorded
+	// only for servers the lab started.
+	LabSettings map[string]string
 }
 
 // CommandTimer is a kind whose servers count the time they spent running
@@ -63,6 +128,14 @@ type ServerKind interface {
 // out. The benchmark splits a lock's server CPU with it.
 type CommandTimer interface {
 	CommandTime(ctx context.Context, ep topology.Endpoint) (time.Duration, error)
+}
+
+// ScriptedFailover is a kind whose lone server the lab replaces by script
+// with a replica started beside it (the nemesis's fail-over): the server
+// is SIGKILLed, PromoteReplica makes the replica a master, and the
+// server's address moves to the replica's host.
+type ScriptedFailover interface {
+	PromoteReplica(ctx context.Context, replica *Node) error
 }
 
 // ReplicaStarter is a kind whose replicas cannot start everywhere its

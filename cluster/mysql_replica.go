@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/locklab/locklab/topology"
 )
 
 // followBound bounds each wait of a replica's start and promotion: the
@@ -157,6 +159,9 @@ func slaveStatus(ctx context.Context, c *sql.Conn) (map[string]string, bool, err
 	}
 	return out, true, rows.Err()
 }
+
+// PromotedReplica is the replica the MySQL replica topologies declare.
+func (mysqlKind) PromotedReplica() string { return topology.MySQLReplicaName }
 
 // Promote makes a MySQL replica a primary that accepts writes, as an
 // operator (or a fail-over tool) does: it stops the replica receiving,

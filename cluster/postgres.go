@@ -355,3 +355,63 @@ func pgTransactions(ctx context.Context, dsn string, settle bool) (float64, erro
 	}
 	return n, nil
 }
+
+// Describe asks the server for version() and the settings that decide
+// what a commit costs it.
+func (postgresKind) Describe(ctx context.Context, ep topology.Endpoint) (Description, error) {
+	if len(ep.Addrs) == 0 {
+		return Description{}, errors.New("no PostgreSQL DSN")
+	}
+	conn, err := pgx.Connect(ctx, ep.Addrs[0])
+	if err != nil {
+		return Description{}, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	defer conn.Close(context.Background())
+	d := Description{Settings: map[string]string{}}
+	if err := conn.QueryRow(ctx, "SELECT version()").Scan(&d.Version); err != nil {
+		return Description{}, fmt.Errorf("SELECT version(): %w", err)
+	}
+	for _, k := range []string{"fsync", "synchronous_commit", "full_page_writes", "max_connections"} {
+		var v string
+		if conn.QueryRow(ctx, "SELECT current_setting($1)", k).Scan(&v) == nil {
+			d.Settings[k] = v
+		}
+	}
+	return d, nil
+}
+
+// OwnServers: a user's PostgreSQL is one DSN.
+func (postgresKind) OwnServers() OwnServers {
+	return OwnServers{Flag: "pg", Env: "LOCKLAB_PG_DSN", Usage: "PostgreSQL DSN (default: start one)"}
+}
+
+// RoundTripCounter: a statement outside a transaction block is one
+// transaction, and no lock here opens a block per pair.
+func (postgresKind) RoundTripCounter() string {
+	return "PostgreSQL pg_stat_database xact_commit + xact_rollback"
+}
+
+// ClockShift: PostgreSQL reads the clock in ways the shim does not cover.
+func (postgresKind) ClockShift() error {
+	return errors.New("PostgreSQL reads the clock in ways the clock shim does not cover")
+}
+
+// HolderPartition: a holder cut off its PostgreSQL server keeps a session
+// the server ends only when its keepalives say so; the lab has shown and
+// reviewed it.
+func (postgresKind) HolderPartition(int) error { return nil }
+
+// SingleServerFaults: the crash between an acquire's steps, the restart
+// and the scripted fail-over the single-server scenarios aim at a lock's
+// one server are shown and reviewed on a single Redis node's locks only
+// (the lab's failpoints between acquire steps are in those locks).
+func (postgresKind) SingleServerFaults(int) error {
+	return errors.New("it faults the single Redis node a lock runs on")
+}
+
+// OneServerSession: a PostgreSQL session lives on its one server.
+func (postgresKind) OneServerSession() error { return nil }
+
+// Roles: nothing moves the primary role by itself; the lab promotes the
+// replica by script (Promoter).
+func (postgresKind) Roles() Roles { return Roles{} }

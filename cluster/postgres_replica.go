@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/locklab/locklab/topology"
 )
 
 // baseBackup makes data a copy of opts.ReplicaOf's data dir, taken over
@@ -46,6 +48,10 @@ func baseBackup(bin, data string, opts PostgresOptions, asServerUser func(*exec.
 	}
 	return nil
 }
+
+// PromotedReplica is the replica pg-replica-async and pg-replica-sync
+// declare.
+func (postgresKind) PromotedReplica() string { return topology.PGReplicaName }
 
 // Promote ends a PostgreSQL replica's recovery and makes it a primary that
 // accepts writes (pg_promote, waiting until it has), through the lab's
@@ -163,6 +169,9 @@ func controlConn(ctx context.Context, n *Node) (*pgx.Conn, error) {
 // Promoter is a server kind whose replica the lab can promote to take its
 // primary's place.
 type Promoter interface {
+	// PromotedReplica is the node name the topologies that declare the
+	// kind's replica give it (topology.PGReplicaName, ...).
+	PromotedReplica() string
 	Promote(ctx context.Context, n *Node) error
 	// CatchUp waits, at most bound, until replica has replayed all that
 	// primary had written when it was called, and returns a note saying

@@ -484,3 +484,101 @@ func redisCommands(ctx context.Context, addr string) (commandStats, error) {
 	}
 	return total, nil
 }
+
+// Describe reads the version and persistence settings of the Redis server
+// a client of ep talks to (the master, via Sentinel), and how many lock
+// nodes the endpoint has: one system via Sentinel, every address else.
+func (redisKind) Describe(ctx context.Context, ep topology.Endpoint) (Description, error) {
+	addr, err := RedisAddr(ctx, ep)
+	if err != nil {
+		return Description{}, err
+	}
+	d, err := describeRedis(ctx, addr)
+	if err != nil {
+		return Description{}, err
+	}
+	nodes := len(ep.Addrs)
+	if ep.Via == "sentinel" {
+		nodes = 1
+	}
+	d.Settings["lock nodes"] = strconv.Itoa(nodes)
+	return d, nil
+}
+
+// describeRedis reads one Redis server's version (INFO server) and the
+// settings that decide what a write costs it (appendonly, appendfsync,
+// save); a setting the server refuses to show is left out.
+func describeRedis(ctx context.Context, addr string) (Description, error) {
+	d := Description{Settings: map[string]string{}}
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1})
+	defer rdb.Close()
+	info, err := rdb.Info(ctx, "server").Result()
+	if err != nil {
+		return Description{}, fmt.Errorf("INFO server: %w", err)
+	}
+	d.Version = infoFields(info)["redis_version"]
+	for _, k := range []string{"appendonly", "appendfsync", "save"} {
+		if v, err := rdb.ConfigGet(ctx, k).Result(); err == nil {
+			d.Settings[k] = fmt.Sprintf("%q", v[k])
+		}
+	}
+	return d, nil
+}
+
+// OwnServers: a user's Redis servers are independent lock nodes, of which
+// a lock takes as many as it needs.
+func (redisKind) OwnServers() OwnServers {
+	return OwnServers{Flag: "redis", Env: "LOCKLAB_REDIS_ADDRS", Independent: true,
+		Usage: "comma-separated independent Redis lock nodes (default: start them)"}
+}
+
+// RoundTripCounter: Redis's counters (INFO commandstats,
+// total_commands_processed) also count every command a Lua script calls,
+// which costs no round trip; MONITOR marks those with "lua", so the
+// benchmark counts the feed.
+func (redisKind) RoundTripCounter() string {
+	return "Redis MONITOR: client commands, script-called ones left out"
+}
+
+// ClockShift: Redis reads the wall clock through the calls the shim
+// moves (faults/clockjump).
+func (redisKind) ClockShift() error { return nil }
+
+// HolderPartition: a lock on one Redis server is cut off it by
+// holder-partition; a lock over several independent nodes (Redlock) is
+// cut off some of them by redlock-partition instead.
+func (redisKind) HolderPartition(nodes int) error {
+	if nodes == 1 {
+		return nil
+	}
+	return errors.New("a lock over several independent Redis nodes is cut off some of them by redlock-partition, not off one server")
+}
+
+// SingleServerFaults: the faults on a lock's one server are shown and
+// reviewed on a lock on one Redis node; a lock over several is faulted by
+// the Redlock scenarios instead.
+func (redisKind) SingleServerFaults(nodes int) error {
+	if nodes == 1 {
+		return nil
+	}
+	return errors.New("it faults the single Redis node a lock runs on")
+}
+
+// OneServerSession: a lone Redis server is the holder's one server; the
+// lab's fault on it is aimed by name.
+func (redisKind) OneServerSession() error { return nil }
+
+// Roles: a lone Redis server keeps its role; the lab's scripted
+// fail-over promotes its replica.
+func (redisKind) Roles() Roles { return Roles{} }
+
+// PromoteReplica makes a Redis replica a master (REPLICAOF NO ONE),
+// through the lab's control path to it (never cut by a fault).
+func (redisKind) PromoteReplica(ctx context.Context, replica *Node) error {
+	c := redis.NewClient(&redis.Options{Addr: replica.Addr, Dialer: replica.dialer(), MaxRetries: -1})
+	defer c.Close()
+	if err := c.ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
+		return fmt.Errorf("promote %s: %w", replica.Name, err)
+	}
+	return nil
+}

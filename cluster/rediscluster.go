@@ -377,3 +377,49 @@ func clusterMasters(ctx context.Context, ep topology.Endpoint) ([]string, error)
 	}
 	return out, nil
 }
+
+// Describe reads the first member's version and persistence settings, as
+// a single Redis server's (every member runs the same redis-server).
+func (redisClusterKind) Describe(ctx context.Context, ep topology.Endpoint) (Description, error) {
+	if len(ep.Addrs) == 0 {
+		return Description{}, errors.New("no Redis Cluster member address")
+	}
+	return describeRedis(ctx, ep.Addrs[0])
+}
+
+// OwnServers: none; a cluster's fail-overs are the scenarios' own faults,
+// so the lab forms the cluster.
+func (redisClusterKind) OwnServers() OwnServers {
+	return OwnServers{None: "the lab forms a Redis Cluster itself, to fail its masters over"}
+}
+
+// RoundTripCounter: each slot master's feed, as Redis's (a replica's
+// repeats its master's).
+func (redisClusterKind) RoundTripCounter() string {
+	return "Redis MONITOR on each master: client commands, script-called ones left out"
+}
+
+// ClockShift: the lab starts cluster members without the shim
+// (topology.WithClockShift moves independent Redis lock nodes only).
+func (redisClusterKind) ClockShift() error {
+	return errors.New("the lab starts Redis Cluster members without the clock shim; a clock jump moves independent Redis lock nodes")
+}
+
+// HolderPartition: a holder cut off a slot's master is a fail-over's
+// scenario (the cluster promotes the master's replica).
+func (redisClusterKind) HolderPartition(int) error {
+	return errors.New("a holder cut off a Redis Cluster's master is a fail-over scenario's, not holder-partition's")
+}
+
+// SingleServerFaults: a lock on a Redis Cluster is a Redis lock; its faults are the fail-over scenarios'.
+func (redisClusterKind) SingleServerFaults(int) error {
+	return errors.New("it faults the single Redis node a lock runs on")
+}
+
+// OneServerSession: a cluster client talks to every slot's master.
+func (redisClusterKind) OneServerSession() error {
+	return errors.New("a Redis Cluster client holds a connection to every slot's master")
+}
+
+// Roles: the cluster moves a slot's master role to its replica.
+func (redisClusterKind) Roles() Roles { return Roles{Elected: "master"} }

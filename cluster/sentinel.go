@@ -324,3 +324,51 @@ func sentinelsAgree(ctx context.Context, nodes []*Node) (string, error) {
 	}
 	return "", errors.New("no sentinel")
 }
+
+// Describe reads the sentinel's own version (INFO server); the Redis
+// servers it monitors describe themselves as Redis.
+func (sentinelKind) Describe(ctx context.Context, ep topology.Endpoint) (Description, error) {
+	if len(ep.Addrs) == 0 {
+		return Description{}, errors.New("no sentinel address")
+	}
+	return describeRedis(ctx, ep.Addrs[0])
+}
+
+// OwnServers: none; a Sentinel group's fail-overs are the scenarios' own
+// faults, so the lab starts the group and the Redis servers it monitors.
+func (sentinelKind) OwnServers() OwnServers {
+	return OwnServers{None: "the lab starts a Sentinel group and the Redis servers it monitors, to fail them over itself"}
+}
+
+// RoundTripCounter: a sentinel serves no lock request; a lock's requests
+// go to the master it names and are counted there, as Redis's.
+func (sentinelKind) RoundTripCounter() string {
+	return "none of its own: the master's Redis MONITOR feed"
+}
+
+// ClockShift: the lab starts sentinels without the shim; a clock jump
+// moves a Redis lock node's clock (topology.WithClockShift).
+func (sentinelKind) ClockShift() error {
+	return errors.New("the lab starts sentinels without the clock shim; a clock jump moves the Redis servers' clocks")
+}
+
+// HolderPartition: a holder cut off a Sentinel group's master is a
+// fail-over's scenario (the sentinels promote a replica), reviewed as such.
+func (sentinelKind) HolderPartition(int) error {
+	return errors.New("a holder cut off a Sentinel group's master is a fail-over scenario's, not holder-partition's")
+}
+
+// SingleServerFaults: a lock through a Sentinel group is a Redis lock; its faults are the fail-over scenarios'.
+func (sentinelKind) SingleServerFaults(int) error {
+	return errors.New("it faults the single Redis node a lock runs on")
+}
+
+// OneServerSession: a client of a Sentinel group talks to the master the
+// sentinels name, whichever it is.
+func (sentinelKind) OneServerSession() error {
+	return errors.New("a client of a Sentinel group talks to whichever master the sentinels name")
+}
+
+// Roles: the sentinels move the master role among the Redis servers, and
+// serve no lock request themselves.
+func (sentinelKind) Roles() Roles { return Roles{Elected: "master", Directs: true} }

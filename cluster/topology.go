@@ -16,21 +16,54 @@ import (
 // Empty fields mean "start it here".
 type External struct {
 	// Lock is the user's lock servers by kind (independent Redis nodes, a
-	// ZooKeeper ensemble, a PostgreSQL DSN).
+	// ZooKeeper or etcd ensemble, a PostgreSQL or MySQL DSN): every kind
+	// whose OwnServers allows it.
 	Lock     topology.Endpoints
 	Resource string // the protected counter's Redis
 }
 
-// ExternalFromEnv reads LOCKLAB_REDIS_ADDRS, LOCKLAB_RESOURCE_ADDR,
-// LOCKLAB_ZK_ADDRS (comma-separated host:port) and LOCKLAB_PG_DSN.
-func ExternalFromEnv() External {
-	e := External{Lock: topology.Endpoints{}, Resource: strings.TrimSpace(os.Getenv("LOCKLAB_RESOURCE_ADDR"))}
-	for kind, env := range map[topology.Kind]string{topology.Redis: "LOCKLAB_REDIS_ADDRS", topology.ZooKeeper: "LOCKLAB_ZK_ADDRS", topology.Postgres: "LOCKLAB_PG_DSN"} {
-		if addrs := SplitList(os.Getenv(env)); len(addrs) > 0 {
-			e.Lock[kind] = topology.Endpoint{Kind: kind, Addrs: addrs}
+// OwnServers is how a user points the lab at servers of one kind they
+// already run: a command-line flag and an environment variable, each a
+// comma-separated list of addresses (or a DSN).
+type OwnServers struct {
+	Flag, Env, Usage string
+	// Independent says the addresses are independent nodes, of which a
+	// lock takes as many as it needs (Redlock's); otherwise they are one
+	// system reached through any of them (an ensemble's members).
+	Independent bool
+	// None says why the kind's servers cannot be the user's own ("" when
+	// they can): the lab must start them, to know or move their roles.
+	None string
+}
+
+// OwnKinds are the server kinds a user can run themselves, by name.
+func OwnKinds() []ServerKind {
+	var out []ServerKind
+	for _, name := range KindNames() {
+		k, err := KindOf(topology.Kind(name))
+		if err == nil && k.OwnServers().None == "" {
+			out = append(out, k)
 		}
 	}
+	return out
+}
+
+// ExternalFromEnv reads LOCKLAB_RESOURCE_ADDR and every own-servers kind's
+// variable (OwnServers.Env: LOCKLAB_REDIS_ADDRS, LOCKLAB_ZK_ADDRS,
+// LOCKLAB_PG_DSN, ...), comma-separated.
+func ExternalFromEnv() External {
+	e := External{Lock: topology.Endpoints{}, Resource: strings.TrimSpace(os.Getenv("LOCKLAB_RESOURCE_ADDR"))}
+	for _, k := range OwnKinds() {
+		e.Own(k.Kind(), SplitList(os.Getenv(k.OwnServers().Env)))
+	}
 	return e
+}
+
+// Own records addrs as the user's servers of kind (nothing when empty).
+func (e External) Own(kind topology.Kind, addrs []string) {
+	if len(addrs) > 0 {
+		e.Lock[kind] = topology.Endpoint{Kind: kind, Addrs: addrs}
+	}
 }
 
 // SplitList parses a comma-separated list (addresses, page names), trimming
@@ -144,7 +177,7 @@ func (t *Topology) startGroup(ctx context.Context, g topology.Group, nodes []top
 		if len(ep.Addrs) < len(nodes) {
 			return fmt.Errorf("this run needs %d %s servers, but %d addresses were given", len(nodes), g.Kind, len(ep.Addrs))
 		}
-		if !g.Ensemble && g.Kind == topology.Redis {
+		if k, err := KindOf(g.Kind); err == nil && !g.Ensemble && k.OwnServers().Independent {
 			ep.Addrs = ep.Addrs[:len(nodes)]
 		}
 		t.endpoints[g.Kind] = ep

@@ -397,3 +397,51 @@ func FourLetterWord(ctx context.Context, dial Dialer, addr, word string) (map[st
 	}
 	return out, nil
 }
+
+// Describe asks the first server's srvr four-letter word for its version
+// and mode. The settings the lab starts it with that no four-letter word
+// reports are the lab's (startZooKeeper above).
+func (zooKeeperKind) Describe(ctx context.Context, ep topology.Endpoint) (Description, error) {
+	if len(ep.Addrs) == 0 {
+		return Description{}, errors.New("no ZooKeeper address")
+	}
+	m, err := FourLetterWord(ctx, nil, ep.Addrs[0], "srvr")
+	if err != nil {
+		return Description{}, err
+	}
+	return Description{Version: m["Zookeeper version"], Settings: map[string]string{"mode": m["Mode"]},
+		LabSettings: map[string]string{"forceSync": "no (cluster/zookeeper.go)", "tickTime": "100ms (cluster/zookeeper.go)"}}, nil
+}
+
+// OwnServers: a user's ZooKeeper servers are one ensemble, reached
+// through any of them.
+func (zooKeeperKind) OwnServers() OwnServers {
+	return OwnServers{Flag: "zk", Env: "LOCKLAB_ZK_ADDRS", Usage: "comma-separated ZooKeeper servers (default: start one)"}
+}
+
+// RoundTripCounter: every request a client sends is one packet received.
+func (zooKeeperKind) RoundTripCounter() string { return "ZooKeeper mntr zk_packets_received" }
+
+// ClockShift: the JVM reads the clock in ways the shim does not cover.
+func (zooKeeperKind) ClockShift() error {
+	return errors.New("ZooKeeper's JVM reads the clock in ways the clock shim does not cover")
+}
+
+// HolderPartition: a holder cut off its ZooKeeper server loses its
+// session there; the lab has shown and reviewed it.
+func (zooKeeperKind) HolderPartition(int) error { return nil }
+
+// SingleServerFaults: the crash between an acquire's steps, the restart
+// and the scripted fail-over the single-server scenarios aim at a lock's
+// one server are shown and reviewed on a single Redis node's locks only
+// (the lab's failpoints between acquire steps are in those locks).
+func (zooKeeperKind) SingleServerFaults(int) error {
+	return errors.New("it faults the single Redis node a lock runs on")
+}
+
+// OneServerSession: a ZooKeeper session lives on the one member its
+// client is connected to.
+func (zooKeeperKind) OneServerSession() error { return nil }
+
+// Roles: an ensemble elects a leader.
+func (zooKeeperKind) Roles() Roles { return Roles{Elected: "leader"} }

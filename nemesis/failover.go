@@ -8,8 +8,6 @@ import (
 	"net/netip"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/impls"
@@ -42,7 +40,7 @@ type failOver struct{}
 func (failOver) Name() string { return FailOver }
 
 func (failOver) Applies(spec impls.Spec, topo Topology) error {
-	if spec.Backend.Kind != topology.Redis || spec.Backend.Nodes > 1 || spec.Backend.InProcess {
+	if _, ok := scriptedFailover(spec.Backend.Kind); !ok || spec.Backend.Nodes > 1 || spec.Backend.InProcess {
 		return fmt.Errorf("a fail-over promotes the replica of a single Redis server, and %s does not run on one", spec.Name)
 	}
 	if topo.NoHosts != "" {
@@ -56,7 +54,7 @@ func (failOver) Applies(spec impls.Spec, topo Topology) error {
 
 func (failOver) Targets(topo Topology) []string {
 	for _, s := range topo.Servers {
-		if s.Kind == cluster.KindRedis {
+		if _, ok := scriptedFailover(s.Kind); ok {
 			return []string{s.Name}
 		}
 	}
@@ -78,7 +76,11 @@ func (failOver) Inject(ctx context.Context, sys System, target string) (string, 
 	if err := master.Kill(); err != nil {
 		return "", fmt.Errorf("SIGKILL %s: %w", target, err)
 	}
-	if err := promote(ctx, replica); err != nil {
+	promoter, ok := scriptedFailover(master.Kind)
+	if !ok {
+		return "", fmt.Errorf("fail-over: the lab cannot promote a %s replica by script", master.Kind.Title())
+	}
+	if err := promoter.PromoteReplica(ctx, replica); err != nil {
 		return "", err
 	}
 	if err := moveAddress(ctx, master, replica); err != nil {
@@ -91,15 +93,15 @@ func (failOver) Heal(ctx context.Context, sys System, target string) (string, er
 	return "old master stays down; clients stay on the promoted replica", nil
 }
 
-// promote makes the replica a master, through the lab's control path
-// (never cut by a fault).
-func promote(ctx context.Context, replica *cluster.Node) error {
-	c := redis.NewClient(&redis.Options{Addr: replica.Addr, Dialer: replica.Host.Network().DialContext, MaxRetries: -1})
-	defer c.Close()
-	if err := c.ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
-		return fmt.Errorf("promote %s: %w", replica.Name, err)
+// scriptedFailover is kind's server kind when the lab can replace its lone
+// server by its replica by script (cluster.ScriptedFailover), else false.
+func scriptedFailover(kind topology.Kind) (cluster.ScriptedFailover, bool) {
+	k, err := cluster.KindOf(kind)
+	if err != nil {
+		return nil, false
 	}
-	return nil
+	f, ok := k.(cluster.ScriptedFailover)
+	return f, ok
 }
 
 // moveAddress takes the dead master's address off its host and gives it to

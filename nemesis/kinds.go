@@ -110,9 +110,17 @@ func serverTargets(topo Topology) []string {
 // aim at (MasterTarget): a Sentinel group's Redis master, or a Redis
 // Cluster's master of the lock key's slot. A quorum has a leader instead.
 func hasMaster(topo Topology) bool {
-	return slices.ContainsFunc(topo.Servers, func(s Server) bool {
-		return s.Kind == topology.Sentinel || s.Kind == topology.RedisCluster
-	})
+	return slices.ContainsFunc(topo.Servers, func(s Server) bool { return rolesOf(s.Kind).Elected == "master" })
+}
+
+// rolesOf is what a server of kind is to a fault aimed at a role
+// (cluster.ServerKind.Roles); nothing for a kind the lab does not know.
+func rolesOf(kind topology.Kind) cluster.Roles {
+	k, err := cluster.KindOf(kind)
+	if err != nil {
+		return cluster.Roles{}
+	}
+	return k.Roles()
 }
 
 // LeaderTarget and FollowerTarget name no server but whichever lock server

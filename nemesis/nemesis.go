@@ -98,9 +98,13 @@ func TopologyFor(spec impls.Spec, named string, clients int) (Topology, error) {
 			continue
 		}
 		t.Ensemble = t.Ensemble || n.Ensemble
-		// Only Redis runs under the clock shim: the JVM and PostgreSQL
-		// read the clock in ways the shim does not cover.
-		t.Servers = append(t.Servers, Server{Name: n.Name, Kind: n.Kind, ClockShift: n.Kind == topology.Redis})
+		// Only a kind whose servers run under the clock shim has a clock
+		// a jump can move (cluster.ServerKind.ClockShift says why not).
+		k, err := cluster.KindOf(n.Kind)
+		if err != nil {
+			return t, err
+		}
+		t.Servers = append(t.Servers, Server{Name: n.Name, Kind: n.Kind, ClockShift: k.ClockShift() == nil})
 	}
 	return t, nil
 }

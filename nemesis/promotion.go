@@ -28,11 +28,15 @@ const PrimaryPromotion = "primary-promotion"
 // the primary over to its replica while the holder is inside its section.
 const PrimaryFailover = "primary-failover"
 
-// promotedReplica names the node a promotion promotes, by server kind, as
-// the topologies that declare one name it.
-var promotedReplica = map[topology.Kind]string{
-	topology.Postgres: topology.PGReplicaName,
-	topology.MySQL:    topology.MySQLReplicaName,
+// promoterOf is kind's server kind when the lab can promote its replica
+// (cluster.Promoter), else false.
+func promoterOf(kind topology.Kind) (cluster.Promoter, bool) {
+	k, err := cluster.KindOf(kind)
+	if err != nil {
+		return nil, false
+	}
+	p, ok := k.(cluster.Promoter)
+	return p, ok
 }
 
 func init() {
@@ -76,17 +80,11 @@ func (primaryPromotion) Name() string { return PrimaryPromotion }
 // Applies: the lock's kind can promote a replica, the named topology
 // declares one, and the address can move between hosts.
 func (primaryPromotion) Applies(spec impls.Spec, topo Topology) error {
-	replica, ok := promotedReplica[spec.Backend.Kind]
+	promoter, ok := promoterOf(spec.Backend.Kind)
 	if !ok || spec.Backend.InProcess {
 		return fmt.Errorf("a promotion fails a database primary over to its replica, and %s's servers have none the lab promotes", spec.Name)
 	}
-	k, err := cluster.KindOf(spec.Backend.Kind)
-	if err != nil {
-		return err
-	}
-	if _, ok := k.(cluster.Promoter); !ok {
-		return fmt.Errorf("the lab cannot promote a %s replica", spec.Backend.Kind.Title())
-	}
+	replica := promoter.PromotedReplica()
 	named, err := topology.Lookup(topo.Name)
 	if err != nil {
 		return err
@@ -106,7 +104,7 @@ func (primaryPromotion) Applies(spec impls.Spec, topo Topology) error {
 
 func (primaryPromotion) Targets(topo Topology) []string {
 	for _, s := range topo.Servers {
-		if _, ok := promotedReplica[s.Kind]; ok {
+		if _, ok := promoterOf(s.Kind); ok {
 			return []string{s.Name}
 		}
 	}
@@ -136,16 +134,12 @@ func promotionPair(sys System, target string) (primary, replica *cluster.Node, p
 	if primary, err = sys.Server(target); err != nil {
 		return nil, nil, nil, err
 	}
-	if replica, err = sys.Server(promotedReplica[primary.Kind]); err != nil {
-		return nil, nil, nil, err
-	}
-	k, err := cluster.KindOf(primary.Kind)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	promoter, ok := k.(cluster.Promoter)
+	promoter, ok := promoterOf(primary.Kind)
 	if !ok {
 		return nil, nil, nil, fmt.Errorf("the lab cannot promote a %s replica", primary.Kind.Title())
+	}
+	if replica, err = sys.Server(promoter.PromotedReplica()); err != nil {
+		return nil, nil, nil, err
 	}
 	return primary, replica, promoter, nil
 }

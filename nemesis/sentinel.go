@@ -10,7 +10,6 @@ import (
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/topology"
 )
 
 // MasterTarget names no server but whichever Redis server is the master
@@ -53,7 +52,7 @@ func (splitWithHolder) Applies(spec impls.Spec, topo Topology) error {
 	// Its target is the master, a role only a Sentinel group's Redis
 	// servers and a Redis Cluster's have; a quorum's leader is cut off
 	// alone (leader-isolated).
-	if !slices.ContainsFunc(topo.Servers, func(s Server) bool { return s.Kind == topology.Sentinel || s.Kind == topology.RedisCluster }) {
+	if !hasMaster(topo) {
 		return errors.New("it cuts off a Sentinel group's or a Redis Cluster's master with the holder; this ensemble has a leader, not a master")
 	}
 	return serverApplies(spec, topo)
@@ -130,7 +129,8 @@ func (k splitWithHolder) Heal(ctx context.Context, sys System, target string) (s
 }
 
 // IsSentinel reports whether the server called name is a Redis Sentinel
-// of the topology.
+// of the topology: one whose kind directs clients to the servers that
+// grant (cluster.Roles.Directs) rather than granting itself.
 func (t Topology) IsSentinel(name string) bool {
-	return slices.ContainsFunc(t.Servers, func(s Server) bool { return s.Name == name && s.Kind == topology.Sentinel })
+	return slices.ContainsFunc(t.Servers, func(s Server) bool { return s.Name == name && rolesOf(s.Kind).Directs })
 }

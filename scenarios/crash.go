@@ -2,9 +2,10 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/topology"
 )
 
 func init() {
@@ -17,10 +18,16 @@ func init() {
 		singleRedis))
 }
 
-// singleRedis applies to locks on exactly one Redis node.
+// singleRedis applies to locks whose server kind says the faults the lab
+// aims at a lock's one server are cells it has shown and reviewed there
+// (cluster.ServerKind.SingleServerFaults): a lock on one Redis node.
 func singleRedis(spec impls.Spec, _ bool) error {
-	if spec.Backend.Kind != topology.Redis || spec.Backend.Need().Count() != 1 {
+	if spec.Backend.InProcess || spec.Backend.Kind == "" {
 		return errors.New("it faults the single Redis node a lock runs on")
 	}
-	return nil
+	k, err := cluster.KindOf(spec.Backend.Kind)
+	if err != nil {
+		return fmt.Errorf("it faults the single Redis node a lock runs on: %w", err)
+	}
+	return k.SingleServerFaults(spec.Backend.Need().Count())
 }

@@ -2,24 +2,29 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/topology"
 )
 
-// holderPartition applies to locks on one lock server the lab can put on a
-// host: PostgreSQL, ZooKeeper, or a single Redis node. Redlock's partitions
-// are redlock-partition's.
+// holderPartition applies to a lock whose server kind says a holder cut
+// off it is a cell the lab has shown and reviewed
+// (cluster.ServerKind.HolderPartition): PostgreSQL, ZooKeeper, a single
+// Redis node. A kind left out says why, and the cell's n/a says it too.
 func holderPartition(spec impls.Spec, _ bool) error {
 	if err := hosts.Available(); err != nil {
 		return err
 	}
-	b := spec.Backend
-	if b.Kind == topology.Postgres || b.Kind == topology.ZooKeeper || (b.Kind == topology.Redis && b.Need().Count() == 1) {
-		return nil
+	if spec.Backend.InProcess || spec.Backend.Kind == "" {
+		return errors.New("it cuts the holder off its lock's servers, and an in-process lock has none")
 	}
-	return errors.New("it cuts the holder off the one server its lock lives on (PostgreSQL, ZooKeeper or a single Redis)")
+	k, err := cluster.KindOf(spec.Backend.Kind)
+	if err != nil {
+		return fmt.Errorf("it cuts the holder off its lock's servers: %w", err)
+	}
+	return k.HolderPartition(spec.Backend.Need().Count())
 }
 
 func init() {

@@ -1,8 +1,10 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/topology"
 )
@@ -31,15 +33,20 @@ func init() {
 }
 
 // oneServerClient applies to locks whose client talks to one member of an
-// ensemble at a time (a ZooKeeper session lives on one server). etcd's
-// client holds a gRPC connection to every member at once, so no one server
-// is the holder's and there is nothing for the cut to aim at (the engine
-// refuses to guess: "connected to 3 lock servers, not one").
+// ensemble at a time (a ZooKeeper session lives on one server): the
+// kind's own answer (cluster.ServerKind.OneServerSession). etcd's client
+// holds a gRPC connection to every member at once, so no one server is the
+// holder's and there is nothing for the cut to aim at (the engine refuses
+// to guess: "connected to 3 lock servers, not one").
 func oneServerClient(spec impls.Spec, _ bool) error {
-	if spec.Backend.Kind != topology.ZooKeeper {
-		return fmt.Errorf("a %s client holds a connection to every member, so no one server is the holder's", spec.Backend.Kind.Title())
+	if spec.Backend.InProcess || spec.Backend.Kind == "" {
+		return errors.New("it cuts the holder off the one server its session lives on, and an in-process lock has none")
 	}
-	return nil
+	k, err := cluster.KindOf(spec.Backend.Kind)
+	if err != nil {
+		return fmt.Errorf("it cuts the holder off the one server its session lives on: %w", err)
+	}
+	return k.OneServerSession()
 }
 
 // onTopologies returns s set to run on topos only.

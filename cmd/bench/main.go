@@ -88,8 +88,8 @@ commands:
 
 servers: by default the lab starts its own as local processes; with LOCKLAB_SERVERS=containers
 (or -servers containers on check and bench) as Docker containers built from docker/; to use
-yours set LOCKLAB_REDIS_ADDRS, LOCKLAB_RESOURCE_ADDR, LOCKLAB_ZK_ADDRS, LOCKLAB_PG_DSN (or the
-matching flags).`
+yours set LOCKLAB_REDIS_ADDRS, LOCKLAB_RESOURCE_ADDR, LOCKLAB_ZK_ADDRS, LOCKLAB_PG_DSN,
+LOCKLAB_ETCD_ADDRS, LOCKLAB_MYSQL_DSN (or the matching flags).`
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -165,13 +165,17 @@ func sortedKeys(m map[string]float64) []string {
 	return keys
 }
 
-// serverFlags adds the flags that point the lab at the user's own servers.
+// serverFlags adds the flags that point the lab at the user's own servers:
+// -resource, and one per server kind a user can run (its OwnServers flag,
+// defaulting to its environment variable).
 func serverFlags(fs *flag.FlagSet) func() cluster.External {
 	ext := cluster.ExternalFromEnv()
-	redisAddrs := fs.String("redis", strings.Join(ext.Lock.Addrs(topology.Redis), ","), "comma-separated independent Redis lock nodes (default: start them)")
 	resourceAddr := fs.String("resource", ext.Resource, "Redis holding the protected counter (default: start one)")
-	zkAddrs := fs.String("zk", strings.Join(ext.Lock.Addrs(topology.ZooKeeper), ","), "comma-separated ZooKeeper servers (default: start one)")
-	pgDSN := fs.String("pg", ext.Lock.First(topology.Postgres), "PostgreSQL DSN (default: start one)")
+	own := map[topology.Kind]*string{}
+	for _, k := range cluster.OwnKinds() {
+		o := k.OwnServers()
+		own[k.Kind()] = fs.String(o.Flag, strings.Join(ext.Lock.Addrs(k.Kind()), ","), o.Usage)
+	}
 	fs.Func("servers", "where the lab starts its servers: local (processes, the default) or containers (Docker engine); also LOCKLAB_SERVERS", func(s string) error {
 		mode, err := cluster.ParseServers(s)
 		if err != nil {
@@ -183,11 +187,8 @@ func serverFlags(fs *flag.FlagSet) func() cluster.External {
 	return func() cluster.External {
 		containersOutDir(fs)
 		e := cluster.External{Lock: topology.Endpoints{}, Resource: *resourceAddr}
-		for kind, addrs := range map[topology.Kind][]string{topology.Redis: cluster.SplitList(*redisAddrs),
-			topology.ZooKeeper: cluster.SplitList(*zkAddrs), topology.Postgres: cluster.SplitList(*pgDSN)} {
-			if len(addrs) > 0 {
-				e.Lock[kind] = topology.Endpoint{Kind: kind, Addrs: addrs}
-			}
+		for kind, addrs := range own {
+			e.Own(kind, cluster.SplitList(*addrs))
 		}
 		return e
 	}
