@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -30,6 +31,9 @@ func init() {
 		os.Stderr.WriteString(err.Error() + "\n")
 		os.Exit(3)
 	}
+	// On hosts of their own where the lab can make them, so a cut start
+	// leaves namespaces to remove too.
+	decl.Hosts = hosts.Available() == nil
 	topo, err := Start(ctx, decl, External{})
 	if err == nil {
 		topo.Close()
@@ -152,6 +156,13 @@ func TestCtrlCWhileServersStart(t *testing.T) {
 			}
 			for _, p := range processesNaming(tmp) {
 				t.Errorf("a server outlived the run: %s", p)
+			}
+			if entries, err := os.ReadDir("/run/netns"); err == nil {
+				for _, e := range entries {
+					if strings.HasPrefix(e.Name(), hosts.Prefix+strconv.Itoa(cmd.Process.Pid)+"-") {
+						t.Errorf("namespace %s outlived the run", e.Name())
+					}
+				}
 			}
 		})
 	}
