@@ -35,7 +35,7 @@ func (n *Node) startProcess(ctx context.Context, launch func(ctx context.Context
 
 func (p *processServer) start(ctx context.Context) error {
 	n := p.node
-	proc, err := p.launch(ctx, n)
+	proc, err := p.launchGated(ctx)
 	if err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
@@ -49,6 +49,30 @@ func (p *processServer) start(ctx context.Context) error {
 		return fmt.Errorf("%s did not become ready: %w\n--- last lines of %s ---\n%s", n.Name, err, n.LogPath(), p.logTail(20))
 	}
 	return nil
+}
+
+// launchGated launches the server through the lab's gate (makegate.go):
+// a launch makes files in the node's dir (its data, its log) and the
+// server's process, and StopAll must find both, so it waits for a launch
+// in flight and refuses one that comes while it runs. A node whose dir is
+// gone was stopped while it started (a Ctrl-C, an interrupted start's
+// cleanup): it is not launched, as the launch would make its dir again
+// (MkdirAll of its data dir, O_CREATE of its log) where nothing removes it.
+// Once the launch has been let through, ctx's end (an interrupt) stops it
+// too: what it made is removed by the caller's cleanup (Node.Stop).
+func (p *processServer) launchGated(ctx context.Context) (*Process, error) {
+	leave, err := makers.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("not launched: %w", context.Cause(ctx))
+	}
+	if _, err := os.Stat(p.node.Dir); err != nil {
+		return nil, fmt.Errorf("not launched, its dir is gone (stopped while it started): %w", err)
+	}
+	return p.launch(ctx, p.node)
 }
 
 // waitReady polls the node's readiness request until it succeeds, the

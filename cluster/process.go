@@ -5,6 +5,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -40,8 +41,15 @@ var (
 func Spawn(cmd *exec.Cmd) (*Process, error) { return SpawnOn(nil, cmd) }
 
 // SpawnOn is Spawn inside host h (a network namespace of the lab's own); a
-// nil h is the machine's own network, as Spawn.
+// nil h is the machine's own network, as Spawn. While StopAll runs it
+// starts nothing: a process started after StopAll looked would run on
+// until the lab exits.
 func SpawnOn(h *hosts.Host, cmd *exec.Cmd) (*Process, error) {
+	leave, err := makers.enter()
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
+	defer leave()
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -276,9 +284,37 @@ func EndOfTests(code int) int {
 	return code
 }
 
-// StopAll kills every server process this run started. It is safe to call
-// more than once and from a signal handler goroutine.
+// StopAll kills every server process this run started and removes what
+// the run made (containers, hosts, temp dirs). It is safe to call more than
+// once and from several goroutines. Starts in flight finish first and new
+// ones are refused until it returns, so nothing is made behind its back.
+//
+// Once SIGINT or SIGTERM has arrived (StopOnSignal), StopAll does not
+// return: the signal's handler stops everything and ends the process with
+// 128+signal, and a caller must not go on to report the interrupted run as
+// a failure of its own (exit 1 and "acquires failed" instead of 130).
 func StopAll() {
+	stopAll(false)
+	select {
+	case <-interrupt.arrived:
+		select {} // the handler exits the process
+	default:
+	}
+}
+
+// startBound is how long StopAll waits for the starts in flight: a launch
+// is a spawn, or a database's bootstrap (seconds) before it.
+const startBound = 20 * time.Second
+
+// stopAll is StopAll; final shuts every door for good, as the process is
+// about to exit.
+func stopAll(final bool) {
+	if !makers.close(final, startBound) {
+		fmt.Fprintf(os.Stderr, "locklab: a server start did not finish within %v; the next run's sweep removes what it leaves\n", startBound)
+	}
+	if !final {
+		defer makers.open()
+	}
 	liveMu.Lock()
 	ps := make([]*Process, 0, len(live))
 	for p := range live {
@@ -293,7 +329,15 @@ func StopAll() {
 	// The hosts go after their processes, so no server sees its network
 	// vanish while it still runs.
 	hosts.RemoveAll()
-	removeTempDirs()
+	if final {
+		leftovers.Close()
+	} else {
+		leftovers.RemoveOwn()
+	}
+	// And those of lab runs that are gone: at every exit, so the dirs of a
+	// test's SIGKILLed child go with the test binary rather than wait for
+	// the next run's start.
+	_ = leftovers.SweepDirs()
 }
 
 // LivePIDs returns the process ids of the servers still running.
@@ -307,31 +351,40 @@ func LivePIDs() []int {
 	return pids
 }
 
-var signalOnce sync.Once
+// ErrInterrupted is the cause (context.Cause) of StopOnSignal's context
+// once SIGINT or SIGTERM arrived.
+var ErrInterrupted = errors.New("interrupted")
+
+// interrupt is the process's one signal handler's state.
+var interrupt = struct {
+	once    sync.Once
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	arrived chan struct{} // closed when the signal arrives
+}{arrived: make(chan struct{})}
 
 // StopOnSignal makes SIGINT and SIGTERM stop every server before the program
-// exits with the conventional status 128+signal.
-func StopOnSignal() {
-	signalOnce.Do(func() {
+// exits with the conventional status 128+signal. It returns a context that
+// is cancelled the moment the signal arrives, before anything is stopped,
+// with ErrInterrupted as its cause: a run given it sees the interrupt as
+// its context's end, not as its servers failing under it.
+func StopOnSignal() context.Context {
+	interrupt.once.Do(func() {
+		interrupt.ctx, interrupt.cancel = context.WithCancelCause(context.Background())
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 		go func() {
 			sig := <-ch
-			StopAll()
-			code := 130
+			close(interrupt.arrived)
+			name, code := "SIGINT", 130
 			if sig == syscall.SIGTERM {
-				code = 143
+				name, code = "SIGTERM", 143
 			}
+			interrupt.cancel(fmt.Errorf("%w by %s", ErrInterrupted, name))
+			stopAll(true)
 			fmt.Fprintf(os.Stderr, "locklab: %v: stopped every server this run started\n", sig)
 			os.Exit(code)
 		}()
 	})
-}
-
-// removeTempDirs removes this run's temp dirs, then those of lab runs that
-// are gone: at every exit, so the dirs of a test's SIGKILLed child go with
-// the test binary rather than wait for the next run's start.
-func removeTempDirs() {
-	leftovers.RemoveOwn()
-	_ = leftovers.SweepDirs()
+	return interrupt.ctx
 }

@@ -131,6 +131,14 @@ func New(ctx context.Context) (n *Network, err error) {
 			n = nil
 		}
 	}()
+	// The switch is made under the network's lock, as AddHost makes a
+	// host: a Close (StopAll at a Ctrl-C) that comes meanwhile waits for it
+	// and removes it, and one that came first leaves nothing to make.
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, errors.New("network is closed: every server is being stopped")
+	}
 	sw := n.switchNS()
 	if err := run(ctx, "ip", "netns", "add", sw); err != nil {
 		return nil, err

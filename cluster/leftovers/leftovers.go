@@ -4,9 +4,10 @@
 // A run makes temp dirs (server data dirs, its run dir, staging dirs for
 // results), network namespaces (cluster/hosts) and, in container mode,
 // containers. A run that ends normally, fails, or is stopped by Ctrl-C or
-// SIGTERM removes its own (cluster.StopAll calls RemoveOwn); a SIGKILLed run
-// cannot, so every run's start calls Sweep, which removes whatever belongs
-// to a lab process that no longer exists.
+// SIGTERM removes its own (cluster.StopAll calls RemoveOwn; the signal's
+// handler calls Close, which also refuses new dirs until the exit); a
+// SIGKILLed run cannot, so every run's start calls Sweep, which removes
+// whatever belongs to a lab process that no longer exists.
 //
 // Ownership is recorded, never guessed: every temp dir the lab makes comes
 // from MakeDir (or is passed to Own right after it is made) and holds a
@@ -109,23 +110,47 @@ func statFields(b []byte) (state, start string, ok bool) {
 	return f[0], f[19], true
 }
 
-var (
-	ownMu   sync.Mutex
-	ownDirs = map[string]struct{}{}
-)
+// ErrExiting is returned by MakeDir and Own once Close has run: the
+// process is on its way out and anything it made now would outlive it.
+var ErrExiting = errors.New("the run is exiting: no new lab dir")
+
+// ownDirs are the dirs this process made: what RemoveOwn removes.
+//
+// A dir is made and tracked under one lock, which RemoveOwn takes too, so
+// a dir is either made before a RemoveOwn (and removed by it) or after it:
+// never made before and tracked after, the gap through which a server's dir
+// made at the moment of a Ctrl-C outlived the run. Once closed, no dir is
+// made at all: the handler that removes everything and exits closes it.
+type ownDirs struct {
+	mu     sync.Mutex
+	dirs   map[string]struct{}
+	closed bool
+}
+
+// own is this process's.
+var own = &ownDirs{dirs: map[string]struct{}{}}
 
 // MakeDir makes a temp dir named locklab-<kind>-<random> in the temp dir
 // ($TMPDIR), marked as this process's: RemoveOwn removes it (StopAll, at
 // every exit that runs code), and Sweep in any later run removes it once
 // this process is gone (a SIGKILL). Remove it yourself when done with it;
-// removing it twice is harmless.
-func MakeDir(kind string) (string, error) {
+// removing it twice is harmless. After Close it makes nothing and returns
+// ErrExiting.
+func MakeDir(kind string) (string, error) { return own.makeDir(kind) }
+
+func (o *ownDirs) makeDir(kind string) (string, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return "", fmt.Errorf("make %s dir: %w", kind, ErrExiting)
+	}
 	dir, err := os.MkdirTemp("", DirPrefix+kind+"-")
 	if err != nil {
 		return "", fmt.Errorf("make %s dir: %w", kind, err)
 	}
-	if err := Own(dir); err != nil {
+	if err := o.track(dir); err != nil {
 		_ = os.RemoveAll(dir)
+		delete(o.dirs, dir)
 		return "", fmt.Errorf("make %s dir: %w", kind, err)
 	}
 	return dir, nil
@@ -133,15 +158,27 @@ func MakeDir(kind string) (string, error) {
 
 // Own marks dir, just made by this process in the temp dir with a name
 // starting with DirPrefix, as MakeDir marks its own. It is for code that
-// makes its dir itself; new code calls MakeDir.
+// makes its dir itself; new code calls MakeDir. After Close it removes dir
+// and returns ErrExiting.
 //
 // The dir is tracked for RemoveOwn first, so even when the marker cannot be
 // written (the error says so) every exit that runs code still removes it;
 // only a SIGKILL would then leave it.
-func Own(dir string) error {
-	ownMu.Lock()
-	ownDirs[dir] = struct{}{}
-	ownMu.Unlock()
+func Own(dir string) error { return own.own(dir) }
+
+func (o *ownDirs) own(dir string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		_ = os.RemoveAll(dir)
+		return fmt.Errorf("mark %s as this run's: %w", dir, ErrExiting)
+	}
+	return o.track(dir)
+}
+
+// track records dir and writes its marker; o.mu is held.
+func (o *ownDirs) track(dir string) error {
+	o.dirs[dir] = struct{}{}
 	self, err := Self()
 	if err != nil {
 		return fmt.Errorf("mark %s as this run's: %w", dir, err)
@@ -154,17 +191,24 @@ func Own(dir string) error {
 
 // RemoveOwn removes every dir this process made with MakeDir or Own.
 // Safe to call more than once and from a signal handler's goroutine.
-func RemoveOwn() {
-	ownMu.Lock()
-	dirs := make([]string, 0, len(ownDirs))
-	for d := range ownDirs {
-		dirs = append(dirs, d)
-	}
-	ownDirs = map[string]struct{}{}
-	ownMu.Unlock()
-	for _, d := range dirs {
+func RemoveOwn() { own.remove(false) }
+
+// Close is RemoveOwn for a process about to exit: it removes every dir this
+// process made, and every later MakeDir or Own fails with ErrExiting, so
+// nothing a goroutine still running makes between now and the exit is left
+// behind. It cannot be undone.
+func Close() { own.remove(true) }
+
+// remove removes the dirs under the lock, so no MakeDir runs meanwhile;
+// close keeps it from making any after.
+func (o *ownDirs) remove(close bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closed = o.closed || close
+	for d := range o.dirs {
 		_ = os.RemoveAll(d)
 	}
+	o.dirs = map[string]struct{}{}
 }
 
 // Dirs lists the lab's temp dirs in the temp dir with their owners. Dirs

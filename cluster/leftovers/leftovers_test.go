@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -220,5 +221,65 @@ func TestSweepCallsRegistered(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "sweep test-b: engine gone") {
 		t.Errorf("Sweep() = %v, want an error naming test-b", err)
+	}
+}
+
+// TestCloseLeavesNoDir: dirs made side by side while the process closes
+// (a Ctrl-C while cells start their servers) are all removed, and none is
+// made after: a MakeDir either ran before Close, which removed its dir, or
+// fails with ErrExiting.
+func TestCloseLeavesNoDir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	o := &ownDirs{dirs: map[string]struct{}{}}
+	const makers = 8
+	made := make(chan int, makers)
+	var closed atomic.Bool
+	for range makers {
+		go func() {
+			n := 0
+			for {
+				after := closed.Load()
+				_, err := o.makeDir("redis-1")
+				switch {
+				case err == nil && after:
+					t.Errorf("makeDir made a dir after Close returned")
+				case err == nil:
+					n++
+					continue
+				case !errors.Is(err, ErrExiting):
+					t.Errorf("makeDir: %v, want ErrExiting once closed", err)
+				}
+				made <- n
+				return
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	o.remove(true)
+	closed.Store(true)
+	total := 0
+	for range makers {
+		total += <-made
+	}
+	if total == 0 {
+		t.Fatal("no dir was made before Close: the test would prove nothing")
+	}
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		t.Errorf("%s is left after Close (%d dirs made)", e.Name(), total)
+	}
+	dir := filepath.Join(tmp, DirPrefix+"own-1")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.own(dir); !errors.Is(err, ErrExiting) {
+		t.Errorf("own after Close: %v, want ErrExiting", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("own after Close left %s (%v)", dir, err)
 	}
 }

@@ -41,8 +41,11 @@ func main() {
 	redis.SetLogger(quietRedis{})
 	// Fault scenarios re-execute this binary as client processes.
 	runner.MaybeRunWorker()
-	cluster.StopOnSignal()
-	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	// Ctrl-C ends ctx first, so a run cut by it says "interrupted" rather
+	// than fail on the servers the handler then stops; StopAll does not
+	// return after a signal, and the handler exits with 128+signal.
+	ctx := cluster.StopOnSignal()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	cluster.StopAll()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -142,10 +142,16 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		outs, err := engine.RunCell(ctx, c, *runs, engine.Options{
 			Seed: *seed + int64(i)*1000, TTL: *ttl, OutDir: ceDir, Clients: 8, Sections: 2000,
 		})
+		if ctx.Err() != nil {
+			// Interrupted (Ctrl-C): whatever the cell's runs returned came
+			// from servers stopped under them, not from the lock, so the
+			// cell says it was cut, neither a verdict nor "could not run".
+			printMu.Lock()
+			fmt.Fprintf(stderr, "[%d/%d] %-48s %v\n", i+1, len(cells), c.Name(), context.Cause(ctx))
+			printMu.Unlock()
+			return context.Cause(ctx)
+		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return err // interrupted: stop every cell
-			}
 			msg := err.Error()
 			if !strings.HasPrefix(msg, c.Name()) {
 				msg = c.Name() + ": " + msg
