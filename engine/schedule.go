@@ -63,10 +63,11 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 	return run, nil
 }
 
-// ScheduleTopology is the lock's servers as s's faults need them: under
-// the movable clock for a clock jump, on hosts of their own for network
-// faults or a fail-over (which moves an address between hosts), with the
-// replica a fail-over promotes.
+// ScheduleTopology is the lock's servers as s's faults need them, each
+// fault's kind saying what it needs (nemesis.Shaper): under the movable
+// clock for a clock jump, on hosts of their own for network faults or a
+// fail-over (which moves an address between hosts), with the replica a
+// fail-over promotes.
 func ScheduleTopology(spec impls.Spec, s nemesis.Schedule) (topology.Declaration, error) {
 	named, err := topology.Lookup(s.Topology)
 	if err != nil {
@@ -77,16 +78,7 @@ func ScheduleTopology(spec impls.Spec, s nemesis.Schedule) (topology.Declaration
 		return topology.Declaration{}, err
 	}
 	for _, st := range s.Faults {
-		if st.Kind == nemesis.ServerClockJump {
-			d = d.WithClockShift()
-		}
-		// Only a schedule with network faults (or a fail-over) puts
-		// servers and clients on hosts of their own: namespaces cost time
-		// to make.
-		d.Hosts = d.Hosts || nemesis.NeedsHosts(st.Kind)
-		if st.Kind == nemesis.FailOver {
-			d = d.Merge(topology.Of(topology.ReplicaOf(d.Names(topology.Lock)[0])))
-		}
+		d = nemesis.Shape(st.Kind, d)
 	}
 	return d, nil
 }

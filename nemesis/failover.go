@@ -28,16 +28,19 @@ const ReplicaName = topology.ReplicaName
 
 func init() { register(failOver{}) }
 
-// NeedsHosts reports whether a kind needs the run's servers and clients on
-// hosts of their own: the network kinds, and a fail-over, which moves an
-// address between hosts.
-func NeedsHosts(kind string) bool {
-	return IsNetwork(kind) || kind == FailOver || kind == PrimaryPromotion
-}
-
 type failOver struct{}
 
 func (failOver) Name() string { return FailOver }
+
+// Shape: the master's address moves between hosts, to the replica the
+// fail-over promotes, which the lock alone does not declare.
+func (failOver) Shape(d topology.Declaration) topology.Declaration {
+	d.Hosts = true
+	if lock := d.Names(topology.Lock); len(lock) > 0 {
+		d = d.Merge(topology.Of(topology.ReplicaOf(lock[0])))
+	}
+	return d
+}
 
 func (failOver) Applies(spec impls.Spec, topo Topology) error {
 	if _, ok := scriptedFailover(spec.Backend.Kind); !ok || spec.Backend.Nodes > 1 || spec.Backend.InProcess {

@@ -299,6 +299,9 @@ type clockJump struct{}
 
 func (clockJump) Name() string { return ServerClockJump }
 
+// Shape: the lock's servers start under the movable clock.
+func (clockJump) Shape(d topology.Declaration) topology.Declaration { return d.WithClockShift() }
+
 func (c clockJump) Applies(spec impls.Spec, topo Topology) error {
 	if err := serverApplies(spec, topo); err != nil {
 		return err

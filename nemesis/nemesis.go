@@ -155,6 +155,39 @@ type Kind interface {
 	Heal(ctx context.Context, sys System, target string) (string, error)
 }
 
+// Shaper is a Kind that needs more of a run's servers than the lock
+// declares: hosts of their own for a fault that drops packets or moves an
+// address between them, the movable clock for a clock jump, the replica a
+// fail-over promotes. The engine asks each step's kind once, so a new
+// fault says what it needs where it is defined instead of in a list in
+// the engine.
+type Shaper interface {
+	Shape(d topology.Declaration) topology.Declaration
+}
+
+// Shape is d as a fault of the named kind needs it (d itself for a kind
+// that needs nothing more, or one not registered: Validate names that).
+func Shape(kind string, d topology.Declaration) topology.Declaration {
+	if s, ok := kinds[kind].(Shaper); ok {
+		return s.Shape(d)
+	}
+	return d
+}
+
+// NeedsHosts reports whether a fault of the named kind needs the run's
+// servers and clients on hosts of their own.
+func NeedsHosts(kind string) bool { return Shape(kind, topology.Declaration{}).Hosts }
+
+// onOwnHosts is embedded by the kinds that need hosts of their own and
+// nothing else: namespaces cost time to make, so only a schedule with such
+// a fault gets them.
+type onOwnHosts struct{}
+
+func (onOwnHosts) Shape(d topology.Declaration) topology.Declaration {
+	d.Hosts = true
+	return d
+}
+
 // Settler is a Kind that readies the servers before a run's faults, so
 // that a fault strikes what it means to strike and not what the lab's
 // fresh start left half done: the engine calls Settle once per step of

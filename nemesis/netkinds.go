@@ -93,6 +93,7 @@ func IsNetwork(kind string) bool { return strings.HasPrefix(kind, "net-") }
 // slot or, unless clientOnly, a lock server; inject gets the target's host,
 // every lock server's host and the run's lease time.
 type netKind struct {
+	onOwnHosts
 	name       string
 	clientOnly bool
 	inject     func(ctx context.Context, target *hosts.Host, servers []*hosts.Host, ttl time.Duration) error
@@ -200,7 +201,7 @@ func (k netKind) Heal(ctx context.Context, sys System, target string) (string, e
 // a minority leaves every client a quorum, a cut of a majority leaves none
 // (see CutLeavesQuorum). On a lock with one server it would only repeat
 // net-isolate of that server, so it applies to multi-node locks alone.
-type nodesCut struct{}
+type nodesCut struct{ onOwnHosts }
 
 func (nodesCut) Name() string { return NetPartitionNodes }
 

@@ -57,7 +57,8 @@ func init() {
 	}
 }
 
-type primaryPromotion struct{}
+// A promotion moves the primary's address to the replica's host.
+type primaryPromotion struct{ onOwnHosts }
 
 // reconnectBound is how long after a promotion a live client may take to
 // reach the new primary, with room to spare. A client that dials while

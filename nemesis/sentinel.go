@@ -38,7 +38,7 @@ func init() { register(splitWithHolder{}) }
 // holder to the server it aims at, which the engine makes when it strikes.
 func WithHolder(kind string) bool { return kind == NetSplitWithHolder }
 
-type splitWithHolder struct{}
+type splitWithHolder struct{ onOwnHosts }
 
 func (splitWithHolder) Name() string { return NetSplitWithHolder }
 
