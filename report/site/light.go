@@ -120,12 +120,10 @@ func Lighten(dir string) (Excess, error) {
 	return x, nil
 }
 
-// keptFiles lists the files runs keep beside the tables in dir: histories
-// (plain or gzipped), schedules and porcupine timelines, not the site's
-// own pages nor a publication's hidden landing dir.
-func keptFiles(dir string) ([]string, error) {
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+// eachFile calls fn on every file below dir, leaving out hidden dirs (a
+// publication's landing dir, a git dir), which hold nothing the tables link.
+func eachFile(dir string, fn func(p string, d fs.DirEntry) error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -135,6 +133,16 @@ func keptFiles(dir string) ([]string, error) {
 			}
 			return nil
 		}
+		return fn(p, d)
+	})
+}
+
+// keptFiles lists the files runs keep beside the tables in dir: histories
+// (plain or gzipped), schedules and porcupine timelines, not the site's
+// own pages nor a publication's hidden landing dir.
+func keptFiles(dir string) ([]string, error) {
+	var out []string
+	err := eachFile(dir, func(p string, d fs.DirEntry) error {
 		rel, err := filepath.Rel(dir, p)
 		if err != nil {
 			return err
@@ -217,16 +225,7 @@ func relink(dir string, renamed map[string]string) error {
 	if len(renamed) == 0 {
 		return nil
 	}
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != dir && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	return eachFile(dir, func(p string, _ fs.DirEntry) error {
 		if ext := filepath.Ext(p); (ext != ".json" && ext != ".md") || strings.HasSuffix(p, scheduleSuffix) {
 			return nil
 		}
