@@ -347,3 +347,22 @@ func NoEmptyRestart(k topology.Kind) string {
 	}
 	return ""
 }
+
+// dataLess is a kind whose servers keep nothing on disk the lab restarts
+// them with.
+type dataLess interface {
+	KeepsNoData() bool
+}
+
+// KeepsNoData reports a kind whose servers, restarted with their data
+// dir, come back empty all the same (Redis, started without snapshots),
+// so the nemesis's note on a restart says so. A kind without the answer
+// keeps its data.
+func KeepsNoData(k topology.Kind) bool {
+	sk, err := KindOf(k)
+	if err != nil {
+		return false
+	}
+	d, ok := sk.(dataLess)
+	return ok && d.KeepsNoData()
+}

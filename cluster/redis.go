@@ -597,3 +597,9 @@ func (redisKind) IndependentNodes(ep topology.Endpoint) int {
 	}
 	return len(ep.Addrs)
 }
+
+// KeepsNoData: the lab starts Redis with --save "" (no snapshots), so a
+// server restarted with its data dir comes back empty, as the nemesis's
+// note has always said (a group started with AppendOnly is the exception
+// the note does not tell apart).
+func (redisKind) KeepsNoData() bool { return true }
