@@ -32,11 +32,11 @@ func (b *bench) report(servers []record.Server) *record.Bench {
 		acc := b.limits[be]
 		l := record.Limit{Backend: be, Request: limitRequest(be), OneClient: NewStat(acc.one), Clients: o.Clients, NClients: NewStat(acc.many)}
 		if len(acc.hop) > 0 {
-			l.WakeUp = &record.WakeUpLimit{Request: wakeUpRequest, HopMS: NewStat(acc.hop)}
+			l.WakeUp = &record.WakeUpLimit{Request: acc.hopRequest, HopMS: NewStat(acc.hop)}
 		}
 		if len(acc.fanAll) > 0 {
-			n := len(b.redisNodes)
-			l.FanOut = &record.FanOutLimit{Request: limitRequest(BackendRedis), Nodes: n, Majority: quorum.Majority(n),
+			n := acc.fanNodes
+			l.FanOut = &record.FanOutLimit{Request: limitRequest(be), Nodes: n, Majority: quorum.Majority(n),
 				AllPerSec: NewStat(acc.fanAll), MajorityPerSec: NewStat(acc.fanMajority)}
 		}
 		rep.Limits = append(rep.Limits, l)

@@ -16,30 +16,6 @@ import (
 	"github.com/locklab/locklab/topology"
 )
 
-// MONITOR shows the commands a Lua script calls with "lua" as their
-// source; only the others cost a round trip, less a cluster client's
-// CLUSTER SLOTS (routing).
-func TestClientCommand(t *testing.T) {
-	tests := []struct {
-		line string
-		want bool
-	}{
-		{`+1700000000.123456 [0 127.0.0.1:5555] "evalsha" "abc" "1" "k"` + "\r\n", true},
-		{`+1700000000.123457 [0 lua] "set" "k" "v" "NX" "PX" "2000"` + "\r\n", false},
-		{`+1700000000.123458 [0 unix:/tmp/redis.sock] "del" "k"` + "\r\n", true},
-		{`+1700000000.123459 [12 [::1]:6000] "get" "k"` + "\r\n", true},
-		{`+1700000000.123460 [0 127.0.0.1:5556] "cluster" "slots"` + "\r\n", false},
-		{`+1700000000.123461 [0 [::1]:6000] "cluster" "slots"` + "\r\n", false},
-		{"+OK\r\n", false},
-		{"-ERR nope\r\n", false},
-	}
-	for _, tt := range tests {
-		if got := clientCommand(tt.line); got != tt.want {
-			t.Errorf("clientCommand(%q) = %v, want %v", tt.line, got, tt.want)
-		}
-	}
-}
-
 // A target is met only when its whole interval clears it; a median on
 // the right side with an interval across the line is "within noise".
 func TestTargetVerdict(t *testing.T) {
@@ -72,8 +48,8 @@ func TestTargetVerdict(t *testing.T) {
 // answer) and 6,000/s (3 answers).
 func testFloors() floors {
 	return floors{
-		rt:    map[string]float64{BackendRedis: 10_000, BackendZooKeeper: 4_000},
-		hopMS: 0.150, fanAll: 4_000, fanMajority: 6_000, fanNodes: 5, fanQuorum: 3,
+		rt:    map[string]float64{"redis": 10_000, "zookeeper": 4_000},
+		hopMS: 0.150, handOff: "redis", hopRequest: "RPUSH → BLPOP", fanAll: 4_000, fanMajority: 6_000, fanNodes: 5, fanQuorum: 3,
 	}
 }
 
@@ -83,11 +59,11 @@ func testFloors() floors {
 // a multi-node lock's round trips are fan-outs; a figure the run did not
 // measure falls back to the old one-node formula.
 func TestCeiling(t *testing.T) {
-	one := lockShape{backend: BackendRedis, nodes: 1}
-	five := lockShape{backend: BackendRedis, nodes: 5}
-	wake := lockShape{backend: BackendRedis, nodes: 1, wakeUp: true}
-	regrab := lockShape{backend: BackendRedis, nodes: 1, wakeUp: true, back: 0.4}
-	zk := lockShape{backend: BackendZooKeeper, wakeUp: true}
+	one := lockShape{backend: "redis", nodes: 1}
+	five := lockShape{backend: "redis", nodes: 5}
+	wake := lockShape{backend: "redis", nodes: 1, wakeUp: true}
+	regrab := lockShape{backend: "redis", nodes: 1, wakeUp: true, back: 0.4}
+	zk := lockShape{backend: "zookeeper", wakeUp: true}
 	withHop := func(ms float64) floors { f := testFloors(); f.hopMS = ms; return f }
 	noFan := testFloors()
 	noFan.fanAll, noFan.fanMajority = 0, 0
@@ -117,7 +93,7 @@ func TestCeiling(t *testing.T) {
 		{"wake-up, uncontended: no hand-off", Uncontended, wake, testFloors(), 5_000, 5_000, []string{"÷ 2"}},
 		{"ZooKeeper wake-up: no ZooKeeper hop, polling formula", Contended, zk, testFloors(), 1 / (200e-6 + 250e-6), 1 / (200e-6 + 250e-6),
 			[]string{"at 10,000 and 4,000 round trips/s"}},
-		{"backend not measured", Contended, lockShape{backend: BackendPostgres}, testFloors(), 0, 0, nil},
+		{"backend not measured", Contended, lockShape{backend: "postgres"}, testFloors(), 0, 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,7 +179,7 @@ func TestFairBound(t *testing.T) {
 			// One place for the floor: the bound is the fair lock's ceiling
 			// over the peer's pairs/s.
 			if tt.bound > 0 {
-				c := ceiling(Contended, lockShape{backend: BackendRedis, nodes: 1, wakeUp: true}, tt.f)
+				c := ceiling(Contended, lockShape{backend: "redis", nodes: 1, wakeUp: true}, tt.f)
 				if !near(bound*tt.peerPairs, c.pairs) {
 					t.Errorf("bound × peer = %v, the fair lock's ceiling is %v", bound*tt.peerPairs, c.pairs)
 				}
@@ -231,7 +207,7 @@ func TestHandoffReach(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := handoffReach(NewStat(perRoundTrip(tt.hopMS, tt.ping)), fairMaxHandoffRTs)
+			got := handoffReach(NewStat(perRoundTrip(tt.hopMS, tt.ping)), "RPUSH → BLPOP", fairMaxHandoffRTs)
 			if (tt.verdict == "") != (got == "") || !strings.HasPrefix(got, tt.verdict) {
 				t.Errorf("handoffReach = %q, want it to begin %q", got, tt.verdict)
 			}
@@ -245,18 +221,18 @@ func TestHandoffReach(t *testing.T) {
 // one-node formulas.
 func TestTargetsUseRedisFloors(t *testing.T) {
 	six := func(v float64) record.Stat { return NewStat([]float64{v, v, v, v, v, v}) }
-	redis := record.Limit{Backend: BackendRedis, Request: "PING", OneClient: six(10_000), Clients: 8, NClients: six(40_000),
-		WakeUp: &record.WakeUpLimit{Request: wakeUpRequest, HopMS: six(0.240)},
+	redis := record.Limit{Backend: "redis", Request: "PING", OneClient: six(10_000), Clients: 8, NClients: six(40_000),
+		WakeUp: &record.WakeUpLimit{Request: "RPUSH → BLPOP", HopMS: six(0.240)},
 		FanOut: &record.FanOutLimit{Request: "PING", Nodes: 5, Majority: 3, AllPerSec: six(4_000), MajorityPerSec: six(6_000)}}
 	con := func(pairs, share, handoffMS float64) *record.ContendedR {
 		return &record.ContendedR{PairsPerSec: six(pairs), SameClientShare: six(share), HandoffP50: six(handoffMS), Jain: six(1)}
 	}
 	unc := func(pairs float64) *record.UncontendedR { return &record.UncontendedR{PairsPerSec: six(pairs)} }
 	rep := &record.Bench{Settings: record.BenchSetting{TTLMS: 2000}, Limits: []record.Limit{redis}, Impls: []record.BenchResult{
-		{Name: "redis-fair", Backend: BackendRedis, Caps: "fencing, no-polling, expiry", RedisNodes: 1, Contended: con(2_000, 0, 0.25)},
-		{Name: "peer-redislock", Peer: true, Backend: BackendRedis, RedisNodes: 1, Contended: con(2_000, 0.95, 0.3)},
-		{Name: "redlock", Backend: BackendRedis, RedisNodes: 5, Uncontended: unc(1_000), Contended: con(900, 0.9, 1)},
-		{Name: "peer-redsync-5", Peer: true, Backend: BackendRedis, RedisNodes: 5, Uncontended: unc(1_000), Contended: con(900, 0.9, 1)},
+		{Name: "redis-fair", Backend: "redis", Caps: "fencing, no-polling, expiry", RedisNodes: 1, Contended: con(2_000, 0, 0.25)},
+		{Name: "peer-redislock", Peer: true, Backend: "redis", RedisNodes: 1, Contended: con(2_000, 0.95, 0.3)},
+		{Name: "redlock", Backend: "redis", RedisNodes: 5, Uncontended: unc(1_000), Contended: con(900, 0.9, 1)},
+		{Name: "peer-redsync-5", Peer: true, Backend: "redis", RedisNodes: 5, Uncontended: unc(1_000), Contended: con(900, 0.9, 1)},
 	}}
 	byName := func(t *testing.T, rep *record.Bench, name, impl string) record.Target {
 		t.Helper()
@@ -328,10 +304,11 @@ func TestRedisFloorsAgainstServers(t *testing.T) {
 	}
 	defer topo.Close()
 	opts := Defaults(true)
-	b := &bench{opts: opts, topo: topo, runID: "floors", redisNodes: topo.Endpoints().Addrs(topology.Redis)}
+	b := &bench{opts: opts, topo: topo, runID: "floors"}
+	ep := topo.Endpoints()[topology.Redis]
 	d := 100 * time.Millisecond
 
-	hop, err := b.wakeUpHop(ctx, d)
+	hop, err := b.wakeUpHop(ctx, ep, "RPUSH → BLPOP", d)
 	if err != nil {
 		t.Fatalf("wake-up hop: %v", err)
 	}
@@ -344,11 +321,11 @@ func TestRedisFloorsAgainstServers(t *testing.T) {
 		t.Errorf("the ping-pong left lists behind: %v (%v)", left, err)
 	}
 
-	all, err := b.fanOut(ctx, 5, d)
+	all, err := b.fanOut(ctx, ep.Addrs, 5, d)
 	if err != nil {
 		t.Fatalf("fan-out to every node: %v", err)
 	}
-	maj, err := b.fanOut(ctx, quorum.Majority(5), d)
+	maj, err := b.fanOut(ctx, ep.Addrs, quorum.Majority(5), d)
 	if err != nil {
 		t.Fatalf("fan-out to a majority: %v", err)
 	}
@@ -359,7 +336,7 @@ func TestRedisFloorsAgainstServers(t *testing.T) {
 	if err := topo.Lock(topology.Redis)[4].Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.fanOut(ctx, quorum.Majority(5), d); err == nil || !strings.Contains(err.Error(), topo.Endpoints().Addrs(topology.Redis)[4]) {
+	if _, err := b.fanOut(ctx, ep.Addrs, quorum.Majority(5), d); err == nil || !strings.Contains(err.Error(), topo.Endpoints().Addrs(topology.Redis)[4]) {
 		t.Errorf("fan-out with a dead node: err %v, want one naming %s", err, topo.Endpoints().Addrs(topology.Redis)[4])
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,13 +23,10 @@ import (
 // the locks use. No lock can do an acquire-release pair faster than its
 // round trips allow at this rate.
 
-// Backend kinds, as the report names them.
-const (
-	BackendRedis     = "redis"
-	BackendZooKeeper = "zookeeper"
-	BackendPostgres  = "postgres"
-	BackendInProcess = "in-process"
-)
+// inProcess is the report's backend for a lock without servers (an
+// in-process mutex): no server kind, so no limit and no count. Every
+// other backend is its server kind's name (cluster.ServerKind.Kind).
+const inProcess = "in-process"
 
 // roundTripper is one client of the limit measurement.
 type roundTripper struct {
@@ -113,7 +111,7 @@ func (b *bench) roundTrips(ctx context.Context, backend string, n int, d time.Du
 	return float64(total) / d.Seconds(), nil
 }
 
-// Two more Redis limits, for the locks that do more than one round trip to
+// Two more limits, for the locks that do more than one round trip to
 // one server at a time.
 //
 // The wake-up hop: the cheapest hand-off there is between two clients
@@ -125,9 +123,6 @@ func (b *bench) roundTrips(ctx context.Context, backend string, n int, d time.Du
 // goroutine per node as the multi-node locks do, waiting for every answer
 // or for a majority. On a machine with fewer cores than nodes, a fan-out
 // costs more than one node's round trip, and no multi-node lock can beat it.
-
-// wakeUpRequest names the wake-up measurement in the report.
-const wakeUpRequest = "RPUSH → BLPOP"
 
 // hopWait bounds each BLPOP of the wake-up measurement: a token not back
 // within it was lost, an error rather than a slow figure.
@@ -141,10 +136,10 @@ const hopWarmup = 20
 // its wait client: the lock clients' settings (no retries, one dial per
 // request), with a read timeout that outlasts a BLPOP. A pipeline's read
 // deadline is the client's ReadTimeout, whatever the BLPOP's own timeout.
-func (b *bench) newWaitClient() (redis.UniversalClient, error) {
+func (b *bench) newWaitClient(ep topology.Endpoint) (redis.UniversalClient, error) {
 	// Through the lock clients' own way in: one server, the master a
 	// Sentinel group names, or a cluster's slot master.
-	return redisclient.Open(b.topo.Endpoints()[topology.Redis], b.opts.TTL, func(o *redis.Options) {
+	return redisclient.Open(ep, b.opts.TTL, func(o *redis.Options) {
 		o.ReadTimeout, o.PoolSize = hopWait+time.Second, 2
 	})
 }
@@ -173,13 +168,16 @@ func (b *bench) newWaitClient() (redis.UniversalClient, error) {
 // On the lab's 2-core machine the three came out within a few percent of
 // one another (medians of 15 interleaved rounds: 49, 47 and 47 µs, PING
 // 19 µs), so the choice changes what is timed, not the number.
-func (b *bench) wakeUpHop(ctx context.Context, d time.Duration) (float64, error) {
-	addr := b.redisNodes[0]
-	ping, err := b.newWaitClient()
+//
+// It is Redis's (cluster.WakeUpHopper, request names it): the only kind
+// with one.
+func (b *bench) wakeUpHop(ctx context.Context, ep topology.Endpoint, request string, d time.Duration) (float64, error) {
+	addr := strings.Join(ep.Addrs, ",")
+	ping, err := b.newWaitClient(ep)
 	if err != nil {
 		return 0, fmt.Errorf("wake-up hop: %w", err)
 	}
-	pong, err := b.newWaitClient()
+	pong, err := b.newWaitClient(ep)
 	if err != nil {
 		ping.Close()
 		return 0, fmt.Errorf("wake-up hop: %w", err)
@@ -262,7 +260,7 @@ func (b *bench) wakeUpHop(ctx context.Context, d time.Duration) (float64, error)
 		// Closing the clients ends pong's BLPOP at once.
 		closeAll()
 		<-pongErr
-		return 0, fmt.Errorf("wake-up hop (%s): %w", wakeUpRequest, err)
+		return 0, fmt.Errorf("wake-up hop (%s): %w", request, err)
 	}
 	if err := ping.RPush(ctx, listPong, stop).Err(); err != nil {
 		closeAll()
@@ -270,7 +268,7 @@ func (b *bench) wakeUpHop(ctx context.Context, d time.Duration) (float64, error)
 		return 0, fmt.Errorf("wake-up hop: stop the echo: %w", err)
 	}
 	if err := <-pongErr; err != nil {
-		return 0, fmt.Errorf("wake-up hop (%s), echoing side: %w", wakeUpRequest, err)
+		return 0, fmt.Errorf("wake-up hop (%s), echoing side: %w", request, err)
 	}
 	return ms(elapsed) / float64(2*cycles), nil
 }
@@ -281,8 +279,9 @@ func (b *bench) wakeUpHop(ctx context.Context, d time.Duration) (float64, error)
 // others still finish in the background, as they would behind a lock
 // that returns at a majority: they hold their connections and share the
 // cores with the next fan-out.
-func (b *bench) fanOut(ctx context.Context, need int, d time.Duration) (float64, error) {
-	addrs := b.redisNodes
+//
+// The lock nodes are independent Redis servers (cluster.FanOuter).
+func (b *bench) fanOut(ctx context.Context, addrs []string, need int, d time.Duration) (float64, error) {
 	nodes := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
 		nodes[i] = redisclient.New(a, b.opts.TTL)

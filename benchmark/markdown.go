@@ -213,7 +213,7 @@ func limitSection(rep *record.Bench, p printer) {
 		table.Row(l.Backend, "`"+l.Request+"`", fmtStat(l.OneClient), fmtNum(l.OneClient.Max), fmtStat(l.NClients), fmtNum(l.NClients.Max))
 	}
 	p("%s\n", table)
-	if l := redisLimit(rep.Limits); l != nil && (l.WakeUp != nil || l.FanOut != nil) {
+	if l := handOffLimit(rep.Limits); l != nil && (l.WakeUp != nil || l.FanOut != nil) {
 		redisFloorSection(p, *l)
 	}
 }
@@ -379,7 +379,7 @@ func fairnessSection(rep *record.Bench, p printer) {
 		if wakesWaiters(r) {
 			how = "notification"
 		}
-		if r.Broken == "" && r.Backend != BackendInProcess {
+		if r.Broken == "" && r.Backend != inProcess {
 			if how == "polling" {
 				poll = append(poll, c.SameClientShare.Median)
 			} else {

@@ -177,5 +177,5 @@ func addParts(dst, src map[string]float64) map[string]float64 {
 // profiled says whether a lock's uncontended window is profiled: a lock
 // whose clients run in this process and make round trips.
 func profiled(backend string, guest bool) bool {
-	return !guest && backend != BackendInProcess
+	return !guest && backend != inProcess
 }

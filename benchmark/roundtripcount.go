@@ -1,11 +1,8 @@
 package benchmark
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"strings"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
@@ -47,7 +44,7 @@ func roundTripCounter(backend string) string {
 // returns what the servers counted.
 func (b *bench) countRoundTrips(ctx context.Context, s impls.Spec) (*record.MeasuredRoundTrips, error) {
 	be := backendOf(s)
-	if be == BackendInProcess {
+	if be == inProcess {
 		return nil, nil
 	}
 	key := b.key()
@@ -73,37 +70,17 @@ func (b *bench) countRoundTrips(ctx context.Context, s impls.Spec) (*record.Meas
 	cancel()
 
 	var perNode func() ([]float64, error)
-	switch be {
-	case BackendRedis:
-		var mons []*redisMonitor
-		defer func() {
-			for _, m := range mons {
-				m.close()
-			}
-		}()
-		addrs, err := b.monitored(ctx)
+	// A kind whose round trips its feed counts (cluster.FeedCounter: Redis
+	// MONITOR) is watched from here on; any other's counter is read before
+	// and after.
+	if fc, ep, ok := b.feedCounter(be); ok {
+		stop, closeFn, err := fc.StartFeedCount(ctx, ep)
 		if err != nil {
 			return nil, err
 		}
-		for _, addr := range addrs {
-			m, err := startRedisMonitor(ctx, addr)
-			if err != nil {
-				return nil, err
-			}
-			mons = append(mons, m)
-		}
-		perNode = func() ([]float64, error) {
-			var out []float64
-			for _, m := range mons {
-				n, err := m.stop(ctx)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, float64(n))
-			}
-			return out, nil
-		}
-	default:
+		defer closeFn()
+		perNode = func() ([]float64, error) { return stop(ctx) }
+	} else {
 		before, err := b.serverCounter(ctx, be, false)
 		if err != nil {
 			return nil, err
@@ -143,105 +120,13 @@ func (b *bench) countRoundTrips(ctx context.Context, s impls.Spec) (*record.Meas
 	return m, nil
 }
 
-// redisMonitor is one MONITOR connection to one Redis node, between two
-// markers: ECHO commands sent on a connection of their own, so the count
-// covers exactly the commands the server ran between them.
-type redisMonitor struct {
-	addr   string
-	conn   net.Conn
-	r      *bufio.Reader
-	marker string
-}
-
-func startRedisMonitor(ctx context.Context, addr string) (*redisMonitor, error) {
-	d := net.Dialer{Timeout: 5 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+// feedCounter is backend be's kind as a cluster.FeedCounter, with the
+// endpoint its locks use, when its round trips are counted from a feed.
+func (b *bench) feedCounter(be string) (cluster.FeedCounter, topology.Endpoint, bool) {
+	k, err := cluster.KindOf(topology.Kind(be))
 	if err != nil {
-		return nil, fmt.Errorf("MONITOR %s: %w", addr, err)
+		return nil, topology.Endpoint{}, false
 	}
-	m := &redisMonitor{addr: addr, conn: conn, r: bufio.NewReaderSize(conn, 1<<16),
-		marker: fmt.Sprintf("locklab-count-%d", time.Now().UnixNano())}
-	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
-	if _, err := conn.Write([]byte("MONITOR\r\n")); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("MONITOR %s: %w", addr, err)
-	}
-	if line, err := m.r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+OK") {
-		conn.Close()
-		return nil, fmt.Errorf("MONITOR %s: reply %q: %v", addr, strings.TrimSpace(line), err)
-	}
-	if _, err := m.until(ctx, m.marker+"-start"); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	return m, nil
+	fc, ok := k.(cluster.FeedCounter)
+	return fc, b.topo.Endpoints()[k.Kind()], ok
 }
-
-// until sends marker and counts the client commands the feed shows before
-// it arrives.
-func (m *redisMonitor) until(ctx context.Context, marker string) (int, error) {
-	d := net.Dialer{Timeout: 5 * time.Second}
-	c, err := d.DialContext(ctx, "tcp", m.addr)
-	if err != nil {
-		return 0, fmt.Errorf("MONITOR marker on %s: %w", m.addr, err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.Write([]byte("ECHO " + marker + "\r\n")); err != nil {
-		return 0, fmt.Errorf("MONITOR marker on %s: %w", m.addr, err)
-	}
-	n := 0
-	for {
-		line, err := m.r.ReadString('\n')
-		if err != nil {
-			return 0, fmt.Errorf("MONITOR feed of %s: %w", m.addr, err)
-		}
-		if strings.Contains(line, `"`+marker+`"`) {
-			return n, nil
-		}
-		if clientCommand(line) {
-			n++
-		}
-	}
-}
-
-// clientCommand tells a command a client sent from one a script called:
-// +1700000000.123456 [0 127.0.0.1:5555] "set" ... against [0 lua] "set" ...
-func clientCommand(line string) bool {
-	open := strings.IndexByte(line, '[')
-	end := strings.IndexByte(line, ']')
-	if !strings.HasPrefix(line, "+") || open < 0 || end < open {
-		return false
-	}
-	_, source, _ := strings.Cut(line[open+1:end], " ")
-	// A cluster client's CLUSTER SLOTS (its view of the slots, reloaded
-	// on a timer) is routing, not the lock's.
-	return source != "lua" && !strings.Contains(line, `] "cluster" `)
-}
-
-// monitored are the Redis servers whose MONITOR feed counts a lock's
-// commands: every independent lock node, a Sentinel group's master, or a
-// Redis Cluster's masters
-// (a replica's feed repeats its master's, replicated).
-func (b *bench) monitored(ctx context.Context) ([]string, error) {
-	members := b.topo.Lock(topology.RedisCluster)
-	if len(members) == 0 {
-		// Independent nodes, or a Sentinel group's master (b.redisNodes).
-		return b.redisNodes, nil
-	}
-	var out []string
-	for _, n := range members {
-		role, err := b.topo.Role(ctx, n.Name)
-		if err != nil {
-			return nil, err
-		}
-		if role == "master" {
-			out = append(out, n.Addr)
-		}
-	}
-	return out, nil
-}
-
-func (m *redisMonitor) stop(ctx context.Context) (int, error) { return m.until(ctx, m.marker+"-end") }
-
-func (m *redisMonitor) close() { m.conn.Close() }

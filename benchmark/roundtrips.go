@@ -4,21 +4,27 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/topology"
 )
 
 // backendOf names the servers a lock uses: its server kind.
 func backendOf(s impls.Spec) string {
 	if s.Backend.InProcess || s.Backend.Kind == "" {
-		return BackendInProcess
+		return inProcess
 	}
 	return string(s.Backend.Kind)
 }
 
-// redisNodes is how many independent Redis nodes a lock uses (0: none).
+// redisNodes is how many independent lock nodes a lock uses, on a kind
+// whose nodes are independent (cluster.FanOuter: Redis; 0 for any other
+// kind). The report calls them Redis nodes (record.BenchResult.RedisNodes).
 func redisNodes(s impls.Spec) int {
-	if s.Backend.Kind != topology.Redis {
+	k, err := cluster.KindOf(s.Backend.Kind)
+	if err != nil {
+		return 0
+	}
+	if _, ok := k.(cluster.FanOuter); !ok {
 		return 0
 	}
 	return s.Backend.Need().Count()
@@ -30,7 +36,7 @@ func redisNodes(s impls.Spec) int {
 // guest, then by name. Peers and
 // in-process locks have no closest peer.
 func closestPeer(s impls.Spec, among []impls.Spec) (impls.Spec, bool) {
-	if s.Peer || backendOf(s) == BackendInProcess {
+	if s.Peer || backendOf(s) == inProcess {
 		return impls.Spec{}, false
 	}
 	var cands []impls.Spec

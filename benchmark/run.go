@@ -35,11 +35,6 @@ type bench struct {
 
 	limits map[string]*limitAcc
 	accs   []*implAcc
-	// redisNodes are the Redis servers the locks' requests land on: the
-	// lock nodes, or on a Sentinel group the master the sentinels name
-	// (the endpoint's own addresses are the sentinels', which serve no
-	// lock command). The limits and the round-trip count measure these.
-	redisNodes []string
 	// placement says which CPUs the servers and the clients ran on.
 	placement string
 	// pids are the servers' processes, read once at the start (a
@@ -56,7 +51,13 @@ type bench struct {
 type heldKey struct{ impl, workload string }
 
 // Per-trial figures, summarised into Stats at the end.
-type limitAcc struct{ one, many, hop, fanAll, fanMajority []float64 }
+type limitAcc struct {
+	one, many, hop, fanAll, fanMajority []float64
+	// hopRequest names the wake-up hop measured (hop); fanNodes is how
+	// many nodes the fan-out went to (fanAll).
+	hopRequest string
+	fanNodes   int
+}
 
 type implAcc struct {
 	spec impls.Spec
@@ -111,7 +112,7 @@ func Run(ctx context.Context, opts Options) (*record.Bench, error) {
 			return nil, err
 		}
 		decl = decl.Merge(d)
-		if be := backendOf(s); be != BackendInProcess && !slices.Contains(backends, be) {
+		if be := backendOf(s); be != inProcess && !slices.Contains(backends, be) {
 			backends = append(backends, be)
 		}
 	}
@@ -125,15 +126,6 @@ func Run(ctx context.Context, opts Options) (*record.Bench, error) {
 	defer topo.Close()
 
 	b := &bench{opts: opts, topo: topo, runID: strconv.FormatInt(time.Now().UnixNano(), 36), limits: map[string]*limitAcc{}}
-	if ep := topo.Endpoints()[topology.Redis]; ep.Via == "sentinel" {
-		addr, err := cluster.RedisAddr(ctx, ep)
-		if err != nil {
-			return nil, err
-		}
-		b.redisNodes = []string{addr}
-	} else {
-		b.redisNodes = ep.Addrs
-	}
 	for _, s := range opts.Impls {
 		b.accs = append(b.accs, &implAcc{spec: s, sweep: map[int][]float64{}, sweepErrors: map[int]int{}})
 	}
@@ -216,7 +208,7 @@ func (b *bench) newBar(backends []string) *progressbar.ProgressBar {
 	if b.opts.contended() {
 		perImpl++
 	}
-	total := b.opts.Trials * (len(backends) + b.redisLimitSteps(backends) + len(b.accs)*perImpl)
+	total := b.opts.Trials * (len(backends) + b.handOffLimitSteps(backends) + len(b.accs)*perImpl)
 	if b.opts.has(Independent) {
 		total += b.independentTrials() * len(b.accs)
 	}
@@ -228,7 +220,7 @@ func (b *bench) newBar(backends []string) *progressbar.ProgressBar {
 	}
 	if b.opts.has(Uncontended) {
 		for _, a := range b.accs {
-			if backendOf(a.spec) != BackendInProcess {
+			if backendOf(a.spec) != inProcess {
 				total++ // the round-trip count
 			}
 		}
@@ -324,41 +316,53 @@ func (b *bench) measureLimit(ctx context.Context, trial int, be string) error {
 	}
 	acc.one = append(acc.one, one)
 	acc.many = append(acc.many, many)
-	if be != BackendRedis {
-		return nil
-	}
-	b.step(trial, "limit: "+be, "wake-up hop")
-	hop, err := b.wakeUpHop(ctx, b.opts.Duration)
+	k, err := cluster.KindOf(topology.Kind(be))
 	if err != nil {
 		return err
 	}
-	acc.hop = append(acc.hop, hop)
-	if n := b.independentRedis(); n > 1 {
+	ep := b.topo.Endpoints()[k.Kind()]
+	if w, ok := k.(cluster.WakeUpHopper); ok {
+		b.step(trial, "limit: "+be, "wake-up hop")
+		hop, err := b.wakeUpHop(ctx, ep, w.WakeUpRequest(), b.opts.Duration)
+		if err != nil {
+			return err
+		}
+		acc.hop, acc.hopRequest = append(acc.hop, hop), w.WakeUpRequest()
+	}
+	if n := b.independentNodes(be); n > 1 {
 		b.step(trial, "limit: "+be, fmt.Sprintf("fan-out to %d", n))
-		all, err := b.fanOut(ctx, n, b.opts.Duration)
+		all, err := b.fanOut(ctx, ep.Addrs, n, b.opts.Duration)
 		if err != nil {
 			return err
 		}
-		maj, err := b.fanOut(ctx, quorum.Majority(n), b.opts.Duration)
+		maj, err := b.fanOut(ctx, ep.Addrs, quorum.Majority(n), b.opts.Duration)
 		if err != nil {
 			return err
 		}
-		acc.fanAll, acc.fanMajority = append(acc.fanAll, all), append(acc.fanMajority, maj)
+		acc.fanAll, acc.fanMajority, acc.fanNodes = append(acc.fanAll, all), append(acc.fanMajority, maj), n
 	}
 	return nil
 }
 
-// redisLimitSteps is how many steps of the bar the Redis limits beyond the
-// round trip take per trial: the wake-up hop, and the fan-out when there
-// are several lock nodes.
-func (b *bench) redisLimitSteps(backends []string) int {
-	if !slices.Contains(backends, BackendRedis) {
-		return 0
+// handOffLimitSteps is how many steps of the bar the limits beyond the
+// round trip take per trial: a wake-up hop for each kind that has one
+// (cluster.WakeUpHopper), and a fan-out for each whose run has several
+// independent lock nodes (cluster.FanOuter).
+func (b *bench) handOffLimitSteps(backends []string) int {
+	steps := 0
+	for _, be := range backends {
+		k, err := cluster.KindOf(topology.Kind(be))
+		if err != nil {
+			continue
+		}
+		if _, ok := k.(cluster.WakeUpHopper); ok {
+			steps++
+		}
+		if b.independentNodes(be) > 1 {
+			steps++
+		}
 	}
-	if b.independentRedis() > 1 {
-		return 2
-	}
-	return 1
+	return steps
 }
 
 // groups splits the locks by backend, in report order: the locks a
@@ -518,7 +522,7 @@ func (b *bench) addContended(a *implAcc, r *run) {
 // time are read around and the sweep (the first SweepTrials trials).
 func (b *bench) measureImpl(ctx context.Context, trial int, a *implAcc) error {
 	s := a.spec
-	if b.opts.has(Uncontended) && trial == 1 && backendOf(s) != BackendInProcess {
+	if b.opts.has(Uncontended) && trial == 1 && backendOf(s) != inProcess {
 		b.step(trial, s.Name, "round trips")
 		rt, err := b.countRoundTrips(ctx, s)
 		if err != nil {
@@ -584,7 +588,7 @@ func (b *bench) costWindows(ctx context.Context, a *implAcc) error {
 	var before, after float64
 	l := b.oneKey(s, b.opts.Clients, true, b.opts.Duration)
 	l.cpu, l.pooled = true, pooled
-	if be != BackendInProcess {
+	if be != inProcess {
 		l.before = func(ctx context.Context) (err error) { before, err = b.serverCounter(ctx, be, false); return err }
 		l.after = func(ctx context.Context) (err error) { after, err = b.serverCounter(ctx, be, true); return err }
 	}
@@ -594,7 +598,7 @@ func (b *bench) costWindows(ctx context.Context, a *implAcc) error {
 	}
 	c := &a.con
 	c.cpuClient, c.cpuServer = appendCPU(r, c.cpuClient, c.cpuServer)
-	if be != BackendInProcess && r.granted > 0 {
+	if be != inProcess && r.granted > 0 {
 		// Every grant, including those of the drain after the window, made
 		// requests inside the counted interval, so divide by all of them.
 		c.cost = append(c.cost, (after-before)/float64(r.granted))
@@ -641,16 +645,19 @@ func oneLine(s string) string {
 	return s
 }
 
-// independentRedis is how many independent Redis lock nodes the run has,
-// whose fan-out bounds a lock over several: a Sentinel group's or a
-// cluster's members are one system reached through one way in (the
-// endpoint's Via), so they count as one.
-func (b *bench) independentRedis() int {
-	ep := b.topo.Endpoints()[topology.Redis]
-	if ep.Via != "" {
-		return 1
+// independentNodes is how many independent lock nodes of backend be the
+// run has, whose fan-out bounds a lock over several (cluster.FanOuter; 0
+// for a kind whose nodes are not independent).
+func (b *bench) independentNodes(be string) int {
+	k, err := cluster.KindOf(topology.Kind(be))
+	if err != nil {
+		return 0
 	}
-	return len(ep.Addrs)
+	fo, ok := k.(cluster.FanOuter)
+	if !ok {
+		return 0
+	}
+	return fo.IndependentNodes(b.topo.Endpoints()[k.Kind()])
 }
 
 // appendCPU adds a measurement's CPU per grant to a lock's trials.

@@ -131,7 +131,7 @@ type peerComparison struct {
 // ours is a correct lock of the lab's own: not a peer, not a guest (another
 // project's library), not broken, not the in-process control.
 func ours(r record.BenchResult) bool {
-	return !r.Peer && r.Broken == "" && !strings.HasPrefix(r.Name, "guest:") && r.Backend != BackendInProcess
+	return !r.Peer && r.Broken == "" && !strings.HasPrefix(r.Name, "guest:") && r.Backend != inProcess
 }
 
 // bestPeers compares every lock of ours with the fastest peer on its

@@ -9,7 +9,7 @@ import (
 )
 
 func rates(name string, peer bool, unc ...float64) record.BenchResult {
-	return record.BenchResult{Name: name, Peer: peer, Backend: BackendRedis, Uncontended: &record.UncontendedR{PairsPerSec: NewStat(unc)}}
+	return record.BenchResult{Name: name, Peer: peer, Backend: "redis", Uncontended: &record.UncontendedR{PairsPerSec: NewStat(unc)}}
 }
 
 // A lock of ours is compared with the fastest peer on its backend, not
@@ -49,7 +49,7 @@ func TestStillnessSection(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rep := &record.Bench{
-				Limits: []record.Limit{{Backend: BackendRedis, OneClient: NewStat(c.limit), Clients: 8, NClients: NewStat(still)}},
+				Limits: []record.Limit{{Backend: "redis", OneClient: NewStat(c.limit), Clients: 8, NClients: NewStat(still)}},
 				Impls:  []record.BenchResult{rates("redis-setnx-px", false, moving...)},
 			}
 			var b strings.Builder

@@ -5,7 +5,9 @@ import (
 	"math"
 	"strings"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/record"
+	"github.com/locklab/locklab/topology"
 )
 
 // The performance targets of issue 12, judged on the run's own figures:
@@ -151,7 +153,9 @@ func judgeTargets(rep *record.Bench) []record.Target {
 		if len(ratios) > 0 {
 			out = append(out, absTarget("fair: longest wait / median wait", NewStat(ratios), fairMaxWaitFactor, false, ""))
 		}
-		if lr := redisLimit(rep.Limits); lr != nil {
+		// The fair lock's own backend's limit: its hand-off in that
+		// backend's round trips.
+		if lr := limitOf(rep.Limits, f.Backend); lr != nil {
 			// Trial by trial, like the ratio targets: a hand-off is divided by
 			// the round trip of its own trial, not of the fastest one, since
 			// on a machine whose PING swings several-fold between trials a
@@ -163,7 +167,7 @@ func judgeTargets(rep *record.Bench) []record.Target {
 				tg := absTarget("fair: hand-off p50 in Redis round trips", NewStat(rts), fairMaxHandoffRTs, false,
 					fmt.Sprintf("one round trip: %.3f ms (PING, one client, median of the trials)", 1000/NewStat(ping).Median))
 				if w := lr.WakeUp; w != nil {
-					tg.Reach = handoffReach(NewStat(perRoundTrip(w.HopMS.Trials, ping)), fairMaxHandoffRTs)
+					tg.Reach = handoffReach(NewStat(perRoundTrip(w.HopMS.Trials, ping)), w.Request, fairMaxHandoffRTs)
 				}
 				out = append(out, tg)
 			}
@@ -185,7 +189,10 @@ func absTarget(name string, s record.Stat, want float64, atLeast bool, note stri
 // request down, so the fastest trial is the closest to the servers' limit.
 type floors struct {
 	rt    map[string]float64 // one-client round trips/s, by backend
-	hopMS float64            // Redis wake-up hop, ms (0: not measured)
+	hopMS float64            // wake-up hop, ms (0: not measured)
+	// handOff is the backend whose limit measured the wake-up hop and the
+	// fan-out (a kind that has them: Redis), hopRequest names the hop.
+	handOff, hopRequest string
 	// fanAll and fanMajority are fan-outs/s to fanNodes Redis lock nodes,
 	// waiting for every answer or for fanQuorum of them (0: not measured).
 	fanAll, fanMajority float64
@@ -197,12 +204,13 @@ func floorsOf(limits []record.Limit) floors {
 	for _, l := range limits {
 		f.rt[l.Backend] = l.OneClient.Max
 	}
-	l := redisLimit(limits)
+	l := handOffLimit(limits)
 	if l == nil {
 		return f
 	}
+	f.handOff = l.Backend
 	if w := l.WakeUp; w != nil && w.HopMS.Min > 0 {
-		f.hopMS = w.HopMS.Min
+		f.hopMS, f.hopRequest = w.HopMS.Min, w.Request
 	}
 	if fo := l.FanOut; fo != nil && fo.AllPerSec.Max > 0 && fo.MajorityPerSec.Max > 0 {
 		f.fanAll, f.fanMajority = fo.AllPerSec.Max, fo.MajorityPerSec.Max
@@ -236,7 +244,7 @@ func wakesWaiters(r record.BenchResult) bool { return strings.Contains(r.Caps, "
 // fansOut reports a lock on several Redis nodes whose fan-out the run
 // measured: its round trip is a fan-out, not one node's PING.
 func (f floors) fansOut(s lockShape) bool {
-	return s.backend == BackendRedis && s.nodes > 1 && f.fanAll > 0 && f.fanMajority > 0
+	return s.backend == f.handOff && s.nodes > 1 && f.fanAll > 0 && f.fanMajority > 0
 }
 
 // roundTrip is the rate of one round trip of a lock of shape s: one
@@ -266,13 +274,13 @@ func (f floors) roundTrip(s lockShape) float64 {
 // (the lab measures no ZooKeeper or PostgreSQL wake-up).
 func (f floors) handoff(s lockShape) (sec float64, what string, ok bool) {
 	be := f.rt[s.backend]
-	if !s.wakeUp || s.backend != BackendRedis || s.nodes > 1 || f.hopMS <= 0 || be <= 0 {
+	if !s.wakeUp || s.backend != f.handOff || s.nodes > 1 || f.hopMS <= 0 || be <= 0 {
 		return 0, "", false
 	}
 	hop, again := f.hopMS/1000, 2/be
 	back := min(max(s.back, 0), 1)
 	sec = (1-back)*hop + back*again
-	what = fmt.Sprintf("a wake-up hop (%s, %s)", fmtSec(hop), wakeUpRequest)
+	what = fmt.Sprintf("a wake-up hop (%s, %s)", fmtSec(hop), f.hopRequest)
 	if back >= 0.005 {
 		what = fmt.Sprintf("%s for the %s of grants that went to a waiter and 2 round trips (release, acquire) for the %s back to the releaser, %s on average",
 			what, fmtPct(1-back), fmtPct(back), fmtSec(sec))
@@ -316,7 +324,7 @@ func ceiling(workload string, s lockShape, f floors) ceilingOf {
 		}
 		return ceilingOf{pairs: be / 2, most: be / 2, terms: fmt.Sprintf("ceiling: %s round trips/s ÷ 2 (one to acquire, one to release)", fmtNum(be))}
 	case Contended:
-		res := f.rt[BackendRedis]
+		res := f.rt[resourceBackend]
 		if res <= 0 {
 			return ceilingOf{}
 		}
@@ -371,11 +379,11 @@ func reach(need, peer float64, c ceilingOf) string {
 // over the fair lock's floor. The sentence is built from the run's
 // figures; "" when the run lacks one.
 func fairBound(peer string, peerPairs, back float64, f floors) (float64, string) {
-	fair := lockShape{backend: BackendRedis, nodes: 1, wakeUp: true, back: 0}
+	fair := lockShape{backend: f.handOff, nodes: 1, wakeUp: true, back: 0}
 	sec, what, ok := f.handoff(fair)
 	// The lock server and the resource are both Redis servers: one PING
 	// rate prices all four of the peer's round trips.
-	rt := f.rt[BackendRedis]
+	rt := f.rt[f.handOff]
 	if !ok || rt <= 0 || peerPairs <= 0 {
 		return 0, ""
 	}
@@ -388,15 +396,45 @@ func fairBound(peer string, peerPairs, back float64, f floors) (float64, string)
 		what, fmtSec(1/rt), fmtSec(floor), fmtNum(1/floor), fmtNum(1/floor), fmtNum(peerPairs), bound)
 }
 
-// redisLimit is the run's Redis limit, nil if it measured none.
-func redisLimit(limits []record.Limit) *record.Limit {
+// handOffLimit is the run's limit of the backend whose kind has a wake-up
+// hop or a fan-out (cluster.WakeUpHopper, cluster.FanOuter: Redis), nil if
+// it measured none. A backend of another topology merged into the report
+// ("redis @ redis-sentinel", record.Bench.Append) names no kind.
+func handOffLimit(limits []record.Limit) *record.Limit {
 	for i := range limits {
-		if limits[i].Backend == BackendRedis {
+		if hasHandOffLimits(limits[i].Backend) {
 			return &limits[i]
 		}
 	}
 	return nil
 }
+
+// hasHandOffLimits reports a backend whose kind has a wake-up hop or a
+// fan-out to measure.
+func hasHandOffLimits(be string) bool {
+	k, err := cluster.KindOf(topology.Kind(be))
+	if err != nil {
+		return false
+	}
+	_, hop := k.(cluster.WakeUpHopper)
+	_, fan := k.(cluster.FanOuter)
+	return hop || fan
+}
+
+// limitOf is the run's limit of backend be, nil if it measured none.
+func limitOf(limits []record.Limit, be string) *record.Limit {
+	for i := range limits {
+		if limits[i].Backend == be {
+			return &limits[i]
+		}
+	}
+	return nil
+}
+
+// resourceBackend is the backend of the protected resource's server (a
+// role in every topology, topology.ResourceNode): the critical section's
+// two round trips go there.
+var resourceBackend = string(topology.ResourceNode().Kind)
 
 // perRoundTrip expresses per-trial durations in ms as round trips of the
 // same trial, given its one-client round trips/s.
@@ -415,11 +453,11 @@ func perRoundTrip(ms, perSec []float64) []float64 {
 // round trip (as the measured figure is), is its floor. Out of reach when
 // the hop's whole interval lies above want, as a target is met only when
 // the whole interval clears it.
-func handoffReach(hop record.Stat, want float64) string {
+func handoffReach(hop record.Stat, request string, want float64) string {
 	if len(hop.Trials) == 0 {
 		return ""
 	}
-	terms := fmt.Sprintf("a bare wake-up hop (%s) is %s round trips (median of the trials, each over its own PING)", wakeUpRequest, fmtStat(hop))
+	terms := fmt.Sprintf("a bare wake-up hop (%s) is %s round trips (median of the trials, each over its own PING)", request, fmtStat(hop))
 	switch verdict(hop, want, false) {
 	case "short":
 		return "out of reach on this machine: " + terms

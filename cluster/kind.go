@@ -130,6 +130,33 @@ type CommandTimer interface {
 	CommandTime(ctx context.Context, ep topology.Endpoint) (time.Duration, error)
 }
 
+// FeedCounter is a kind whose round trips are counted from the servers'
+// own feed of the requests they run rather than from a cumulative counter
+// (Redis: MONITOR, because its counters also count every command a Lua
+// script calls, which costs no round trip). StartFeedCount starts watching
+// the servers a lock's requests land on at ep; stop ends the count and
+// gives each server's count of client requests in between; closeFn frees
+// what it holds.
+type FeedCounter interface {
+	StartFeedCount(ctx context.Context, ep topology.Endpoint) (stop func(context.Context) ([]float64, error), closeFn func(), err error)
+}
+
+// WakeUpHopper is a kind with a wake-up hop: a client blocked on the
+// server is woken by another's request, the cheapest hand-off between two
+// clients through it (Redis: RPUSH → BLPOP), which a lock handing the lock
+// to a sleeping waiter cannot beat. WakeUpRequest names it in the report.
+type WakeUpHopper interface {
+	WakeUpRequest() string
+}
+
+// FanOuter is a kind whose lock nodes are independent servers a lock over
+// several sends to at once, so a fan-out to them bounds it.
+// IndependentNodes is how many there are at ep: a group reached through
+// one way in (a Sentinel group, a Redis Cluster) counts as one.
+type FanOuter interface {
+	IndependentNodes(ep topology.Endpoint) int
+}
+
 // ScriptedFailover is a kind whose lone server the lab replaces by script
 // with a replica started beside it (the nemesis's fail-over): the server
 // is SIGKILLed, PromoteReplica makes the replica a master, and the
@@ -319,4 +346,23 @@ func NoEmptyRestart(k topology.Kind) string {
 		return r.NoEmptyRestart()
 	}
 	return ""
+}
+
+// dataLess is a kind whose servers keep nothing on disk the lab restarts
+// them with.
+type dataLess interface {
+	KeepsNoData() bool
+}
+
+// KeepsNoData reports a kind whose servers, restarted with their data
+// dir, come back empty all the same (Redis, started without snapshots),
+// so the nemesis's note on a restart says so. A kind without the answer
+// keeps its data.
+func KeepsNoData(k topology.Kind) bool {
+	sk, err := KindOf(k)
+	if err != nil {
+		return false
+	}
+	d, ok := sk.(dataLess)
+	return ok && d.KeepsNoData()
 }

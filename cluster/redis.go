@@ -582,3 +582,24 @@ func (redisKind) PromoteReplica(ctx context.Context, replica *Node) error {
 	}
 	return nil
 }
+
+// WakeUpRequest: one client's RPUSH reaching another's blocked BLPOP, the
+// cheapest hand-off between two clients through Redis (redis-fair's
+// release pushes onto the list its waiter sleeps on).
+func (redisKind) WakeUpRequest() string { return "RPUSH → BLPOP" }
+
+// IndependentNodes: independent Redis lock nodes, each its own system; a
+// Sentinel group's or a cluster's members are one system reached through
+// one way in (the endpoint's Via), so they count as one.
+func (redisKind) IndependentNodes(ep topology.Endpoint) int {
+	if ep.Via != "" {
+		return 1
+	}
+	return len(ep.Addrs)
+}
+
+// KeepsNoData: the lab starts Redis with --save "" (no snapshots), so a
+// server restarted with its data dir comes back empty, as the nemesis's
+// note has always said (a group started with AppendOnly is the exception
+// the note does not tell apart).
+func (redisKind) KeepsNoData() bool { return true }

@@ -9,7 +9,6 @@ import (
 
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/nemesis"
-	"github.com/locklab/locklab/topology"
 )
 
 // redisFailover runs two clients, the victim and the one the lost lock is
@@ -39,7 +38,7 @@ var redisFailover = Script{
 // moves every client's proxy to it, then lets the victim go on and leave
 // once another client has read the resource.
 func failOverToReplica(ctx context.Context, r *ScriptRun) error {
-	master, replica := r.Env.Topo.Lock(topology.Redis)[0], r.Env.Topo.Replica
+	master, replica := r.lockNodes()[0], r.Env.Topo.Replica
 	r.Env.FaultAt(lin.Injection{Kind: nemesis.ServerKill, Target: master.Name,
 		Servers: []string{master.Name}, Note: "SIGKILL the master"})
 	if err := master.Kill(); err != nil {

@@ -11,7 +11,6 @@ import (
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/quorum"
-	"github.com/locklab/locklab/topology"
 )
 
 // The Redlock scripts strike a node of the victim's bare majority while
@@ -92,7 +91,7 @@ func inSection(impls.Spec) string { return failpoint.InCriticalSection }
 // nobody reached the restarted node before the holder's keys expired, so
 // the run showed nothing about the restart.
 func isolateVictim(ctx context.Context, r *ScriptRun) error {
-	nodes := r.Env.Topo.Lock(topology.Redis)
+	nodes := r.lockNodes()
 	for _, n := range nodes[quorum.Majority(len(nodes)):] {
 		links := r.Net.Links(0, n.Name)
 		if len(links) == 0 {
@@ -109,5 +108,9 @@ func isolateVictim(ctx context.Context, r *ScriptRun) error {
 
 // pivot is the node of the victim's bare majority that the fault hits.
 func pivot(r *ScriptRun) *cluster.Node {
-	return r.Env.Topo.Lock(topology.Redis)[quorum.Majority(len(r.Env.Topo.Lock(topology.Redis)))-1]
+	nodes := r.lockNodes()
+	return nodes[quorum.Majority(len(nodes))-1]
 }
+
+// lockNodes are the run's lock's own nodes (its declared kind's).
+func (r *ScriptRun) lockNodes() []*cluster.Node { return r.Env.Topo.Lock(r.Env.Impl.Backend.Kind) }

@@ -194,16 +194,18 @@ func (r *ScriptRun) stopWorkers() {
 }
 
 // lockAddrs returns the lock endpoints client id uses: with proxies, the
-// Redis lock nodes' addresses are its own proxy to each.
+// lock's nodes' addresses (its own kind's: the scripts with proxies are
+// Redis locks') are its own proxy to each.
 func (r *ScriptRun) lockAddrs(id int) (topology.Endpoints, error) {
 	if r.Net == nil {
 		return r.Env.Topo.Endpoints(), nil
 	}
-	nodes := r.Env.Topo.Lock(topology.Redis)
+	kind := r.Env.Impl.Backend.Kind
+	nodes := r.Env.Topo.Lock(kind)
 	if len(nodes) == 0 {
 		return nil, errors.New("network faults need Redis nodes the lab starts itself")
 	}
-	ep := topology.Endpoint{Kind: topology.Redis}
+	ep := topology.Endpoint{Kind: kind}
 	for _, n := range nodes {
 		l, err := r.Net.Link(id, n.Name, n.Addr)
 		if err != nil {
@@ -212,7 +214,7 @@ func (r *ScriptRun) lockAddrs(id int) (topology.Endpoints, error) {
 		ep.Addrs = append(ep.Addrs, l.Addr)
 	}
 	out := maps.Clone(r.Env.Topo.Endpoints())
-	out[topology.Redis] = ep
+	out[kind] = ep
 	return out, nil
 }
 

@@ -265,7 +265,7 @@ func (k serverKill) Heal(ctx context.Context, sys System, target string) (string
 	switch {
 	case !k.keepData:
 		return "restarted without its data", nil
-	case n.Kind == "redis":
+	case cluster.KeepsNoData(n.Kind):
 		return "restarted with its data dir (no persistence: empty)", nil
 	}
 	return "restarted with its data", nil

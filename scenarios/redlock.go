@@ -9,9 +9,12 @@ import (
 	"github.com/locklab/locklab/topology"
 )
 
-// multiRedis applies to locks over several independent Redis nodes.
+// multiRedis applies to locks over several independent Redis nodes: a
+// kind whose lock nodes are independent (cluster.FanOuter), at least 3.
 func multiRedis(spec impls.Spec, _ bool) error {
-	if spec.Backend.Kind != topology.Redis || spec.Backend.Nodes < 3 {
+	k, err := cluster.KindOf(spec.Backend.Kind)
+	_, independent := k.(cluster.FanOuter)
+	if err != nil || !independent || spec.Backend.Nodes < 3 {
 		return errors.New("it needs a lock over at least 3 independent Redis nodes")
 	}
 	return nil
