@@ -31,7 +31,7 @@ type engine struct {
 	mu         sync.Mutex
 	network    string // the run's network name, "" until the first container
 	containers map[*containerServer]struct{}
-	images     map[string]string // server -> built tag
+	images     map[string]string // base image + "\x00" + server -> built tag
 }
 
 var (
