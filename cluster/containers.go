@@ -217,7 +217,7 @@ func startPostgresContainer(ctx context.Context, opts PostgresOptions) (*Node, e
 // containerCannot names what container mode does not do.
 func containerCannot(name string, h *hosts.Host) error {
 	if h != nil {
-		return fmt.Errorf("%s: servers on the lab's hosts (network namespaces) are not applicable in container mode: a container is cut off its network with Node.Disconnect instead", name)
+		return fmt.Errorf("%s: %w", name, errHostsInContainers)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -29,9 +30,10 @@ type engine struct {
 	owner string
 
 	mu         sync.Mutex
-	network    string // the run's network name, "" until the first container
+	network    string     // the run's network name, "" until the first container
+	gateway    netip.Addr // this machine's address on it
 	containers map[*containerServer]struct{}
-	images     map[string]string // server -> built tag
+	images     map[string]string // base image + "\x00" + server -> built tag
 }
 
 var (
@@ -90,7 +92,8 @@ func (e *engine) labels() map[string]string {
 }
 
 // ensureNetwork creates the run's network the first time a container needs
-// it (servers reach each other there by container name: a replica its master).
+// it (servers reach each other there by container name: a replica its
+// master), and learns this machine's address on it (its gateway).
 func (e *engine) ensureNetwork(ctx context.Context) (string, error) {
 	if e.network != "" {
 		return e.network, nil
@@ -98,6 +101,18 @@ func (e *engine) ensureNetwork(ctx context.Context) (string, error) {
 	nw, err := tcnetwork.New(ctx, tcnetwork.WithLabels(e.labels()))
 	if err != nil {
 		return "", fmt.Errorf("container mode: create network: %w", err)
+	}
+	r, err := e.cli.NetworkInspect(ctx, nw.ID, client.NetworkInspectOptions{})
+	if err != nil {
+		_, _ = e.cli.NetworkRemove(ctx, nw.ID, client.NetworkRemoveOptions{})
+		return "", fmt.Errorf("container mode: inspect network %s: %w", nw.Name, err)
+	}
+	e.gateway = netip.Addr{}
+	for _, c := range r.Network.IPAM.Config {
+		if c.Gateway.Is4() {
+			e.gateway = c.Gateway
+			break
+		}
 	}
 	e.network = nw.Name
 	return e.network, nil

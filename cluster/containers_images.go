@@ -27,12 +27,15 @@ import (
 func (e *engine) image(ctx context.Context, server string) (string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if tag, ok := e.images[server]; ok {
-		return tag, nil
-	}
 	base := os.Getenv("LOCKLAB_BASE_IMAGE")
 	if base == "" {
 		base = docker.BaseImage
+	}
+	// By base too: a process that changes LOCKLAB_BASE_IMAGE (a test of a
+	// missing base) must not be given the image built on the other one.
+	key := base + "\x00" + server
+	if tag, ok := e.images[key]; ok {
+		return tag, nil
 	}
 	baseID := ""
 	if bi, err := e.cli.ImageInspect(ctx, base); err == nil {
@@ -47,7 +50,7 @@ func (e *engine) image(ctx context.Context, server string) (string, error) {
 	repo, tag := "locklab/"+server, sum[:16]
 	ref := repo + ":" + tag
 	if _, err := e.cli.ImageInspect(ctx, ref); err == nil {
-		e.images[server] = ref
+		e.images[key] = ref
 		return ref, nil
 	}
 	p, err := testcontainers.NewDockerProvider()
@@ -67,7 +70,7 @@ func (e *engine) image(ctx context.Context, server string) (string, error) {
 	if _, err := p.BuildImage(ctx, req); err != nil {
 		return "", fmt.Errorf("container mode: build image %s from docker/%s: %w\n%s", ref, server, err, lastLines(log.String(), 20))
 	}
-	e.images[server] = ref
+	e.images[key] = ref
 	return ref, nil
 }
 

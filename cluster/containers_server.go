@@ -33,11 +33,12 @@ type containerServer struct {
 	server string // image: docker/<server>
 	port   string // the server's port inside the container, e.g. "6379/tcp"
 	env    map[string]string
-	cmd    []string // overrides the image's CMD when set
-	name   string   // container name, unique per run; peers resolve it
-	alias  string   // a second name peers resolve, fixed before the start (an ensemble's lines)
-	host   int      // published port on 127.0.0.1, kept across restarts
-	binds  []string // host dirs mounted at the same path (the clock shim's)
+	cmd    []string   // overrides the image's CMD when set
+	name   string     // container name, unique per run; peers resolve it
+	alias  string     // a second name peers resolve, fixed before the start (an ensemble's lines)
+	host   int        // published port, kept across restarts
+	hostIP netip.Addr // the address it is published on (publishedOn)
+	binds  []string   // host dirs mounted at the same path (the clock shim's)
 	// supervised: the image's PID 1 crashes the server inside the running
 	// container on SIGHUP and starts it again on SIGUSR1 (data kept) or
 	// SIGUSR2 (data dir emptied); see docker/redis/supervise.sh.
@@ -104,8 +105,13 @@ func startContainer(ctx context.Context, spec containerSpec) (*Node, error) {
 		name: fmt.Sprintf("locklab-%s-%s-%d", e.run, spec.name, seq), host: hostPort,
 		supervised: spec.supervised, command: spec.command, alias: spec.alias,
 	}
-	n := &Node{Kind: spec.kind, Name: spec.name, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(hostPort)), Dir: dir, ready: spec.ready, server: s}
+	n := &Node{Kind: spec.kind, Name: spec.name, Dir: dir, ready: spec.ready, server: s}
 	s.node = n
+	if s.hostIP, err = s.publishedOn(ctx, spec.kind); err != nil {
+		n.Stop()
+		return nil, fmt.Errorf("%s: %w", n.Name, err)
+	}
+	n.Addr = net.JoinHostPort(s.hostIP.String(), strconv.Itoa(hostPort))
 	if spec.clockShift {
 		if err := s.preloadClockShift(n); err != nil {
 			n.Stop()
@@ -122,6 +128,41 @@ func startContainer(ctx context.Context, spec containerSpec) (*Node, error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// publishedOn is the address the server's port is published on. It is
+// loopback, except for a kind whose sessions the lab ends (SessionEnder):
+// that one is published on this machine's address on the run's network
+// (its gateway). A connection from this machine to a port published on
+// loopback is accepted by the engine's proxy (docker-proxy), which opens
+// a connection of its own to the server, so the server sees every client
+// as the gateway on a port of the proxy's and cannot be told which session
+// is whose: EndSessions, which finds a client's sessions by the client's
+// own address and port, ended none. To the gateway's address the kernel
+// forwards the connection itself (the engine's DNAT rule), and the server
+// sees the client's own address and port. The container is counted in the
+// run from here, so the network, and with it the address, stays while it
+// does.
+func (s *containerServer) publishedOn(ctx context.Context, kind Kind) (netip.Addr, error) {
+	loopback := netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	k, err := KindOf(kind)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	if _, ok := k.(SessionEnder); !ok {
+		return loopback, nil
+	}
+	e := s.engine
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, err := e.ensureNetwork(ctx); err != nil {
+		return netip.Addr{}, err
+	}
+	e.containers[s] = struct{}{}
+	if !e.gateway.IsValid() {
+		return netip.Addr{}, fmt.Errorf("the run's network %s has no IPv4 gateway to publish the server's port on", e.network)
+	}
+	return e.gateway, nil
 }
 
 // preloadClockShift sets the container's environment to preload the shim
@@ -152,7 +193,7 @@ func (s *containerServer) preloadClockShift(n *Node) error {
 }
 
 // create makes and starts a new container from the image, publishing the
-// server's port on 127.0.0.1 only.
+// server's port on its address only (publishedOn).
 func (s *containerServer) create(ctx context.Context) error {
 	e := s.engine
 	e.mu.Lock()
@@ -174,7 +215,7 @@ func (s *containerServer) create(ctx context.Context) error {
 		Networks:       []string{nw},
 		NetworkAliases: map[string][]string{nw: s.aliases()},
 		HostConfigModifier: func(hc *container.HostConfig) {
-			hc.PortBindings = portBindings(s.port, s.host)
+			hc.PortBindings = portBindings(s.port, s.hostIP, s.host)
 			hc.Binds = append(hc.Binds, s.binds...)
 		},
 	}
@@ -563,8 +604,9 @@ func stripLogFrames(b []byte) string {
 	return strings.TrimRight(out.String(), "\n")
 }
 
-// portBindings publishes the container's port on 127.0.0.1:host only: the
-// lab never listens on another address.
-func portBindings(port string, host int) network.PortMap {
-	return network.PortMap{network.MustParsePort(port): {{HostIP: netip.AddrFrom4([4]byte{127, 0, 0, 1}), HostPort: strconv.Itoa(host)}}}
+// portBindings publishes the container's port on ip:host only, loopback
+// or the run's network's gateway (publishedOn): the lab never listens on an
+// address another machine reaches.
+func portBindings(port string, ip netip.Addr, host int) network.PortMap {
+	return network.PortMap{network.MustParsePort(port): {{HostIP: ip, HostPort: strconv.Itoa(host)}}}
 }

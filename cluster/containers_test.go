@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strings"
@@ -51,6 +52,26 @@ func containerMode(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
+}
+
+// onThisMachine reports whether n listens where only this machine reaches
+// it: on loopback, or, for a container published on the run's network's
+// gateway (publishedOn), there.
+func onThisMachine(n *Node) bool {
+	a, err := netip.ParseAddrPort(n.Addr)
+	if err != nil {
+		return false
+	}
+	if a.Addr().IsLoopback() {
+		return true
+	}
+	s, ok := n.server.(*containerServer)
+	if !ok {
+		return false
+	}
+	s.engine.mu.Lock()
+	defer s.engine.mu.Unlock()
+	return s.engine.gateway == a.Addr()
 }
 
 // ping answers nil when the server replies within d.

@@ -43,6 +43,7 @@ func TestEtcdStartsRolesAndStops(t *testing.T) {
 				t.Fatal(err)
 			}
 			decl.Hosts = tt.hosts
+			skipUnlessStartsHere(t, decl)
 			topo, err := Start(ctx, decl, External{})
 			if err != nil {
 				t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -105,6 +104,7 @@ func TestRedisSentinel(t *testing.T) {
 				t.Fatal(err)
 			}
 			decl.Hosts = tc.hosts
+			skipUnlessStartsHere(t, decl)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			topo, err := Start(ctx, decl, External{})
@@ -136,46 +136,6 @@ func TestRedisSentinel(t *testing.T) {
 			ep := topo.Endpoints()[topology.Redis]
 			if ep.Via != "sentinel" || ep.Master != SentinelMaster || len(ep.Addrs) != 3 {
 				t.Fatalf("lock clients are given %+v, want the three sentinels via sentinel for %s", ep, SentinelMaster)
-			}
-		})
-	}
-}
-
-// In container mode a topology the containers cannot carry says why
-// before any server starts; the ones they carry say nothing.
-func TestContainerModeSaysWhichTopologiesStart(t *testing.T) {
-	t.Setenv(ServersEnv, ServersContainers)
-	tests := []struct {
-		topology string
-		kind     topology.Kind
-		want     string // "" when container mode starts it
-	}{
-		{topology.SingleName, topology.MySQL, ""},
-		{"zk-ensemble", topology.ZooKeeper, ""},
-		{"etcd-cluster", topology.Etcd, ""},
-		{"pg-idle-timeouts", topology.Postgres, ""},
-		{"mysql-wait-timeout", topology.MySQL, ""},
-		{"pg-replica-async", topology.Postgres, "PostgreSQL replica runs in local mode only"},
-		{"mysql-replica-semisync", topology.MySQL, "MySQL replica runs in local mode only"},
-		{"redis-sentinel", topology.Redis, "container mode starts no Redis Sentinel"},
-		{"redis-cluster", topology.Redis, "container mode starts no Redis Cluster"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.topology, func(t *testing.T) {
-			named, err := topology.Lookup(tt.topology)
-			if err != nil {
-				t.Fatal(err)
-			}
-			decl, err := named.Declare(topology.Need{Kind: tt.kind})
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = Ensembles(decl)
-			switch {
-			case tt.want == "" && err != nil:
-				t.Fatalf("container mode refuses it: %v", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Fatalf("got %v, want an error saying %q", err, tt.want)
 			}
 		})
 	}

@@ -349,7 +349,7 @@ func (mysqlKind) Image() string { return "mysql" }
 // local processes only.
 func (mysqlKind) Replicas() error {
 	if ContainerMode() {
-		return fmt.Errorf("a MySQL replica runs in local mode only: the lab starts it on a copy of its primary's data dir on this machine, and its fail-over moves the primary's address between the lab's hosts, which container mode does not have; run it with %s=%s", ServersEnv, ServersLocal)
+		return errMySQLReplicaInContainers
 	}
 	return nil
 }

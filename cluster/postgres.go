@@ -243,7 +243,7 @@ func (postgresKind) Image() string       { return "postgres" }
 // local processes only.
 func (postgresKind) Replicas() error {
 	if ContainerMode() {
-		return fmt.Errorf("a PostgreSQL replica runs in local mode only: the lab makes it with pg_basebackup into a data dir on this machine, and its fail-over moves the primary's address between the lab's hosts, which container mode does not have; run it with %s=%s", ServersEnv, ServersLocal)
+		return errPostgresReplicaInContainers
 	}
 	return nil
 }

@@ -85,6 +85,7 @@ func startReplicaPair(t *testing.T, name string, kind topology.Kind, replicaName
 	if err != nil {
 		t.Fatal(err)
 	}
+	skipUnlessStartsHere(t, decl)
 	topo, err := Start(context.Background(), decl, External{})
 	if err != nil {
 		t.Fatal(err)

@@ -52,8 +52,8 @@ type RedisOptions struct {
 // it answers PING.
 func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 	if ContainerMode() {
-		if len(opts.Settings) > 0 {
-			return nil, fmt.Errorf("%s: container mode starts Redis with the image's settings only, not %s", opts.Name, settingsList(opts.Settings, "", " "))
+		if err := redisSettingsInContainers(opts.Settings); err != nil {
+			return nil, fmt.Errorf("%s: %w", opts.Name, err)
 		}
 		return startRedisContainer(ctx, opts)
 	}

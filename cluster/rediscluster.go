@@ -51,16 +51,11 @@ func (redisClusterKind) Package() string     { return "redis-server" }
 // (Ensembles).
 func (redisClusterKind) Image() string { return "redis" }
 
-// Ensembles: the lab forms a Redis Cluster of local processes only. A
-// cluster client learns every slot's master from the members' own view
-// (CLUSTER SLOTS, and the MOVED replies), which in containers names
-// addresses on the engine's network that the lab's clients on this machine
-// do not reach; announcing the published addresses instead
-// (cluster-announce-ip) would point the members, inside their containers,
-// at their own loopback for the cluster bus.
+// Ensembles: the lab forms a Redis Cluster of local processes only
+// (errRedisClusterInContainers says why).
 func (redisClusterKind) Ensembles() error {
 	if ContainerMode() {
-		return fmt.Errorf("container mode starts no Redis Cluster: its members tell clients each slot's master by its address on the engine's network, which clients on this machine do not reach; run it with %s=%s", ServersEnv, ServersLocal)
+		return errRedisClusterInContainers
 	}
 	return nil
 }

@@ -45,6 +45,7 @@ func TestRedisCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 			decl.Hosts = tc.hosts
+			skipUnlessStartsHere(t, decl)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			topo, err := Start(ctx, decl, External{})
@@ -123,6 +124,7 @@ func TestRedisClusterMinorityMaster(t *testing.T) {
 		t.Fatal(err)
 	}
 	decl.Hosts = true
+	skipUnlessStartsHere(t, decl)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	topo, err := Start(ctx, decl, External{})

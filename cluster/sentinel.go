@@ -113,17 +113,11 @@ func (sentinelKind) Package() string     { return "redis-sentinel" }
 // (Ensembles).
 func (sentinelKind) Image() string { return "redis" }
 
-// Ensembles: the lab starts sentinels as local processes only. Clients
-// ask a sentinel where the master is, and it answers with the address the
-// servers know each other by: in containers, an address on the engine's
-// network, which the lab's clients on this machine do not reach (they
-// reach each container through a port published on loopback). Announcing
-// the published address instead (replica-announce-ip, sentinel
-// announce-ip) would send the sentinels and replicas, inside their
-// containers, to their own loopback.
+// Ensembles: the lab starts sentinels as local processes only
+// (errSentinelInContainers says why).
 func (sentinelKind) Ensembles() error {
 	if ContainerMode() {
-		return fmt.Errorf("container mode starts no Redis Sentinel: a sentinel tells clients the master's address on the engine's network, which clients on this machine do not reach; run it with %s=%s", ServersEnv, ServersLocal)
+		return errSentinelInContainers
 	}
 	return nil
 }

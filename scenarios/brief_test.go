@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/all"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // make test's matrix runs the Sentinel topologies briefly: the WAIT lock
@@ -15,6 +16,8 @@ import (
 // the split once a replica acknowledged it), redis-sentinel-min-replicas
 // with one fault, and not every other cell of theirs.
 func TestBriefSentinelCells(t *testing.T) {
+	// sentinel-split-after-ack cuts the master off on the lab's hosts.
+	scenarios.SkipUnlessCellsRunHere(t, true, topology.RedisSentinelName, "redis-sentinel-min-replicas")
 	cells, err := scenarios.Cells(impls.All(), scenarios.Names())
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +66,8 @@ func TestBriefSentinelCells(t *testing.T) {
 // semi-synchronous one the lock table's, where the acknowledgement keeps
 // the row; no contention cell and no other lock.
 func TestBriefMySQLReplicaCells(t *testing.T) {
+	// primary-failover moves the primary's address between the lab's hosts.
+	scenarios.SkipUnlessCellsRunHere(t, true, topology.MySQLReplicaAsyncName, topology.MySQLReplicaSemisyncName)
 	cells, err := scenarios.Cells(impls.All(), scenarios.Names())
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +93,8 @@ func TestBriefMySQLReplicaCells(t *testing.T) {
 // runs miss too often (the expectation row says unsafe, and make matrix
 // runs it).
 func TestBriefEnsembleCells(t *testing.T) {
+	// holder-server-cut and leader-isolated cut members off on the lab's hosts.
+	scenarios.SkipUnlessCellsRunHere(t, true, topology.ZKEnsembleName)
 	cells, err := scenarios.Cells(impls.All(), scenarios.Names())
 	if err != nil {
 		t.Fatal(err)

@@ -79,15 +79,33 @@ func TestScenarioSchedules(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(cells) == 0 {
-				// A schedule whose fault needs the lab's hosts has no cell
-				// on a backend without them (container mode, or no root):
-				// skip, saying so, once some lock gives that reason (the
-				// others are out for their own, e.g. too few nodes).
+				// A schedule has no cell where none of its topologies can
+				// start in this mode (container mode starts no Sentinel, no
+				// Redis Cluster, no replica): skip, saying why.
+				on := s.Topologies
+				if len(on) == 0 {
+					on = []string{topology.SingleName}
+				}
+				var cannot []string
+				for _, top := range on {
+					if err := scenarios.TopologyStartsHere(t, top); err != nil {
+						cannot = append(cannot, top+": "+err.Error())
+					}
+				}
+				if len(cannot) == len(on) {
+					t.Skipf("none of its topologies starts here:\n%s", strings.Join(cannot, "\n"))
+				}
+				// Nor where its fault needs the lab's hosts on a backend
+				// without them (container mode, or no root): skip, saying
+				// so, once some lock gives that reason (the others are out
+				// for their own, e.g. too few nodes).
 				kind := nemesis.Fixed[s.Schedule]("redlock", false, time.Second, checker.Bound(time.Second)).Faults[0].Kind
 				if noHosts := hosts.Available(); noHosts != nil && nemesis.NeedsHosts(kind) {
 					for _, spec := range impls.All() {
-						if err := s.AppliesOn(spec, topology.SingleName, false); err != nil && strings.Contains(err.Error(), noHosts.Error()) {
-							t.Skipf("its %s needs the lab's hosts: %v", kind, noHosts)
+						for _, top := range on {
+							if err := s.AppliesOn(spec, top, false); err != nil && strings.Contains(err.Error(), noHosts.Error()) {
+								t.Skipf("its %s needs the lab's hosts: %v", kind, noHosts)
+							}
 						}
 					}
 					t.Fatalf("no cell, and no lock says the backend's reason %q", noHosts)

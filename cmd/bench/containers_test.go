@@ -95,6 +95,8 @@ func TestContainerModeVerdicts(t *testing.T) {
 		{"pg-advisory", "contention", false, "none", ""},
 		{"mysql-get-lock", "pause-past-ttl", false, "none on the server: its declared wait_timeout ends the paused holder's session", "mysql-wait-timeout"},
 		{"pg-advisory", "pause-past-ttl", false, "none on the server: its declared idle_session_timeout ends the paused holder's session", "pg-idle-timeouts"},
+		{"pg-advisory", "holder-session-ended", false, "server-ends-session: the holder's backend terminated, found by the client's own address and port", ""},
+		{"mysql-get-lock", "holder-session-ended", false, "server-ends-session: the holder's session killed, found by the client's own address and port", ""},
 		{"etcd-lock", "holder-crash", false, "none on the servers: three etcd containers, the holder SIGKILLed", "etcd-cluster"},
 		{"redis-setnx-px", "server-restart", false, "server-restart-empty: the server killed in its container, started empty", ""},
 		{"redis-setnx-px", "server-restart", true, "server-restart-empty, and the fence counter lost with it", ""},

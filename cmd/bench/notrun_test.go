@@ -16,9 +16,16 @@ import (
 // does not stop the others; the run names every such cell, exits with an
 // error that is not a usage error, and writes nothing.
 func TestMatrixGoesOnPastACellThatCannotRun(t *testing.T) {
-	// No redis-server on PATH: every Redis cell fails at its start, as a
-	// cell whose server or guest cannot start does.
+	// Every Redis cell fails at its start, as a cell whose server or guest
+	// cannot start does, in either server mode: in local mode no
+	// redis-server is on PATH; in container mode the Redis image's base
+	// is one no engine has or can pull, so the image cannot be built.
 	t.Setenv("PATH", t.TempDir())
+	t.Setenv("LOCKLAB_BASE_IMAGE", "locklab/no-such-base:none")
+	cause := "redis-server"
+	if cluster.ContainerMode() {
+		cause = "docker/redis"
+	}
 	out := filepath.Join(t.TempDir(), "out")
 	var buf bytes.Buffer
 	err := run(context.Background(), []string{"matrix", "-topology", "single", "-impl", "redis-setnx-px",
@@ -26,7 +33,7 @@ func TestMatrixGoesOnPastACellThatCannotRun(t *testing.T) {
 	if err == nil || errors.Is(err, errUsage) {
 		t.Fatalf("got %v, want a run error\n%s", err, buf.String())
 	}
-	for _, want := range []string{"3 of 3 cells could not run", "redis-setnx-px/contention:", "redis-setnx-px/holder-crash:", "redis-setnx-px/holder-crash/fenced:", "redis-server"} {
+	for _, want := range []string{"3 of 3 cells could not run", "redis-setnx-px/contention:", "redis-setnx-px/holder-crash:", "redis-setnx-px/holder-crash/fenced:", cause} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error does not say %q:\n%v", want, err)
 		}

@@ -32,6 +32,9 @@ func TestSetNXPXWaitAsksTheKeysOwnMastersReplica(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := cluster.StartsHere(decl); err != nil {
+		t.Skip(err)
+	}
 	topo, err := cluster.Start(ctx, decl, cluster.External{})
 	if err != nil {
 		t.Fatal(err)
