@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
 	"github.com/locklab/locklab/cluster/leftovers"
@@ -70,6 +71,11 @@ func sweepContainers(ctx context.Context) error {
 
 var containerSweep sync.Once
 
+// gone reports whether a removal left the thing removed: it succeeded, or
+// the thing was already gone, as when two runs starting at once sweep the
+// same dead run's leftovers and the other removed it first.
+func gone(err error) bool { return err == nil || cerrdefs.IsNotFound(err) }
+
 // removeLeftovers removes the containers, networks and volumes of lab runs
 // that died without cleaning up (a SIGKILL gives no chance to).
 func (e *engine) removeLeftovers(ctx context.Context) error {
@@ -81,7 +87,7 @@ func (e *engine) removeLeftovers(ctx context.Context) error {
 	var errs []error
 	for _, c := range cs.Items {
 		if ownerDead(c.Labels) {
-			if _, err := e.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+			if _, err := e.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); !gone(err) {
 				errs = append(errs, fmt.Errorf("remove leftover container %s: %w", c.ID[:12], err))
 			}
 		}
@@ -92,7 +98,7 @@ func (e *engine) removeLeftovers(ctx context.Context) error {
 	}
 	for _, n := range ns.Items {
 		if ownerDead(n.Labels) {
-			if _, err := e.cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil {
+			if _, err := e.cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); !gone(err) {
 				errs = append(errs, fmt.Errorf("remove leftover network %s: %w", n.Name, err))
 			}
 		}
@@ -103,7 +109,7 @@ func (e *engine) removeLeftovers(ctx context.Context) error {
 	}
 	for _, v := range vs.Items {
 		if ownerDead(v.Labels) {
-			if _, err := e.cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true}); err != nil {
+			if _, err := e.cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true}); !gone(err) {
 				errs = append(errs, fmt.Errorf("remove leftover volume %s: %w", v.Name, err))
 			}
 		}
