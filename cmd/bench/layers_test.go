@@ -16,7 +16,7 @@ import (
 var layers = [][]string{
 	// Data and mechanisms that know nothing of the lab around them.
 	{"linearizability", "topology", "quorum", "faults/failpoint", "faults/clockjump", "faults/netproxy",
-		"cluster/leftovers", "docker", "impls/mutant", "report", "shard"},
+		"cluster/leftovers", "docker", "docs", "impls/mutant", "report", "shard"},
 	// The lab's own hosts, swept as leftovers are.
 	{"cluster/hosts"},
 	// The Locker interface, the protected counter, the packet faults, and
