@@ -99,7 +99,7 @@ func TestRedisCluster(t *testing.T) {
 			if err != nil {
 				t.Fatalf("after %s was killed: %v", master, err)
 			}
-			// A figure for the README, not an assertion (no wall-clock
+			// A figure for docs/topologies.md, not an assertion (no wall-clock
 			// assertions in tests).
 			t.Logf("%s killed; %s named %q's master %v later", master, replica, key, time.Since(killed).Round(10*time.Millisecond))
 			if r, err := topo.Role(ctx, replica); err != nil || r != "master" {

@@ -20,7 +20,7 @@ import (
 )
 
 // seedNote says plainly what a seed fixes in explore, in the output as in
-// the README.
+// docs/explore.md.
 const seedNote = "the seed fixes the schedule of faults (which kind strikes what, when, for how long), not the interleavings the scheduler and the network choose: a replay is likely, not certain, to fail the same way"
 
 func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -64,7 +64,7 @@ func shardFlag(fs *flag.FlagSet) *shard.Shard {
 //
 // The default is 3: the 244 cells of the 2026-11-24 matrix (56m39s one
 // after another) took 24m14s three at a time on 2 cores, with every run's
-// verdict the same, cell for cell (README, "Where a cell's time goes").
+// verdict the same, cell for cell (docs/matrix.md, "Where a cell's time goes").
 // A scenario whose holder must act within its lease right after the lab's
 // fault runs alone whatever this says (scenarios.Scenario.Alone). make
 // test's matrix keeps 2 (LOCKLAB_MATRIX_PARALLEL): it runs a cell once,
