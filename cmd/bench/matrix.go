@@ -80,6 +80,11 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *runs < 1 || *ttl <= 0 || *parallel < 1 {
 		return fmt.Errorf("%w: -runs and -parallel must be at least 1 and -ttl positive", errUsage)
 	}
+	if max(*runs, *maxRuns) > cellSeedSpan {
+		// Cell i's runs take seeds seed+i*cellSeedSpan onward: more runs
+		// would reuse the next cell's.
+		return fmt.Errorf("%w: -runs and -max-runs must be at most %d", errUsage, cellSeedSpan)
+	}
 	historyNamed := false
 	fs.Visit(func(f *flag.Flag) { historyNamed = historyNamed || f.Name == "history" })
 	history, err := readRunHistory(*historyPath, historyNamed)
@@ -150,7 +155,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		cellStart := time.Now()
 		stable := history.untilStable(c, exp)
 		outs, err := engine.RunCellWhile(ctx, c, engine.Options{
-			Seed: *seed + int64(i)*1000, TTL: *ttl, OutDir: ceDir, Clients: 8, Sections: 2000,
+			Seed: *seed + int64(i)*cellSeedSpan, TTL: *ttl, OutDir: ceDir, Clients: 8, Sections: 2000,
 		}, cellRuns(*runs, *maxRuns, stable))
 		if ctx.Err() != nil {
 			// Interrupted (Ctrl-C): whatever the cell's runs returned came
@@ -229,6 +234,10 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	return publishMatrix(stage, *out, results, stdout)
 }
+
+// cellSeedSpan is how far apart the matrix's cells' base seeds are: cell i
+// runs with seeds seed+i*cellSeedSpan onward, so no two cells share one.
+const cellSeedSpan = 1000
 
 // matrixFiles are the entries of -out a matrix owns.
 var matrixFiles = []string{"correctness.md", "correctness.json", "counterexamples"}

@@ -57,6 +57,9 @@ func readRunHistory(path string, named bool) (runHistory, error) {
 	if errors.Is(err, fs.ErrNotExist) && !named {
 		return h, nil
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return h, fmt.Errorf("%w: -history: %v", errUsage, err)
+	}
 	if err != nil {
 		return h, fmt.Errorf("-history: %w", err)
 	}
