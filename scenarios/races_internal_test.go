@@ -3,6 +3,9 @@ package scenarios
 import (
 	"strings"
 	"testing"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/impls"
 )
 
 // TestParseRaces: a race lands on the row it names, and a race for a row
@@ -63,5 +66,26 @@ func TestRacesTableLoads(t *testing.T) {
 	}
 	if e.Race == "" {
 		t.Error("zookeeper@zk-ensemble/leader-isolated has no race, though races.md names one")
+	}
+}
+
+// TestBriefHasNoRace: make test runs each of its cells a fixed number of
+// times and must pass on every commit, so none of them may turn on a race
+// (races.md): such a cell is left to `bench matrix`, which runs it until
+// its answer is stable, or it gets a schedule that forces the window.
+func TestBriefHasNoRace(t *testing.T) {
+	t.Setenv(cluster.ServersEnv, cluster.ServersLocal) // every topology's cells, as the table is judged
+	cells, err := Cells(impls.All(), Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range Brief(cells) {
+		e, err := c.Expect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Race != "" {
+			t.Errorf("make test runs %s, whose verdict turns on a race (%s): leave it to bench matrix (briefPlans' Leave) or force its window", c.Name(), e.Race)
+		}
 	}
 }
