@@ -68,8 +68,16 @@ func ScenarioJob(s scenarios.Scenario, opts Options) (Job, error) {
 // to show a counterexample as one expected unsafe. The cell's verdict is
 // the worst of its runs (checker.CellVerdict).
 func RunCell(ctx context.Context, c scenarios.Cell, runs int, base Options) ([]*Outcome, error) {
+	return RunCellWhile(ctx, c, base, func(outs []*Outcome) bool { return len(outs) < runs })
+}
+
+// RunCellWhile runs a cell one run after another for as long as more says
+// the outcomes so far call for another (`bench matrix` runs a
+// race-sensitive cell until its answer is stable, checker.UntilStable),
+// run i with seed base.Seed+i, and returns every outcome.
+func RunCellWhile(ctx context.Context, c scenarios.Cell, base Options, more func(outs []*Outcome) bool) ([]*Outcome, error) {
 	var outs []*Outcome
-	for i := 0; i < runs; i++ {
+	for i := 0; more(outs); i++ {
 		o := base
 		o.Impl, o.Topology, o.Fencing = c.Impl, c.Topology, c.Fencing
 		o.Seed = base.Seed + int64(i)

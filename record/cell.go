@@ -44,7 +44,33 @@ type Cell struct {
 	TTL       string `json:"ttl,omitempty"`
 	Clients   int    `json:"clients,omitempty"`
 	Processes bool   `json:"processes,omitempty"`
+	// UntilStable is set on a cell that ran until its answer was stable
+	// (checker.UntilStable) instead of the fixed runs every cell gets:
+	// why it did, and why it stopped (issue 44).
+	UntilStable *StableRuns `json:"until_stable,omitempty"`
 }
+
+// StableRuns is why a race-sensitive cell ran until its answer was stable,
+// and why it stopped.
+type StableRuns struct {
+	// Because is RaceRow (its expectation row names the race its verdict
+	// turns on) or RunsDisagreed (its runs gave different verdicts in the
+	// matrix before, or in one before that: a cell that ever disagreed
+	// keeps the reason).
+	Because string `json:"because"`
+	// Evidence is the race the row names, or the disagreeing runs'
+	// verdicts and the matrix they were read from.
+	Evidence string `json:"evidence"`
+	// Stopped is why its runs ended: a counterexample, enough runs that
+	// could have shown one and did not, or the bound.
+	Stopped checker.Stop `json:"stopped"`
+}
+
+// The reasons a cell runs until stable (StableRuns.Because).
+const (
+	RaceRow       = "race row"
+	RunsDisagreed = "runs disagreed"
+)
 
 // Row is the matrix row a cell is in: its lock, and its topology when it
 // is not the single one ("zookeeper @ zk-ensemble"), for every table and

@@ -19,10 +19,23 @@ import (
 //go:embed expectations.md
 var expectationsTable string
 
+// racesTable names the rows of expectationsTable whose verdict turns on a
+// race the lab does not decide, each with the race: a table of its own, so
+// the reviewed verdicts stay as they are and a row leaves it once a
+// schedule forces its window.
+//
+//go:embed races.md
+var racesTable string
+
 // Expectation is the verdict a scenario should reach for a lock, and why.
 type Expectation struct {
 	Verdict Verdict
 	Why     string
+	// Race is the race the verdict turns on, from races.md, where the row
+	// says the outcome can go either way run to run; empty where it does
+	// not. `bench matrix` runs such a cell until its answer is stable
+	// (checker.UntilStable).
+	Race string
 }
 
 var (
@@ -78,10 +91,56 @@ func parseExpectations(text string) (map[string]Expectation, error) {
 	return out, nil
 }
 
+// parseRaces reads races.md's rows, | lock | topology | scenario | fenced |
+// race |, onto the expectations they name: a race for a row the table does
+// not have is an error, as is a second race for one row.
+func parseRaces(text string, rows map[string]Expectation) error {
+	seen := map[string]bool{}
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| lock ") {
+			continue
+		}
+		cols := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cols) != 5 {
+			return fmt.Errorf("races.md line %d: %d columns, want 5", i+1, len(cols))
+		}
+		for j := range cols {
+			cols[j] = strings.TrimSpace(strings.Trim(strings.TrimSpace(cols[j]), "`"))
+		}
+		if cols[3] != "yes" && cols[3] != "no" {
+			return fmt.Errorf("races.md line %d: fenced %q, want yes or no", i+1, cols[3])
+		}
+		if cols[4] == "" {
+			return fmt.Errorf("races.md line %d: no race named", i+1)
+		}
+		k := rowKey(cols[0], cols[1], cols[2], cols[3] == "yes")
+		e, ok := rows[k]
+		if !ok {
+			return fmt.Errorf("races.md line %d: expectations.md has no row | %s | %s | %s | %s |", i+1, cols[0], cols[1], cols[2], cols[3])
+		}
+		if seen[k] {
+			return fmt.Errorf("races.md line %d: a second race for %s on %s / %s", i+1, cols[0], cols[1], cols[2])
+		}
+		seen[k] = true
+		e.Race = cols[4]
+		rows[k] = e
+	}
+	return nil
+}
+
+// loadTable reads the expectation table and the races onto it, once.
+func loadTable() {
+	table, tableErr = parseExpectations(expectationsTable)
+	if tableErr == nil {
+		tableErr = parseRaces(racesTable, table)
+	}
+}
+
 // Expected returns the table's row for one cell, or an error when the
 // table has none: a cell nobody reviewed has no expectation.
 func Expected(impl, topo, scenario string, fencing bool) (Expectation, error) {
-	tableOnce.Do(func() { table, tableErr = parseExpectations(expectationsTable) })
+	tableOnce.Do(loadTable)
 	if tableErr != nil {
 		return Expectation{}, tableErr
 	}
@@ -99,7 +158,7 @@ func Expected(impl, topo, scenario string, fencing bool) (Expectation, error) {
 // ExpectedRows returns every row's key, for the test that every row names
 // a cell that exists.
 func ExpectedRows() ([]string, error) {
-	tableOnce.Do(func() { table, tableErr = parseExpectations(expectationsTable) })
+	tableOnce.Do(loadTable)
 	var keys []string
 	for k := range table {
 		keys = append(keys, k)

@@ -35,6 +35,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"check", "-impl", "none"}, "needs -impl and -scenario"},
 		{[]string{"check", "-bogus"}, "flag provided but not defined"},
 		{[]string{"check", "-impl", "none", "-scenario", "contention", "-clients", "0"}, "at least 1"},
+		{[]string{"matrix", "-impl", "none", "-scenario", "contention", "-max-runs", "1001"}, "at most 1000"},
+		{[]string{"matrix", "-impl", "none", "-scenario", "contention", "-history", "no-such-matrix.json"}, "no-such-matrix.json"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -47,7 +47,9 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	implList := fs.String("impl", "", "comma-separated implementations (default: all)")
 	scenarioList := fs.String("scenario", "", "comma-separated scenarios (default: all)")
 	topos := topologiesFlag(fs)
-	runs := fs.Int("runs", 3, "runs per cell, the same for every cell; one counterexample makes the cell unsafe, one inconclusive run keeps it from safe")
+	runs := fs.Int("runs", 3, "runs per cell, the same for every cell but a race-sensitive one, which runs on until stable (see -max-runs); one counterexample makes the cell unsafe, one inconclusive run keeps it from safe")
+	maxRuns := maxRunsFlag(fs)
+	historyPath := historyFlag(fs)
 	ttl := ttlFlag(fs, time.Second, "")
 	seed := seedFlag(fs, "base seed; run i of a cell uses seed+i")
 	out := outFlag(fs, "results", "correctness.md, correctness.json and counterexamples/ (with -shard: the partial result)")
@@ -78,6 +80,17 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *runs < 1 || *ttl <= 0 || *parallel < 1 {
 		return fmt.Errorf("%w: -runs and -parallel must be at least 1 and -ttl positive", errUsage)
 	}
+	if max(*runs, *maxRuns) > cellSeedSpan {
+		// Cell i's runs take seeds seed+i*cellSeedSpan onward: more runs
+		// would reuse the next cell's.
+		return fmt.Errorf("%w: -runs and -max-runs must be at most %d", errUsage, cellSeedSpan)
+	}
+	historyNamed := false
+	fs.Visit(func(f *flag.Flag) { historyNamed = historyNamed || f.Name == "history" })
+	history, err := readRunHistory(*historyPath, historyNamed)
+	if err != nil {
+		return err
+	}
 	if *seed == 0 && !sh.Sharded() {
 		*seed = time.Now().UnixNano()
 	}
@@ -97,7 +110,8 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var partial *shard.Partial
 	if sh.Sharded() {
 		partial, err = newPartial("matrix", *sh, *seed, args, matrixOptions{Impls: implNames, Scenarios: scenarioNames,
-			Runs: *runs, TTL: ttl.String(), Seed: *seed, Servers: serversMode(), Hosts: hostsAvailable()}, len(cells))
+			Runs: *runs, TTL: ttl.String(), Seed: *seed, Servers: serversMode(), Hosts: hostsAvailable(),
+			MaxRuns: *maxRuns, History: history.path}, len(cells))
 		if err != nil {
 			return err
 		}
@@ -139,9 +153,10 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		c := cells[i]
 		exp, _ := c.Expect()
 		cellStart := time.Now()
-		outs, err := engine.RunCell(ctx, c, *runs, engine.Options{
-			Seed: *seed + int64(i)*1000, TTL: *ttl, OutDir: ceDir, Clients: 8, Sections: 2000,
-		})
+		stable := history.untilStable(c, exp)
+		outs, err := engine.RunCellWhile(ctx, c, engine.Options{
+			Seed: *seed + int64(i)*cellSeedSpan, TTL: *ttl, OutDir: ceDir, Clients: 8, Sections: 2000,
+		}, cellRuns(*runs, *maxRuns, stable))
 		if ctx.Err() != nil {
 			// Interrupted (Ctrl-C): whatever the cell's runs returned came
 			// from servers stopped under them, not from the lock, so the
@@ -163,12 +178,13 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return nil
 		}
 		r := cellResult(c, exp, outs, stage, *ttl, time.Since(cellStart))
+		r.UntilStable = stable
 		mark := ""
 		if !checker.Agrees(r.Expected, r.Verdict) {
 			mark = fmt.Sprintf("   (expected %s)", r.Expected)
 		}
 		printMu.Lock()
-		fmt.Fprintf(stderr, "[%d/%d] %-48s %-11s %5.1fs%s%s\n", i+1, len(cells), c.Name(), r.Verdict, r.Seconds, mark, phaseLine(outs))
+		fmt.Fprintf(stderr, "[%d/%d] %-48s %-11s %5.1fs%s%s%s\n", i+1, len(cells), c.Name(), r.Verdict, r.Seconds, mark, stableLine(r), phaseLine(outs))
 		printMu.Unlock()
 		cellResults[i] = &r
 		return nil
@@ -213,11 +229,15 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return writePartial(partial, *out, start, stdout)
 	}
 	cmdline := "go run ./cmd/bench matrix " + strings.Join(args, " ")
-	if err := writeMatrixReport(stage, *out, results, cmdline, commitNamed(), *ttl, *runs, *seed, time.Since(start)); err != nil {
+	if err := writeMatrixReport(stage, *out, results, cmdline, commitNamed(), *ttl, *runs, *maxRuns, *seed, time.Since(start)); err != nil {
 		return err
 	}
 	return publishMatrix(stage, *out, results, stdout)
 }
+
+// cellSeedSpan is how far apart the matrix's cells' base seeds are: cell i
+// runs with seeds seed+i*cellSeedSpan onward, so no two cells share one.
+const cellSeedSpan = 1000
 
 // matrixFiles are the entries of -out a matrix owns.
 var matrixFiles = []string{"correctness.md", "correctness.json", "counterexamples"}
@@ -249,6 +269,10 @@ type matrixOptions struct {
 	Servers   string   `json:"servers"`
 	// Hosts: whether the lab's own hosts were available (see hostsAvailable).
 	Hosts bool `json:"hosts"`
+	// MaxRuns and History decide how long a race-sensitive cell runs
+	// (-max-runs, -history); absent in partials older than them.
+	MaxRuns int    `json:"max_runs,omitempty"`
+	History string `json:"history,omitempty"`
 }
 
 // mergeMatrix writes the matrix the shards of run make, as `bench matrix`
@@ -272,7 +296,7 @@ func mergeMatrix(run shard.Run, stage, out string, stdout io.Writer) error {
 		return err
 	}
 	cmdline := "go run ./cmd/bench matrix " + strings.Join(append(run.Args, "-out", out), " ")
-	if err := writeMatrixReport(stage, out, results, cmdline, run.Commit, ttl, o.Runs, o.Seed, time.Duration(run.Seconds*float64(time.Second))); err != nil {
+	if err := writeMatrixReport(stage, out, results, cmdline, run.Commit, ttl, o.Runs, o.MaxRuns, o.Seed, time.Duration(run.Seconds*float64(time.Second))); err != nil {
 		return err
 	}
 	return publishMatrix(stage, out, results, stdout)
@@ -305,7 +329,7 @@ func expectationsLink(out string) string {
 	return "[" + name + "](" + filepath.ToSlash(rel) + ")"
 }
 
-func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit string, ttl time.Duration, runs int, seed int64, took time.Duration) error {
+func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit string, ttl time.Duration, runs, maxRuns int, seed int64, took time.Duration) error {
 	js, err := json.MarshalIndent(results, "", "  ")
 	if err != nil {
 		return err
@@ -318,7 +342,7 @@ func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit s
 	fmt.Fprintf(&b, "# Correctness matrix\n\n")
 	fmt.Fprintf(&b, "Generated by `%s` at commit %s on %s (%s, %d cores, host %s) in %v. TTL / session timeout %v, %d run(s) per cell, base seed %d. ",
 		strings.TrimSpace(cmdline), commit, time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), host, took.Round(time.Second), ttl, runs, seed)
-	fmt.Fprintf(&b, "Every verdict comes from real servers and real worker processes; each history was checked by porcupine. Every cell gets the same number of runs, whatever the lab expects of it; one counterexample makes a cell unsafe (a fault lands when the scheduler lets it; *unsafe* means a counterexample exists). Every run must check at least %d critical sections and see at least %d grants after its fault, or it is *inconclusive*, never safe. Expectations come from the reviewed table %s. Do not edit: rerun the command.\n\n", checker.DefaultMinimum.Sections, checker.DefaultMinimum.GrantsAfterFault, expectationsLink(out))
+	fmt.Fprintf(&b, "Every verdict comes from real servers and real worker processes; each history was checked by porcupine. Every cell gets the same number of runs at least, whatever the lab expects of it; one counterexample makes a cell unsafe (a fault lands when the scheduler lets it; *unsafe* means a counterexample exists). %s Every run must check at least %d critical sections and see at least %d grants after its fault, or it is *inconclusive*, never safe. Expectations come from the reviewed table %s. Do not edit: rerun the command.\n\n", untilStableNote(results, runs, maxRuns), checker.DefaultMinimum.Sections, checker.DefaultMinimum.GrantsAfterFault, expectationsLink(out))
 	fmt.Fprintf(&b, "Verdicts: **safe** linearizable in every run; **unsafe** porcupine found a counterexample (linked: open it in a browser; the faults are on the `faults` row); **stuck** no client held the lock within the bound after the fault; **unavailable** no grants while a quorum was cut; **inconclusive** too little progress to judge; **n/a** the fault never reached the lock (measured in the run); **unknown** the checker timed out. A cell marked ⚠ differs from the lab's expectation (see the notes below the table).\n\n")
 
 	// The grid: one row per implementation, one column per scenario.
@@ -399,7 +423,11 @@ func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit s
 		for _, v := range r.RunVerdicts {
 			rv = append(rv, string(v))
 		}
-		cells.Row(name, string(r.Verdict), exp, r.Why, fmt.Sprintf("%d (%s)", r.Runs, strings.Join(rv, ", ")),
+		runsCol := fmt.Sprintf("%d (%s)", r.Runs, strings.Join(rv, ", "))
+		if u := r.UntilStable; u != nil {
+			runsCol += fmt.Sprintf("; until stable (%s), stopped: %s", u.Because, u.Stopped)
+		}
+		cells.Row(name, string(r.Verdict), exp, r.Why, runsCol,
 			fmt.Sprintf("%d (%d), %d", r.Sections, r.Unknown, r.MinSections), fmt.Sprintf("%d, %d", r.GrantsAfterFault, r.MinGrantsAfterFault),
 			rec, strings.Join(figs, ", "), ce)
 	}
