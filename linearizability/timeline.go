@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"fmt"
+	"io"
+	"regexp"
 )
 
 // A porcupine timeline is one page: its stylesheet, its script and the
@@ -77,3 +79,42 @@ func IsTimeline(page []byte) bool { return bytes.Contains(page, []byte(timelineT
 
 // IsCompactTimeline reports whether a timeline is already compact.
 func IsCompactTimeline(page []byte) bool { return bytes.Contains(page, []byte(compactMark)) }
+
+// packedScript finds the base64 a compact timeline's loader unpacks.
+var packedScript = regexp.MustCompile(`atob\("([A-Za-z0-9+/=]*)"\)`)
+
+// TimelineScript is what a browser runs when a timeline opens: the script
+// and the history data, unpacked from a compact timeline or read as they
+// stand from a plain one. A test that asks what a timeline shows (the
+// sections' descriptions) reads this, not the page's bytes.
+func TimelineScript(page []byte) (string, error) {
+	if !IsCompactTimeline(page) {
+		open := bytes.LastIndex(page, []byte(scriptOpen))
+		if open < 0 {
+			return "", fmt.Errorf("timeline script: no %s in the page", scriptOpen)
+		}
+		body := page[open+len(scriptOpen):]
+		end := bytes.Index(body, []byte(scriptClose))
+		if end < 0 {
+			return "", fmt.Errorf("timeline script: no %s after the script", scriptClose)
+		}
+		return string(body[:end]), nil
+	}
+	m := packedScript.FindSubmatch(page)
+	if m == nil {
+		return "", fmt.Errorf("timeline script: a compact timeline with no packed script")
+	}
+	b, err := base64.StdEncoding.DecodeString(string(m[1]))
+	if err != nil {
+		return "", fmt.Errorf("timeline script: %w", err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return "", fmt.Errorf("timeline script: %w", err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		return "", fmt.Errorf("timeline script: %w", err)
+	}
+	return string(out), nil
+}

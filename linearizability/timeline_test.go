@@ -2,41 +2,22 @@ package linearizability
 
 import (
 	"bytes"
-	"compress/gzip"
-	"encoding/base64"
-	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
-// packedScript finds the base64 a compact timeline's loader unpacks.
-var packedScript = regexp.MustCompile(`atob\("([A-Za-z0-9+/=]*)"\)`)
-
 // expandTimeline is what the browser runs when a compact timeline opens:
 // the script and data CompactTimeline packed.
 func expandTimeline(t *testing.T, page []byte) string {
 	t.Helper()
-	m := packedScript.FindSubmatch(page)
-	if m == nil {
-		t.Fatal("timeline has no packed script")
-	}
-	b, err := base64.StdEncoding.DecodeString(string(m[1]))
+	s, err := TimelineScript(page)
 	if err != nil {
 		t.Fatal(err)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(out)
+	return s
 }
 
 func TestCompactTimelineKeepsThePageAndPacksTheScript(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	_ "github.com/locklab/locklab/impls/all"
+	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -55,7 +56,11 @@ func TestContentionCalibration(t *testing.T) {
 				if err != nil {
 					t.Fatalf("counterexample timeline: %v", err)
 				}
-				if !strings.Contains(string(b), "wrote") {
+				script, err := lin.TimelineScript(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(script, "wrote") {
 					t.Fatal("timeline does not describe the critical sections")
 				}
 			}
