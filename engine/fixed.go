@@ -131,11 +131,19 @@ func windowFigures(env *Env, events []lin.Event, out *Outcome) {
 	}
 }
 
+// LeaseFromGrant reports whether spec's lease runs one TTL from its grant:
+// it expires by itself and nothing renews it while the holder lives (SET
+// NX PX, Redlock). Only for such a lock does the time since the grant say
+// how much of the lease is left (checker.LeaseLeft, StruckTooLate).
+func LeaseFromGrant(spec impls.Spec) bool { return spec.Caps.Expiry && !spec.Caps.Renewal }
+
 // faultFigures reads off the history how long the fault lasted, when a
 // client other than the one stopped at the failpoint first read the
-// resource during it (-1: never), and, for a killed holder, the time until
-// another client was granted the lock (Outcome.Recovery). They are
-// figures only: the verdict is the checker's.
+// resource during it (-1: never), how long the holder had held the lock
+// and how much of its lease was left when it struck, and, for a killed
+// holder, the time until another client was granted the lock
+// (Outcome.Recovery) and what of it came past the end of the dead
+// holder's lease. They are figures only: the verdict is the checker's.
 func faultFigures(env *Env, kind string, victim int, events []lin.Event, out *Outcome) error {
 	var fault *lin.Event
 	for i, e := range events {
@@ -148,6 +156,19 @@ func faultFigures(env *Env, kind string, victim int, events []lin.Event, out *Ou
 		return errors.New("the fault is missing from the history")
 	}
 	out.Figures["fault-ms"] = float64(time.Duration(fault.End - fault.Time).Milliseconds())
+	// How long the holder had held the lock when the fault struck, and,
+	// for a lease that runs from its grant, how much of it was left: a
+	// fault that lands late in the lease tests less than its scenario says
+	// (checker.StruckTooLate), and a recovery is the lock's own only past
+	// what was left.
+	left, held := checker.LeaseLeft(*fault, env.TTL)
+	if held {
+		out.Figures["held-before-fault-ms"] = float64(time.Duration(fault.Time - fault.Injection.HeldSince).Milliseconds())
+	}
+	fromGrant := LeaseFromGrant(env.Impl)
+	if held && fromGrant {
+		out.Figures["lease-left-ms"] = float64(left.Milliseconds())
+	}
 	out.Figures["other-read-during-fault-ms"] = -1
 	for _, e := range events {
 		if e.Kind == lin.Read && e.Client != victim && e.Time > fault.Time && e.Time < fault.End {
@@ -176,6 +197,11 @@ func faultFigures(env *Env, kind string, victim int, events []lin.Event, out *Ou
 			if d := time.Duration(e.Time - fault.Time); d <= bound {
 				out.Recovery = d
 				out.Figures["recovery-ms"] = float64(d.Milliseconds())
+				if held && fromGrant {
+					// The lock's own delay: what it took past the end of the
+					// dead holder's lease (its poll, its clock check).
+					out.Figures["recovery-past-lease-ms"] = float64((d - max(left, 0)).Milliseconds())
+				}
 				return nil
 			}
 			break

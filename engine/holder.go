@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	lin "github.com/locklab/locklab/linearizability"
@@ -81,4 +82,53 @@ func (x *system) grantAfter(ctx context.Context, after int64, bound time.Duratio
 	all := append([]*Worker(nil), x.all...)
 	x.mu.Unlock()
 	return waitFor(ctx, all, lin.Acquired, after, bound)
+}
+
+// heldSince is when the client holding the lock at time at was granted
+// it, read from the clients' own histories: among the clients with the
+// ids given (every client when none is given), the one inside its
+// critical section at that time, granted first when several were. It is
+// -1 when none was. A fault's record carries it
+// (lin.Injection.HeldSince), so that every run says how much of the
+// holder's lease was left when its fault struck.
+func (x *system) heldSince(ids []int, at int64) int64 {
+	x.mu.Lock()
+	var workers []*Worker
+	for _, w := range x.all {
+		if len(ids) == 0 || slices.Contains(ids, w.ID) {
+			workers = append(workers, w)
+		}
+	}
+	x.mu.Unlock()
+	since := int64(-1)
+	for _, w := range workers {
+		if t, in := grantHeldAt(w, at); in && (since < 0 || t < since) {
+			since = t
+		}
+	}
+	return since
+}
+
+// grantHeldAt reads w's history up to time at: whether w was inside a
+// critical section then (a grant with no release after it), and that
+// grant's time.
+func grantHeldAt(w *Worker, at int64) (int64, bool) {
+	t := &historyTail{path: w.Spec.History}
+	defer t.close()
+	var granted int64
+	in := false
+	for evs := t.next(); len(evs) > 0; evs = t.next() {
+		for _, e := range evs {
+			if e.Time > at {
+				continue
+			}
+			switch e.Kind {
+			case lin.Acquired:
+				granted, in = e.Time, true
+			case lin.Released:
+				in = false
+			}
+		}
+	}
+	return granted, in
 }

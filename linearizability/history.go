@@ -99,6 +99,15 @@ type Injection struct {
 	// it saw (a step's await: which replica acknowledged which offset,
 	// how long after the wait began); empty when it struck at once.
 	Awaited string `json:"awaited,omitempty"`
+	// HeldSince is when the client holding the lock at the strike was
+	// granted it, as that client's history records the grant (monotonic
+	// ns): the client struck, or, for a fault on servers only, whichever
+	// client was inside its critical section then. -1: the fault struck
+	// while no such client held the lock (its section had ended); 0: not
+	// recorded (a scripted fault, an older history). With the lease time
+	// it says how much of the holder's lease was left when the fault
+	// struck (checker.LeaseLeft).
+	HeldSince int64 `json:"held_since,omitempty"`
 }
 
 // FaultEvent is the one way a fault enters a history: a Fault event from
