@@ -84,22 +84,45 @@ func (x *system) grantAfter(ctx context.Context, after int64, bound time.Duratio
 	return waitFor(ctx, all, lin.Acquired, after, bound)
 }
 
+// stoppedClient is a client a trigger stopped at a failpoint (its id, as
+// the history knows it) and when it stood there (monotonic ns).
+type stoppedClient struct {
+	id int
+	at int64
+}
+
 // heldSince is when the client holding the lock at time at was granted
-// it, read from the clients' own histories: among the clients with the
-// ids given (every client when none is given), the one inside its
-// critical section at that time, granted first when several were. It is
-// -1 when none was. A fault's record carries it
-// (lin.Injection.HeldSince), so that every run says how much of the
-// holder's lease was left when its fault struck.
-func (x *system) heldSince(ids []int, at int64) int64 {
+// it, read from the clients' own histories, so that every fault's record
+// (lin.Injection.HeldSince) says how much of the holder's lease was left
+// when it struck. The holder is, in this order: a client with one of ids
+// (the clients the fault struck) inside its critical section then; the
+// client stopped at a failpoint, when the fault struck it or no client
+// (a failpoint inside an acquire comes after the write that took the
+// lock, before the grant is recorded), from the moment it stood there;
+// any client inside its critical section. Among several, the one granted
+// first. It is -1 when no client held the lock.
+func (x *system) heldSince(ids []int, at int64, stopped stoppedClient) int64 {
 	x.mu.Lock()
-	var workers []*Worker
-	for _, w := range x.all {
-		if len(ids) == 0 || slices.Contains(ids, w.ID) {
-			workers = append(workers, w)
+	all := append([]*Worker(nil), x.all...)
+	x.mu.Unlock()
+	var struck []*Worker
+	for _, w := range all {
+		if slices.Contains(ids, w.ID) {
+			struck = append(struck, w)
 		}
 	}
-	x.mu.Unlock()
+	if t := earliestHeld(struck, at); t > 0 {
+		return t
+	}
+	if stopped.at > 0 && stopped.at <= at && (len(ids) == 0 || slices.Contains(ids, stopped.id)) {
+		return stopped.at
+	}
+	return earliestHeld(all, at)
+}
+
+// earliestHeld is the earliest grant among the workers inside a critical
+// section at time at, -1 if none was.
+func earliestHeld(workers []*Worker, at int64) int64 {
 	since := int64(-1)
 	for _, w := range workers {
 		if t, in := grantHeldAt(w, at); in && (since < 0 || t < since) {

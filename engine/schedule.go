@@ -151,6 +151,9 @@ type scheduleRun struct {
 	// that came too soon or a run that ended too early.
 	notBefore, lastHeal time.Duration
 	healed              int64 // when the last heal finished (monotonic ns), 0 before
+	// stopped is the client the first step's trigger stopped at its
+	// failpoint, and when it stood there; zero when none.
+	stopped stoppedClient
 }
 
 // startClients starts s.Clients workers, the one first stops armed at its
@@ -301,7 +304,11 @@ func (r *scheduleRun) record(f *strike, inj lin.Injection, healNote string) {
 	inj.Note = f.note + "; " + healNote
 	// Read off the histories after the heal, not before the inject: the
 	// reading would delay the strike it measures.
-	inj.HeldSince = r.sys.heldSince(inj.Clients, f.begin)
+	stopped := stoppedClient{}
+	if f.i == 0 {
+		stopped = r.stopped // later steps find it gone on from its failpoint
+	}
+	inj.HeldSince = r.sys.heldSince(inj.Clients, f.begin, stopped)
 	if _, role := nemesis.RoleOf(f.st.Target); role || f.st.Target == nemesis.HolderServerTarget {
 		// The record keeps which server had the role when it struck.
 		inj.Note = f.shown + ": " + inj.Note

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -73,8 +74,15 @@ func handlersOf(s nemesis.Schedule) ([]triggerHandler, error) {
 // warm-up of every trigger that stops one. Its bound covers a loaded
 // machine's start and a few TTLs of contention for the first grant.
 func (r *scheduleRun) awaitStopped(ctx context.Context, slot int, failpoint string) error {
-	_, err := r.sys.slots[slot].Await(ctx, "failpoint "+failpoint, 30*time.Second+5*r.ttl)
-	return err
+	w := r.sys.slots[slot]
+	if _, err := w.Await(ctx, "failpoint "+failpoint, 30*time.Second+5*r.ttl); err != nil {
+		return err
+	}
+	// A failpoint inside an acquire sits after its write: the client holds
+	// the lock on the servers from about now, though its history records
+	// no grant until the acquire returns.
+	r.stopped = stoppedClient{id: w.ID, at: lin.Now()}
+	return nil
 }
 
 // goAllBut lets every client but those in skip start contending.

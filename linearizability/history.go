@@ -100,13 +100,15 @@ type Injection struct {
 	// how long after the wait began); empty when it struck at once.
 	Awaited string `json:"awaited,omitempty"`
 	// HeldSince is when the client holding the lock at the strike was
-	// granted it, as that client's history records the grant (monotonic
-	// ns): the client struck, or, for a fault on servers only, whichever
-	// client was inside its critical section then. -1: the fault struck
-	// while no such client held the lock (its section had ended); 0: not
-	// recorded (a scripted fault, an older history). With the lease time
-	// it says how much of the holder's lease was left when the fault
-	// struck (checker.LeaseLeft).
+	// granted it (monotonic ns): the client struck when it held the lock,
+	// else whichever client was inside its critical section then, as its
+	// history records the grant; for a client stopped at a failpoint
+	// inside its acquire, after the write that took the lock and before
+	// its history records the grant, the moment it stood there. -1: no
+	// client held the lock when the fault struck; 0: not recorded (a
+	// scripted fault, an older history). With the lease time it says how
+	// much of the holder's lease was left when the fault struck
+	// (checker.LeaseLeft).
 	HeldSince int64 `json:"held_since,omitempty"`
 }
 
