@@ -115,16 +115,17 @@ func RunScript(ctx context.Context, env *Env, p Script) (*Outcome, error) {
 // startWorkers starts p's workers, client id on addrs[id]. With a
 // trigger, the victim (client 0) alone takes the first grant (so its
 // fencing token is 1) and stops at its failpoint; only then do the others
-// contend.
+// contend. The victim too waits until every worker is up: let go at its
+// own "ready", it held its lease while the others started, and the fault
+// found it late in the lease (as the fixed schedules' did: startClients).
 func (r *ScriptRun) startWorkers(ctx context.Context, p Script, addrs []topology.Endpoints, trigger string) error {
 	env := r.Env
 	for id := 0; id < p.Workers; id++ {
 		w, err := env.StartWorker(ctx, id, addrs[id], func(ws *WorkerSpec) {
 			if trigger != "" {
+				ws.WaitForGo = true
 				if id == 0 {
 					ws.Arm = []string{trigger}
-				} else {
-					ws.WaitForGo = true
 				}
 			}
 			if p.Edit != nil {
@@ -140,6 +141,9 @@ func (r *ScriptRun) startWorkers(ctx context.Context, p Script, addrs []topology
 	r.Victim = r.Workers[0]
 	if trigger == "" {
 		return nil
+	}
+	if err := r.Victim.Go(); err != nil {
+		return err
 	}
 	if _, err := r.Victim.Await(ctx, "failpoint "+trigger, 30*time.Second+5*env.TTL); err != nil {
 		return err
