@@ -2,28 +2,23 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"maps"
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/faults/netproxy"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/topology"
 )
 
-// Script is a scripted fault scenario: worker processes contend for the
-// lock while its hooks inject faults at chosen moments. A scenario names
-// one (scenarios.Scenario.Script) among those the engine has (scripts). It remains for the
-// faults no schedule step expresses yet (a proxy cut that spans another
-// fault, a fail-over through the in-process proxy); everything else is a
-// nemesis schedule (RunSchedule).
+// Script is a scripted run: worker processes contend for the lock while
+// its hooks act at chosen moments. A scenario names one
+// (scenarios.Scenario.Script) among those the engine has (scripts): the
+// coupon sale, whose workload and figures a schedule does not carry.
+// Every fault a scenario uses is a nemesis kind, and every other
+// scenario's faults are a nemesis schedule (RunSchedule).
 type Script struct {
 	Workers int // client processes, the victim (client 0) included; default 4
-	// Proxies routes every client's Redis lock links through its own proxy.
-	Proxies bool
 	// Edit adjusts a worker's spec before it starts (victim is id 0).
 	Edit func(env *Env, id int, ws *WorkerSpec)
 	// Setup runs before any worker starts (e.g. cut the victim's links).
@@ -40,28 +35,9 @@ type Script struct {
 	Figures func(r *ScriptRun, out *Outcome) error
 }
 
-// The kinds of the faults only scripts inject, named as the nemesis's
-// kinds are, for the history's records.
-const (
-	// ProxyReset: a client's proxy to a server refuses its connections.
-	ProxyReset = "proxy-reset"
-	// ProxyRetarget: every client's proxy to a server now leads to another.
-	ProxyRetarget = "proxy-retarget"
-	// ServerStartEmpty: a server killed earlier starts again without data.
-	ServerStartEmpty = "server-start-empty"
-	// ReplicaPromote: a replica is made the master (REPLICAOF NO ONE).
-	ReplicaPromote = "replica-promote"
-	// ClientClockSkew: a client's own clock runs ahead of the others'.
-	ClientClockSkew = "client-clock-skew"
-	// HolderRelease: the holder released and stays idle, connected; the
-	// others' progress rests on that release alone.
-	HolderRelease = "holder-release"
-)
-
 // ScriptRun is the state of one scripted run in progress.
 type ScriptRun struct {
 	Env     *Env
-	Net     *netproxy.Net // the clients' proxies, when the script asked for them
 	Workers []*Worker
 	Victim  *Worker
 	// Events is the merged history, once the workers stopped.
@@ -75,20 +51,11 @@ func RunScript(ctx context.Context, env *Env, p Script) (*Outcome, error) {
 		p.Workers = 4
 	}
 	r := &ScriptRun{Env: env}
-	if p.Proxies {
-		r.Net = netproxy.New()
-		defer r.Net.Close()
-	}
 	// Whatever happened, no worker outlives the run.
 	defer r.stopWorkers()
-	// Every link exists before setup, so setup can cut some of them.
 	addrs := make([]topology.Endpoints, p.Workers)
 	for id := range addrs {
-		a, err := r.lockAddrs(id)
-		if err != nil {
-			return nil, err
-		}
-		addrs[id] = a
+		addrs[id] = env.Topo.Endpoints()
 	}
 	if p.Setup != nil {
 		if err := p.Setup(ctx, r); err != nil {
@@ -193,31 +160,6 @@ func (r *ScriptRun) stopWorkers() {
 	wg.Wait()
 }
 
-// lockAddrs returns the lock endpoints client id uses: with proxies, the
-// lock's nodes' addresses (its own kind's: the scripts with proxies are
-// Redis locks') are its own proxy to each.
-func (r *ScriptRun) lockAddrs(id int) (topology.Endpoints, error) {
-	if r.Net == nil {
-		return r.Env.Topo.Endpoints(), nil
-	}
-	kind := r.Env.Impl.Backend.Kind
-	nodes := r.Env.Topo.Lock(kind)
-	if len(nodes) == 0 {
-		return nil, errors.New("network faults need Redis nodes the lab starts itself")
-	}
-	ep := topology.Endpoint{Kind: kind}
-	for _, n := range nodes {
-		l, err := r.Net.Link(id, n.Name, n.Addr)
-		if err != nil {
-			return nil, err
-		}
-		ep.Addrs = append(ep.Addrs, l.Addr)
-	}
-	out := maps.Clone(r.Env.Topo.Endpoints())
-	out[kind] = ep
-	return out, nil
-}
-
 // mark records the moment a hand-off counts reads from.
 func (r *ScriptRun) mark() { r.faultTime = lin.Now() }
 
@@ -275,11 +217,17 @@ func (r *ScriptRun) HandOffWithinLease(ctx context.Context, resume func() error)
 // withinLease shortens wait to end when a quarter of the victim's lease
 // is left, from its grant in its history.
 func (r *ScriptRun) withinLease(wait time.Duration) time.Duration {
-	grant, ok := lastEvent(r.Victim, lin.Acquired)
+	return withinLease(r.Env, r.Victim, wait)
+}
+
+// withinLease shortens wait to end when a quarter of w's lease is left,
+// from its last grant in its history.
+func withinLease(env *Env, w *Worker, wait time.Duration) time.Duration {
+	grant, ok := lastEvent(w, lin.Acquired)
 	if !ok {
 		return wait
 	}
-	left := time.Duration(grant + int64(r.Env.TTL*3/4) - lin.Now())
+	left := time.Duration(grant + int64(env.TTL*3/4) - lin.Now())
 	return max(0, min(wait, left))
 }
 

@@ -64,13 +64,14 @@ type Server struct {
 }
 
 // ExploreTopology is the topology explore draws from for the kinds asked
-// for: TopologyFor, with a replica when they name fail-over. A replica is
+// for: TopologyFor, with a replica when they name fail-over (or its
+// proxied form, replica-promote). A replica is
 // one more server in every run, so only a user who asks for a fail-over by
 // name gets one; the default mix of every kind that applies never fails
 // over.
 func ExploreTopology(spec impls.Spec, named string, clients int, asked []string) (Topology, error) {
 	t, err := TopologyFor(spec, named, clients)
-	t.Replica = slices.Contains(asked, FailOver)
+	t.Replica = slices.ContainsFunc(asked, promotes)
 	return t, err
 }
 

@@ -154,22 +154,24 @@ func TestApplicable(t *testing.T) {
 		skipped map[string]string // kind -> part of the reason
 	}{
 		{"local-mutex", nil, map[string]string{ClientKill: "share one process", ServerPause: "no lock server"}},
-		{"none", []string{ClientKill, ClientPause}, map[string]string{ServerKill: "no lock server"}},
+		{"none", []string{ClientClockSkew, ClientKill, ClientPause}, map[string]string{ServerKill: "no lock server", ProxyReset: "no lock server"}},
 		// A plain topology has no replica: the generator never draws a fail-over.
-		{"redis-setnx-px", slices.DeleteFunc(randomKinds(), func(n string) bool { return n == FailOver || n == NetPartitionNodes || n == ServerEndsSession }),
-			map[string]string{FailOver: "no replica", NetPartitionNodes: "fewer than 3", ClientSlowSection: "failpoint", ServerEndsSession: "cannot end a Redis session"}},
-		{"zookeeper", slices.DeleteFunc(randomKinds(), func(n string) bool {
-			return n == ServerClockJump || n == FailOver || n == NetPartitionNodes || n == ServerEndsSession
+		{"redis-setnx-px", slices.DeleteFunc(randomKinds(), func(n string) bool {
+			return n == FailOver || n == ReplicaPromote || n == NetPartitionNodes || n == ServerEndsSession
 		}),
-			map[string]string{ServerClockJump: "only Redis", FailOver: "single Redis", ServerEndsSession: "cannot end a ZooKeeper session"}},
+			map[string]string{FailOver: "no replica", ReplicaPromote: "no replica", NetPartitionNodes: "fewer than 3", ClientSlowSection: "failpoint", ServerEndsSession: "cannot end a Redis session"}},
+		{"zookeeper", slices.DeleteFunc(randomKinds(), func(n string) bool {
+			return n == ServerClockJump || n == FailOver || n == ReplicaPromote || n == NetPartitionNodes || n == ServerEndsSession
+		}),
+			map[string]string{ServerClockJump: "only Redis", FailOver: "single Redis", ReplicaPromote: "single Redis", ServerEndsSession: "cannot end a ZooKeeper session"}},
 		// Five independent nodes: a cut of some of them is a kind of its own.
-		{"redlock", slices.DeleteFunc(randomKinds(), func(n string) bool { return n == FailOver || n == ServerEndsSession }),
-			map[string]string{FailOver: "single Redis"}},
+		{"redlock", slices.DeleteFunc(randomKinds(), func(n string) bool { return n == FailOver || n == ReplicaPromote || n == ServerEndsSession }),
+			map[string]string{FailOver: "single Redis", ReplicaPromote: "single Redis"}},
 		// A database's sessions can be ended under a live client.
 		{"mysql-get-lock", slices.DeleteFunc(randomKinds(), func(n string) bool {
-			return n == ServerClockJump || n == FailOver || n == NetPartitionNodes
+			return n == ServerClockJump || n == FailOver || n == ReplicaPromote || n == NetPartitionNodes
 		}),
-			map[string]string{ServerClockJump: "only Redis", FailOver: "single Redis"}},
+			map[string]string{ServerClockJump: "only Redis", FailOver: "single Redis", ReplicaPromote: "single Redis"}},
 	}
 	for _, backend := range []string{"local", "containers"} {
 		for _, tc := range tests {
