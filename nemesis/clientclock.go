@@ -37,10 +37,12 @@ type Reacher interface {
 
 type clientClockSkew struct{}
 
-func (clientClockSkew) Name() string                                 { return ClientClockSkew }
-func (clientClockSkew) Reach() string                                { return ReachClockReads }
-func (clientClockSkew) Applies(spec impls.Spec, topo Topology) error { return clientApplies(spec, topo) }
-func (clientClockSkew) Targets(topo Topology) []string               { return clientTargets(topo) }
+func (clientClockSkew) Name() string  { return ClientClockSkew }
+func (clientClockSkew) Reach() string { return ReachClockReads }
+func (clientClockSkew) Applies(spec impls.Spec, topo Topology) error {
+	return clientApplies(spec, topo)
+}
+func (clientClockSkew) Targets(topo Topology) []string { return clientTargets(topo) }
 
 func (clientClockSkew) Inject(ctx context.Context, sys System, target string) (string, error) {
 	d := 3 * sys.TTL()
