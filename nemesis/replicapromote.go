@@ -25,8 +25,9 @@ func init() { register(replicaPromote{}) }
 
 type replicaPromote struct{}
 
-func (replicaPromote) Name() string  { return ReplicaPromote }
-func (replicaPromote) ThroughProxy() {}
+func (replicaPromote) Name() string     { return ReplicaPromote }
+func (replicaPromote) ThroughProxy()    {}
+func (replicaPromote) PromotesReplica() {}
 
 // Shape: the replica the fault promotes, which the lock alone does not
 // declare.

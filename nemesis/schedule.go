@@ -315,10 +315,17 @@ func validTrigger(spec impls.Spec, topo Topology, i int, k Kind, st Step) error 
 	return nil
 }
 
-// promotes reports whether a fault of the named kind replaces the master
-// by its replica for good: the schedule brings the replica, and the fault
-// is its last.
-func promotes(kind string) bool { return kind == FailOver || kind == ReplicaPromote }
+// Promoter is a Kind that replaces the master by its replica for good
+// (the old master stays dead): a schedule with one brings the replica, and
+// the fault is its last (nothing after it could find the servers it
+// names).
+type Promoter interface{ PromotesReplica() }
+
+// promotes reports whether a fault of the named kind is a Promoter.
+func promotes(kind string) bool {
+	_, ok := kinds[kind].(Promoter)
+	return ok
+}
 
 // validStanding checks a standing fault: a kind that applies, a target it
 // can strike, and no trigger or time of its own.
