@@ -224,23 +224,6 @@ func (x *system) stopAll() {
 	r.stopWorkers()
 }
 
-// handOff lets the client in slot go on from its failpoint once another
-// client has read the resource after since, or wait passed from now, and
-// leave the run after that section.
-func (x *system) handOff(ctx context.Context, slot int, since int64, wait time.Duration) error {
-	x.mu.Lock()
-	holder := x.slots[slot]
-	r := &ScriptRun{Env: x.env, Workers: []*Worker{holder}}
-	for _, w := range x.all {
-		if w != holder {
-			r.Workers = append(r.Workers, w)
-		}
-	}
-	x.mu.Unlock()
-	r.Victim = holder
-	return r.handOffSince(ctx, since, wait, holder.ContinueThenLeave)
-}
-
 // injection is the record of step st striking target (a holder already
 // resolved to its slot): the client it strikes by id, as the history
 // knows it, or the servers.
