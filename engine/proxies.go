@@ -25,7 +25,12 @@ func (x *system) Links(slot int, server string) ([]*netproxy.Link, error) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if slot >= len(x.slots) {
+	switch {
+	case len(x.slots) == 0 && slot < x.next:
+		// No client has started yet (a standing fault strikes before
+		// them): the first clients' ids are their slots.
+		return x.net.Links(slot, server), nil
+	case slot >= len(x.slots):
 		return nil, fmt.Errorf("no client slot %d", slot)
 	}
 	return x.net.Links(x.slots[slot].ID, server), nil
