@@ -6,6 +6,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/locklab/locklab/faults/failpoint"
+	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 )
 
@@ -22,7 +24,7 @@ func pastTTL(env *Env) time.Duration { return env.TTL*5/2 + 500*time.Millisecond
 // a lost update costs.
 var couponSale = Script{
 	Edit:    func(env *Env, id int, ws *WorkerSpec) { ws.Limit = couponStock },
-	Trigger: inSection,
+	Trigger: func(impls.Spec) string { return failpoint.InCriticalSection },
 	Inject: func(ctx context.Context, r *ScriptRun) error {
 		return r.Victim.Pause(ctx, pastTTL(r.Env), " (a GC pause mid-sale)", r.Victim.Continue)
 	},

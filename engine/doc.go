@@ -6,8 +6,9 @@
 //
 // Three bodies share it: RunSchedule (a nemesis schedule, fixed or drawn,
 // which is what explore, the shrinker's replays and most matrix cells
-// run), RunScript (the scripted faults no schedule step expresses yet)
-// and the in-process workloads (contention, hand-off, re-entry), all
+// run), RunScript (the coupon sale, whose workload and figures a schedule
+// does not carry; its pause is a nemesis kind's) and the in-process
+// workloads (contention, hand-off, re-entry), all
 // started through Run or RunSchedule, which make the run dir, start and
 // stop the servers and reset the protected counter in one place. A
 // scenario (package scenarios) is data that names one of them;

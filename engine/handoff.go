@@ -56,7 +56,7 @@ func runHandOff(ctx context.Context, env *Env) (*Outcome, error) {
 	time.Sleep(env.TTL / 10)
 
 	clients[0].Run(ctx, first)
-	env.FaultAt(lin.Injection{Kind: HolderRelease, Target: "client-0", Clients: []int{0},
+	env.FaultAt(lin.Injection{Kind: holderRelease, Target: "client-0", Clients: []int{0},
 		Note: "released; stays idle, its connections open"})
 	w.wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -121,3 +121,10 @@ func (w *handOffWaiters) run(ctx context.Context, c *workload.Client) {
 		}
 	}
 }
+
+// holderRelease names, in the history, the release-hand-off workload's one
+// act that the checker times the hand-off from: the holder released and
+// stays idle, connected; the others' progress rests on that release
+// alone. It is the workload's own step, not a fault: the clients share one
+// process, where no nemesis fault reaches, and nothing is healed.
+const holderRelease = "holder-release"

@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/faults/netproxy"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/nemesis"
@@ -57,7 +59,7 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 		return nil, err
 	}
 	run.Decision = checker.Decide(checker.Input{Events: run.Events, TTL: ttl, End: end,
-		QuorumLoss: env.QuorumLoss, Available: env.Available,
+		QuorumLoss: env.QuorumLoss, Available: env.Available, Reach: env.Reach,
 		Minimum: checker.DefaultMinimum, Timeout: env.CheckTimeout})
 	run.Elapsed = time.Since(start)
 	return run, nil
@@ -77,7 +79,7 @@ func ScheduleTopology(spec impls.Spec, s nemesis.Schedule) (topology.Declaration
 	if err != nil {
 		return topology.Declaration{}, err
 	}
-	for _, st := range s.Faults {
+	for _, st := range append(slices.Clone(s.Standing), s.Faults...) {
 		d = nemesis.Shape(st.Kind, d)
 	}
 	return d, nil
@@ -94,9 +96,16 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 		logf = func(string, ...any) {}
 	}
 	r := &scheduleRun{env: env, s: s, ttl: time.Duration(s.TTL), logf: logf,
-		sys: &system{env: env, next: s.Clients, work: scheduleWork(s)},
+		sys: &system{env: env, next: s.Clients, work: scheduleThink(s, scheduleWork(s))},
 		run: &ScheduleRun{Schedule: s, Injected: map[string]int{}}}
 	defer r.sys.stopAll()
+	if err := r.reach(); err != nil {
+		return nil, 0, err
+	}
+	if needsProxies(s) {
+		r.sys.net = netproxy.New()
+		defer r.sys.net.Close()
+	}
 	handlers, err := handlersOf(s)
 	if err != nil {
 		return nil, 0, err
@@ -112,6 +121,10 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 	first := triggerHandler(atTime{})
 	if len(handlers) > 0 {
 		first = handlers[0]
+	}
+	defer r.healStanding()
+	if err := r.strikeStanding(ctx); err != nil {
+		return nil, 0, err
 	}
 	if err := r.startClients(ctx, first, settlers); err != nil {
 		return nil, 0, err
@@ -172,7 +185,7 @@ func (r *scheduleRun) startClients(ctx context.Context, first triggerHandler, se
 	victim, failpoint := first.stopped()
 	work := r.sys.work
 	for id := 0; id < r.s.Clients; id++ {
-		w, err := startWithRetry(ctx, r.env, id, func(ws *WorkerSpec) {
+		w, err := r.sys.start(ctx, id, func(ws *WorkerSpec) {
 			work(ws)
 			if failpoint != "" && id == victim {
 				ws.Arm = []string{failpoint}
@@ -396,15 +409,30 @@ func scheduleWork(s nemesis.Schedule) func(*WorkerSpec) {
 	return func(ws *WorkerSpec) { ws.WorkMin, ws.WorkMax = ttl/10, ttl/3 }
 }
 
-// startWithRetry starts client id, trying up to three times: with a
+// scheduleThink adds s's think time between a client's sections to work.
+func scheduleThink(s nemesis.Schedule, work func(*WorkerSpec)) func(*WorkerSpec) {
+	if s.Think == 0 {
+		return work
+	}
+	return func(ws *WorkerSpec) {
+		work(ws)
+		ws.Think = time.Duration(s.Think)
+	}
+}
+
+// start starts client id, trying up to three times: with a
 // one-second TTL a lock's connect timeout is a fraction of a second, which
 // a loaded 2-core machine sometimes misses before the client has done
 // anything (its history is still empty, so a retry hides nothing).
-func startWithRetry(ctx context.Context, env *Env, id int, edit func(*WorkerSpec)) (*Worker, error) {
-	var err error
+func (x *system) start(ctx context.Context, id int, edit func(*WorkerSpec)) (*Worker, error) {
+	servers, err := x.endpoints(id)
+	if err != nil {
+		return nil, err
+	}
+	env := x.env
 	for try := 0; try < 3; try++ {
 		var w *Worker
-		if w, err = env.StartWorker(ctx, id, env.Topo.Endpoints(), edit); err == nil {
+		if w, err = env.StartWorker(ctx, id, servers, edit); err == nil {
 			return w, nil
 		}
 		if ctx.Err() != nil {

@@ -2,28 +2,22 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"maps"
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/faults/netproxy"
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
-	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/topology"
 )
 
-// Script is a scripted fault scenario: worker processes contend for the
-// lock while its hooks inject faults at chosen moments. A scenario names
-// one (scenarios.Scenario.Script) among those the engine has (scripts). It remains for the
-// faults no schedule step expresses yet (a proxy cut that spans another
-// fault, a fail-over through the in-process proxy); everything else is a
-// nemesis schedule (RunSchedule).
+// Script is a scripted run: worker processes contend for the lock while
+// its hooks act at chosen moments. A scenario names one
+// (scenarios.Scenario.Script) among those the engine has (scripts): the
+// coupon sale, whose workload and figures a schedule does not carry.
+// Every fault a scenario uses is a nemesis kind, and every other
+// scenario's faults are a nemesis schedule (RunSchedule).
 type Script struct {
 	Workers int // client processes, the victim (client 0) included; default 4
-	// Proxies routes every client's Redis lock links through its own proxy.
-	Proxies bool
 	// Edit adjusts a worker's spec before it starts (victim is id 0).
 	Edit func(env *Env, id int, ws *WorkerSpec)
 	// Setup runs before any worker starts (e.g. cut the victim's links).
@@ -40,33 +34,13 @@ type Script struct {
 	Figures func(r *ScriptRun, out *Outcome) error
 }
 
-// The kinds of the faults only scripts inject, named as the nemesis's
-// kinds are, for the history's records.
-const (
-	// ProxyReset: a client's proxy to a server refuses its connections.
-	ProxyReset = "proxy-reset"
-	// ProxyRetarget: every client's proxy to a server now leads to another.
-	ProxyRetarget = "proxy-retarget"
-	// ServerStartEmpty: a server killed earlier starts again without data.
-	ServerStartEmpty = "server-start-empty"
-	// ReplicaPromote: a replica is made the master (REPLICAOF NO ONE).
-	ReplicaPromote = "replica-promote"
-	// ClientClockSkew: a client's own clock runs ahead of the others'.
-	ClientClockSkew = "client-clock-skew"
-	// HolderRelease: the holder released and stays idle, connected; the
-	// others' progress rests on that release alone.
-	HolderRelease = "holder-release"
-)
-
 // ScriptRun is the state of one scripted run in progress.
 type ScriptRun struct {
 	Env     *Env
-	Net     *netproxy.Net // the clients' proxies, when the script asked for them
 	Workers []*Worker
 	Victim  *Worker
 	// Events is the merged history, once the workers stopped.
-	Events    []lin.Event
-	faultTime int64 // monotonic ns of the fault a hand-off counts reads from
+	Events []lin.Event
 }
 
 // RunScript runs p on env's servers and has the checker judge the history.
@@ -75,20 +49,11 @@ func RunScript(ctx context.Context, env *Env, p Script) (*Outcome, error) {
 		p.Workers = 4
 	}
 	r := &ScriptRun{Env: env}
-	if p.Proxies {
-		r.Net = netproxy.New()
-		defer r.Net.Close()
-	}
 	// Whatever happened, no worker outlives the run.
 	defer r.stopWorkers()
-	// Every link exists before setup, so setup can cut some of them.
 	addrs := make([]topology.Endpoints, p.Workers)
 	for id := range addrs {
-		a, err := r.lockAddrs(id)
-		if err != nil {
-			return nil, err
-		}
-		addrs[id] = a
+		addrs[id] = env.Topo.Endpoints()
 	}
 	if p.Setup != nil {
 		if err := p.Setup(ctx, r); err != nil {
@@ -195,107 +160,4 @@ func (r *ScriptRun) stopWorkers() {
 		go func(w *Worker) { defer wg.Done(); w.Stop(2*r.Env.TTL + 3*time.Second) }(w)
 	}
 	wg.Wait()
-}
-
-// lockAddrs returns the lock endpoints client id uses: with proxies, the
-// lock's nodes' addresses (its own kind's: the scripts with proxies are
-// Redis locks') are its own proxy to each.
-func (r *ScriptRun) lockAddrs(id int) (topology.Endpoints, error) {
-	if r.Net == nil {
-		return r.Env.Topo.Endpoints(), nil
-	}
-	kind := r.Env.Impl.Backend.Kind
-	nodes := r.Env.Topo.Lock(kind)
-	if len(nodes) == 0 {
-		return nil, errors.New("network faults need Redis nodes the lab starts itself")
-	}
-	ep := topology.Endpoint{Kind: kind}
-	for _, n := range nodes {
-		l, err := r.Net.Link(id, n.Name, n.Addr)
-		if err != nil {
-			return nil, err
-		}
-		ep.Addrs = append(ep.Addrs, l.Addr)
-	}
-	out := maps.Clone(r.Env.Topo.Endpoints())
-	out[kind] = ep
-	return out, nil
-}
-
-// mark records the moment a hand-off counts reads from.
-func (r *ScriptRun) mark() { r.faultTime = lin.Now() }
-
-// handOffWait bounds how long a held-up victim waits for another client
-// before it goes on anyway: half a TTL, so the victim still writes within
-// its own lease and the only fault is the injected one.
-func handOffWait(env *Env) time.Duration { return env.TTL / 2 }
-
-// holdUp bounds how long a holder held up by a fault of kind k waits for
-// another client before it goes on: handOffWait, so that a lease's holder
-// still writes within its lease; but a lock with no expiry has no lease
-// to stay within, and after a fault that makes clients reconnect
-// (nemesis.Reconnecting) it waits at least as long as a live client
-// takes to reach the servers again, so that a lock the fault broke has
-// been granted to another client by then and the break shows. Half a TTL
-// was shorter than that reconnection (a lab TTL of 1 s against about a
-// second after a moved address), and the holder wrote alone whatever
-// became of its lock.
-func holdUp(env *Env, k nemesis.Kind) time.Duration {
-	wait := handOffWait(env)
-	if r, ok := k.(nemesis.Reconnecting); ok && !env.Impl.Caps.Expiry {
-		wait = max(wait, r.Reconnect())
-	}
-	return wait
-}
-
-// HandOff marks the fault, waits (at most handOffWait) until another client
-// has been granted the lock and has read the resource, then lets the victim
-// go on with resume (Continue or ContinueThenLeave). Waiting for the read,
-// not just the grant, makes the collision certain when the lock failed:
-// both clients have read the same value before either writes, so the
-// victim's write and the other's are one lost update, whichever lands
-// first. Releasing the victim at the grant alone left a race in which the
-// victim's write could land before the other's read and hide the failure.
-func (r *ScriptRun) HandOff(ctx context.Context, resume func() error) error {
-	r.mark()
-	return r.handOffSince(ctx, r.faultTime, handOffWait(r.Env), resume)
-}
-
-// HandOffWithinLease is HandOff for a scenario whose victim must write
-// within its own lease (a fault that leaves the lock held): the victim
-// goes on while a quarter of its lease is left. Half a TTL keeps the
-// victim's write within its lease only when the fault strikes right after
-// the grant; a victim that reached its failpoint late (a loaded machine)
-// and then waited half a TTL wrote past its lease, a pause the scenario
-// does not mean: redlock-restart-delayed came out unsafe in container mode
-// so. Where the fault took the lock away (a server restarted empty), the
-// victim's lease means nothing and HandOff's wait is what lets the
-// collision happen.
-func (r *ScriptRun) HandOffWithinLease(ctx context.Context, resume func() error) error {
-	r.mark()
-	return r.handOffSince(ctx, r.faultTime, r.withinLease(handOffWait(r.Env)), resume)
-}
-
-// withinLease shortens wait to end when a quarter of the victim's lease
-// is left, from its grant in its history.
-func (r *ScriptRun) withinLease(wait time.Duration) time.Duration {
-	grant, ok := lastEvent(r.Victim, lin.Acquired)
-	if !ok {
-		return wait
-	}
-	left := time.Duration(grant + int64(r.Env.TTL*3/4) - lin.Now())
-	return max(0, min(wait, left))
-}
-
-// handOffSince is handOff for a fault marked earlier, at since, that took a
-// while to complete (a server killed, then restarted): a read at any time
-// after since counts, and the wait (at most wait) is bounded from now,
-// when the fault is complete. Counting only reads after the restart returned missed a new
-// holder that got in while the lab was still confirming the server was up;
-// the victim then waited for that holder's next section, whose higher token
-// made the resource refuse the victim's write and hid the repeated token.
-func (r *ScriptRun) handOffSince(ctx context.Context, since int64, wait time.Duration, resume func() error) error {
-	// Any client but the victim.
-	waitFor(ctx, r.Workers[1:], lin.Read, since, wait)
-	return resume()
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
+	"github.com/locklab/locklab/faults/netproxy"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -32,7 +33,19 @@ type system struct {
 	// sections follows each worker's history, for faults aimed at the
 	// holder (see holder).
 	sections map[*Worker]*sectionWatch
+	// net holds the clients' proxies to the lock servers, when a fault
+	// acts on those links (see proxies.go); nil: clients dial the servers.
+	net *netproxy.Net
 }
+
+// clientProcess is a client's process as a fault sees it: its signals and
+// kill, and its own clock.
+type clientProcess struct {
+	*cluster.Process
+	w *Worker
+}
+
+func (p clientProcess) SkewClock(d time.Duration) error { return p.w.SkewClock(d) }
 
 func (x *system) Client(slot int) (nemesis.Process, error) {
 	x.mu.Lock()
@@ -40,7 +53,7 @@ func (x *system) Client(slot int) (nemesis.Process, error) {
 	if slot < 0 || slot >= len(x.slots) {
 		return nil, fmt.Errorf("no client slot %d", slot)
 	}
-	return x.slots[slot].proc, nil
+	return clientProcess{Process: x.slots[slot].proc, w: x.slots[slot]}, nil
 }
 
 func (x *system) ReplaceClient(ctx context.Context, slot int) (int, error) {
@@ -51,7 +64,7 @@ func (x *system) ReplaceClient(ctx context.Context, slot int) (int, error) {
 	x.mu.Unlock()
 	// A new id: the killed process's sections stay in the history under
 	// its own, with the one it died in left unknown.
-	w, err := startWithRetry(ctx, x.env, id, work)
+	w, err := x.start(ctx, id, work)
 	if err != nil {
 		return 0, err
 	}
@@ -209,23 +222,6 @@ func (x *system) stopAll() {
 	x.mu.Unlock()
 	r := &ScriptRun{Env: x.env, Workers: all}
 	r.stopWorkers()
-}
-
-// handOff lets the client in slot go on from its failpoint once another
-// client has read the resource after since, or wait passed from now, and
-// leave the run after that section.
-func (x *system) handOff(ctx context.Context, slot int, since int64, wait time.Duration) error {
-	x.mu.Lock()
-	holder := x.slots[slot]
-	r := &ScriptRun{Env: x.env, Workers: []*Worker{holder}}
-	for _, w := range x.all {
-		if w != holder {
-			r.Workers = append(r.Workers, w)
-		}
-	}
-	x.mu.Unlock()
-	r.Victim = holder
-	return r.handOffSince(ctx, since, wait, holder.ContinueThenLeave)
 }
 
 // injection is the record of step st striking target (a holder already

@@ -12,7 +12,7 @@ import (
 // at its failpoint, as for atFailpoint, while the fault strikes something
 // else (a lock server, the holder's server, a role's server that goes
 // with the holder); the holder goes on after the heal, or inside the
-// fault (InFault), once another client has read the resource.
+// fault (InFault, InLease), once another client has read the resource.
 type heldAtFailpoint struct{ nemesis.HeldAtFailpoint }
 
 func (t heldAtFailpoint) stopped() (int, string) { return t.Holder, t.Failpoint }
@@ -61,8 +61,15 @@ func (t heldAtFailpoint) aim(ctx context.Context, r *scheduleRun, f *strike) err
 // (nemesis.Step.GoesOn).
 func (t heldAtFailpoint) during(ctx context.Context, r *scheduleRun, f *strike) error {
 	wait := f.duration()
-	if t.InFault {
-		if err := r.sys.handOff(ctx, t.Holder, f.begin, wait-nemesis.InCut(r.ttl, wait)); err != nil {
+	if t.InFault || t.InLease {
+		goOn := wait - nemesis.InCut(r.ttl, wait)
+		if t.InLease {
+			r.sys.mu.Lock()
+			holder := r.sys.slots[t.Holder]
+			r.sys.mu.Unlock()
+			goOn = withinLease(r.env, holder, handOffWait(r.env))
+		}
+		if err := r.sys.handOff(ctx, t.Holder, f.begin, goOn); err != nil {
 			return fmt.Errorf("continue client %d: %w", t.Holder, err)
 		}
 		f.note += fmt.Sprintf(", %s went on %v into the fault", f.st.Holder, time.Since(f.wholeAt).Round(time.Millisecond))
@@ -75,7 +82,7 @@ func (t heldAtFailpoint) during(ctx context.Context, r *scheduleRun, f *strike) 
 // client has read the resource since the fault began (or holdUp passed),
 // and leave after that section.
 func (t heldAtFailpoint) healed(ctx context.Context, r *scheduleRun, f *strike) error {
-	if t.InFault {
+	if t.InFault || t.InLease {
 		return nil
 	}
 	if err := r.sys.handOff(ctx, t.Holder, f.begin, holdUp(r.env, f.kind)); err != nil {

@@ -30,7 +30,8 @@ func init() { register(failOver{}) }
 
 type failOver struct{}
 
-func (failOver) Name() string { return FailOver }
+func (failOver) Name() string     { return FailOver }
+func (failOver) PromotesReplica() {}
 
 // Shape: the master's address moves between hosts, to the replica the
 // fail-over promotes, which the lock alone does not declare.

@@ -209,12 +209,68 @@ var fixedSchedules = map[string]FixedSchedule{
 			Duration: Duration(pastTTL(ttl) + time.Second), Window: KeepsGranting})
 		return s
 	},
+	// client-clock-skew: client-0's own clock runs three TTLs ahead of
+	// the others' for six seconds. Sections are long (a fifth to a third
+	// of the TTL) and everyone steps back a third of a TTL after each, so
+	// the skewed client meets locks that others hold and judges their
+	// expiry; six seconds of that is enough for the checker's minimum
+	// progress. The skew reaches a lock only through its reads of the
+	// client's clock: a lock that never reads it is n/a.
+	"client-clock-skew": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		skew := 6 * time.Second
+		return Schedule{Impl: impl, Fencing: fencing, TTL: Duration(ttl), Clients: 4, Seed: 1,
+			WorkMin: Duration(ttl / 5), WorkMax: Duration(ttl / 3), Think: Duration(ttl / 3),
+			Duration: Duration(skew + time.Second),
+			Faults:   []Step{{Kind: ClientClockSkew, Target: "client-0", Duration: Duration(skew)}}}
+	},
+	// The three Redlock schedules cut the holder (client-0) off the nodes
+	// beyond a bare majority for the whole run (standing proxy resets), so
+	// its grant lands on exactly a quorum (Kleppmann's setting: "client 1
+	// acquires the lock on nodes A, B, C; D and E are unreachable"), then
+	// strike the last node of that majority while the holder is in its
+	// section. The cut is the proxy's reset, not lost packets on hosts:
+	// every client dials the proxy, never the node, and on the lab's hosts
+	// the others' refused dials to a restarted node trip go-redis's dial
+	// breaker (after PoolSize failures it probes once a second), so with a
+	// one-second TTL nobody reached the restarted node before the holder's
+	// keys expired and the run showed nothing about the restart.
+	//
+	// redlock-restart: that node restarts empty at once.
+	"redlock-restart": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return bareMajority(impl, fencing, ttl, Step{Kind: ServerRestartEmpty})
+	},
+	// redlock-restart-delayed: that node crashes and restarts empty only
+	// after the max TTL (antirez's delayed restart). No one can be granted
+	// a majority meanwhile; the holder goes on inside the fault, within
+	// its lease.
+	"redlock-restart-delayed": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return bareMajority(impl, fencing, ttl, Step{Kind: ServerRestartEmpty,
+			Duration: Duration(ttl*3/2 + 200*time.Millisecond), GoesOn: InLease})
+	},
+	// redlock-clock-jump: that node's clock jumps forward past the TTL
+	// (its keys, the holder's among them, expire at once), and the holder
+	// goes on inside the jump, once another client has read the resource
+	// (or half a TTL passed); the jump holds a second more.
+	"redlock-clock-jump": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return bareMajority(impl, fencing, ttl, Step{Kind: ServerClockJump,
+			Duration: Duration(ttl/2 + time.Second), GoesOn: InLease})
+	},
+	// redis-failover: the single Redis master dies while the holder is in
+	// its section, and its replica, whose replication was stalled before
+	// the grant (so the grant is certainly lost), is promoted; the
+	// clients' proxies move to it (replica-promote). Through the proxy, so
+	// it runs in container mode too. redis-failover-replicated lets
+	// replication run and is usually safe.
+	"redis-failover": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: ReplicaPromote, Target: firstServer(impl), Holder: "client-0",
+			After: failpoint.InCriticalSection}, serverShape)
+	},
 	// redis-failover-replicated: the single Redis master dies while the
 	// holder is inside its section; its replica is promoted and takes over
 	// its address; the holder writes after the others had time to take the
-	// lock from the new master. Unlike the scenario redis-failover (still
-	// scripted, for container mode: it stalls the replica before the grant
-	// and moves its clients by proxy), replication runs freely, so the
+	// lock from the new master. Unlike redis-failover (which runs in
+	// container mode too: it stalls the replica before the grant and moves
+	// its clients by proxy), replication runs freely, so the
 	// grant is lost only if it had not reached the replica.
 	"redis-failover-replicated": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
 		return fixed(impl, fencing, ttl, Step{Kind: FailOver, Target: firstServer(impl), Holder: "client-0",
@@ -258,6 +314,23 @@ var fixedSchedules = map[string]FixedSchedule{
 				{At: Duration(second), Kind: NetPartitionNodes, Target: majority, Duration: Duration(cut), Window: GrantsNothing},
 			}}
 	},
+}
+
+// bareMajority is a Redlock schedule: the holder, client-0, cut off the
+// nodes beyond a bare majority for the whole run, and st striking the
+// last node of that majority while the holder is in its section.
+func bareMajority(impl string, fencing bool, ttl time.Duration, st Step) Schedule {
+	nodes := serverNames(impl)
+	q := quorum.Majority(len(nodes))
+	st.Holder, st.After = "client-0", failpoint.InCriticalSection
+	if q > 0 && q <= len(nodes) {
+		st.Target = nodes[q-1]
+	}
+	s := fixed(impl, fencing, ttl, st)
+	for _, n := range nodes[min(q, len(nodes)):] {
+		s.Standing = append(s.Standing, Step{Kind: ProxyReset, Target: Link("client-0", n)})
+	}
+	return s
 }
 
 // splitAtGrant is the step of sentinel-split-at-grant: the master cut off

@@ -81,7 +81,7 @@ func Generate(p Plan) Schedule {
 			break
 		}
 		s.Faults = append(s.Faults, Step{At: Duration(at), Kind: k.Name(), Target: target, Duration: Duration(d)})
-		if k.Name() == FailOver {
+		if promotes(k.Name()) {
 			// The old master stays dead: the rest of the run is the
 			// promoted replica's, with no fault after it (see Validate).
 			break

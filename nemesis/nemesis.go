@@ -64,13 +64,14 @@ type Server struct {
 }
 
 // ExploreTopology is the topology explore draws from for the kinds asked
-// for: TopologyFor, with a replica when they name fail-over. A replica is
+// for: TopologyFor, with a replica when they name fail-over (or its
+// proxied form, replica-promote). A replica is
 // one more server in every run, so only a user who asks for a fail-over by
 // name gets one; the default mix of every kind that applies never fails
 // over.
 func ExploreTopology(spec impls.Spec, named string, clients int, asked []string) (Topology, error) {
 	t, err := TopologyFor(spec, named, clients)
-	t.Replica = slices.Contains(asked, FailOver)
+	t.Replica = slices.ContainsFunc(asked, promotes)
 	return t, err
 }
 
@@ -211,6 +212,16 @@ type Reconnecting interface {
 	Reconnect() time.Duration
 }
 
+// namedOnly marks a kind that a random schedule draws only when it is
+// asked for by name (explore -kinds), never in the default mix of every
+// kind that applies: the kinds that were only scripts' until they became
+// kinds. The default mix is what every committed exploration's seed drew,
+// so adding a kind to it would make each of them draw another schedule.
+type namedOnly interface{ onlyWhenNamed() }
+
+// errNamedOnly is why the default mix leaves a namedOnly kind out.
+const errNamedOnly = "drawn only when named (-kinds), so the default mix, and what a committed exploration's seed drew, stays as it was"
+
 var kinds = map[string]Kind{}
 
 func register(k Kind) {
@@ -243,7 +254,8 @@ func Names() []string {
 // those that apply to spec on topo and, for the others, the reason they do
 // not. An unknown name is an error.
 func Applicable(spec impls.Spec, topo Topology, names []string) ([]Kind, map[string]string, error) {
-	if len(names) == 0 {
+	mix := len(names) == 0
+	if mix {
 		names = Names()
 	}
 	var ok []Kind
@@ -259,6 +271,10 @@ func Applicable(spec impls.Spec, topo Topology, names []string) ([]Kind, map[str
 		}
 		if _, ok := k.(atFailpoint); ok {
 			skipped[n] = "it strikes only a client stopped at a failpoint (a fixed schedule), never at a random moment"
+			continue
+		}
+		if _, ok := k.(namedOnly); ok && mix {
+			skipped[n] = errNamedOnly
 			continue
 		}
 		if len(k.Targets(topo)) == 0 {

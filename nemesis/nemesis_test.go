@@ -136,9 +136,10 @@ func TestGenerateFailOver(t *testing.T) {
 func randomKinds() []string {
 	// A split of a Sentinel group's master with the holder applies on that
 	// topology only, and a promotion on a topology that declares a replica;
-	// these tables are the single one's.
+	// these tables are the single one's. The kinds that were scripts'
+	// are drawn only when named, never in the default mix (namedOnly).
 	return slices.DeleteFunc(Names(), func(n string) bool {
-		return n == ClientSlowSection || n == NetSplitWithHolder || n == PrimaryPromotion
+		return n == ClientSlowSection || n == NetSplitWithHolder || n == PrimaryPromotion || n == ClientClockSkew || n == ProxyReset
 	})
 }
 
@@ -154,22 +155,24 @@ func TestApplicable(t *testing.T) {
 		skipped map[string]string // kind -> part of the reason
 	}{
 		{"local-mutex", nil, map[string]string{ClientKill: "share one process", ServerPause: "no lock server"}},
-		{"none", []string{ClientKill, ClientPause}, map[string]string{ServerKill: "no lock server"}},
+		{"none", []string{ClientKill, ClientPause}, map[string]string{ServerKill: "no lock server", ClientClockSkew: "only when named", ProxyReset: "no lock server"}},
 		// A plain topology has no replica: the generator never draws a fail-over.
-		{"redis-setnx-px", slices.DeleteFunc(randomKinds(), func(n string) bool { return n == FailOver || n == NetPartitionNodes || n == ServerEndsSession }),
-			map[string]string{FailOver: "no replica", NetPartitionNodes: "fewer than 3", ClientSlowSection: "failpoint", ServerEndsSession: "cannot end a Redis session"}},
-		{"zookeeper", slices.DeleteFunc(randomKinds(), func(n string) bool {
-			return n == ServerClockJump || n == FailOver || n == NetPartitionNodes || n == ServerEndsSession
+		{"redis-setnx-px", slices.DeleteFunc(randomKinds(), func(n string) bool {
+			return n == FailOver || n == ReplicaPromote || n == NetPartitionNodes || n == ServerEndsSession
 		}),
-			map[string]string{ServerClockJump: "only Redis", FailOver: "single Redis", ServerEndsSession: "cannot end a ZooKeeper session"}},
+			map[string]string{FailOver: "no replica", ReplicaPromote: "no replica", ClientClockSkew: "only when named", ProxyReset: "only when named", NetPartitionNodes: "fewer than 3", ClientSlowSection: "failpoint", ServerEndsSession: "cannot end a Redis session"}},
+		{"zookeeper", slices.DeleteFunc(randomKinds(), func(n string) bool {
+			return n == ServerClockJump || n == FailOver || n == ReplicaPromote || n == NetPartitionNodes || n == ServerEndsSession
+		}),
+			map[string]string{ServerClockJump: "only Redis", FailOver: "single Redis", ReplicaPromote: "single Redis", ServerEndsSession: "cannot end a ZooKeeper session"}},
 		// Five independent nodes: a cut of some of them is a kind of its own.
-		{"redlock", slices.DeleteFunc(randomKinds(), func(n string) bool { return n == FailOver || n == ServerEndsSession }),
-			map[string]string{FailOver: "single Redis"}},
+		{"redlock", slices.DeleteFunc(randomKinds(), func(n string) bool { return n == FailOver || n == ReplicaPromote || n == ServerEndsSession }),
+			map[string]string{FailOver: "single Redis", ReplicaPromote: "single Redis"}},
 		// A database's sessions can be ended under a live client.
 		{"mysql-get-lock", slices.DeleteFunc(randomKinds(), func(n string) bool {
-			return n == ServerClockJump || n == FailOver || n == NetPartitionNodes
+			return n == ServerClockJump || n == FailOver || n == ReplicaPromote || n == NetPartitionNodes
 		}),
-			map[string]string{ServerClockJump: "only Redis", FailOver: "single Redis"}},
+			map[string]string{ServerClockJump: "only Redis", FailOver: "single Redis", ReplicaPromote: "single Redis"}},
 	}
 	for _, backend := range []string{"local", "containers"} {
 		for _, tc := range tests {

@@ -94,8 +94,17 @@ type Step struct {
 // GoesOn is when a holder stopped at its failpoint goes on (Step.GoesOn).
 type GoesOn string
 
-// InFault: the holder goes on while the fault still holds.
-const InFault GoesOn = "in-fault"
+const (
+	// InFault: the holder goes on while the fault still holds.
+	InFault GoesOn = "in-fault"
+	// InLease: the holder goes on while the fault still holds, once
+	// another client has read the resource since it began, and at the
+	// latest half a TTL into it or when a quarter of its lease is left,
+	// whichever comes first: a holder that must write within its own lease
+	// (a fault that leaves the lock held, as a server down past the max
+	// TTL) goes on in time, on a loaded machine too.
+	InLease GoesOn = "in-lease"
+)
 
 // InCut is how long before the heal a client stopped at a failpoint and
 // struck (or held) inside a fault goes on at the latest: a TTL, at most
@@ -168,7 +177,17 @@ type Schedule struct {
 	// progress the checker asks for after that comes in a fraction of the
 	// time. Zero: the same sections for the whole run.
 	LongFor Duration `json:"long_for,omitempty"`
-	Faults  []Step   `json:"faults"`
+	// Think is each client's pause between a release and its next acquire
+	// (zero: none), so that a client meets locks the others hold.
+	Think Duration `json:"think,omitempty"`
+	// Standing are faults in place before any client is granted the lock
+	// and for the whole run, each struck once before the first grant and
+	// healed only when the run has stopped: a condition the faults land
+	// in (the holder cut off two of five nodes, so that its grant lands on
+	// a bare majority), not a fault the checker waits to see healed. Each
+	// names a kind and a target, nothing else.
+	Standing []Step `json:"standing,omitempty"`
+	Faults   []Step `json:"faults"`
 	// Verdict is what the run that wrote this file was judged; a replay
 	// is compared with it. Empty in a generated schedule.
 	Verdict string `json:"verdict,omitempty"`
@@ -203,13 +222,21 @@ func (s Schedule) Validate() error {
 	}
 	// A schedule that fails a master over brings the replica it promotes,
 	// as one with network faults brings hosts.
-	topo.Replica = topo.Replica || slices.ContainsFunc(s.Faults, func(st Step) bool { return st.Kind == FailOver })
+	topo.Replica = topo.Replica || slices.ContainsFunc(s.Faults, func(st Step) bool { return promotes(st.Kind) })
+	if s.Think < 0 {
+		return errors.New("think must not be negative")
+	}
+	for i, st := range s.Standing {
+		if err := validStanding(spec, topo, st); err != nil {
+			return fmt.Errorf("standing fault %d: %w", i, err)
+		}
+	}
 	var prevHeal time.Duration
 	for i, st := range s.Faults {
 		if err := validStep(spec, topo, i, st); err != nil {
 			return fmt.Errorf("fault %d: %w", i, err)
 		}
-		if st.Kind == FailOver && i != len(s.Faults)-1 {
+		if promotes(st.Kind) && i != len(s.Faults)-1 {
 			// The old master stays dead and its address moved: nothing
 			// after a fail-over could find the servers it names.
 			return fmt.Errorf("fault %d: a fail-over must be the schedule's last fault", i)
@@ -279,11 +306,45 @@ func validTrigger(spec impls.Spec, topo Topology, i int, k Kind, st Step) error 
 	if err := validAwait(topo, st); err != nil {
 		return err
 	}
-	if st.GoesOn != "" && st.GoesOn != InFault {
-		return fmt.Errorf("unknown goes_on %q; valid: %s", st.GoesOn, InFault)
+	if st.GoesOn != "" && st.GoesOn != InFault && st.GoesOn != InLease {
+		return fmt.Errorf("unknown goes_on %q; valid: %s, %s", st.GoesOn, InFault, InLease)
 	}
 	if st.GoesOn != "" && (st.Holder == "" || st.Queue) {
 		return errors.New("goes_on says when the holder a server fault holds up goes on: the step needs a holder (after, holder) and no queue")
+	}
+	return nil
+}
+
+// Promoter is a Kind that replaces the master by its replica for good
+// (the old master stays dead): a schedule with one brings the replica, and
+// the fault is its last (nothing after it could find the servers it
+// names).
+type Promoter interface{ PromotesReplica() }
+
+// promotes reports whether a fault of the named kind is a Promoter.
+func promotes(kind string) bool {
+	_, ok := kinds[kind].(Promoter)
+	return ok
+}
+
+// validStanding checks a standing fault: a kind that applies, a target it
+// can strike, and no trigger or time of its own.
+func validStanding(spec impls.Spec, topo Topology, st Step) error {
+	k, err := Lookup(st.Kind)
+	if err != nil {
+		return err
+	}
+	if err := k.Applies(spec, topo); err != nil {
+		return fmt.Errorf("%s does not apply to %s: %w", st.Kind, spec.Name, err)
+	}
+	if !slices.Contains(k.Targets(topo), st.Target) {
+		return fmt.Errorf("%s cannot strike %q; targets: %v", st.Kind, st.Target, k.Targets(topo))
+	}
+	if promotes(st.Kind) {
+		return fmt.Errorf("%s replaces the master for good: it is a schedule's last fault, never a standing one", st.Kind)
+	}
+	if st.At != 0 || st.Duration != 0 || st.After != "" || st.Holder != "" || st.Queue || st.Window != "" || st.Await != "" || st.GoesOn != "" {
+		return errors.New("a standing fault names a kind and a target only: it strikes before the first grant and holds for the whole run")
 	}
 	return nil
 }

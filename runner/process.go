@@ -127,6 +127,14 @@ func (w *Worker) SetWork(lo, hi time.Duration) error {
 	return err
 }
 
+// SkewClock moves the worker's own clock d ahead of true time (0: back
+// to it) from its next clock read on; a SIGSTOPped worker reads the line
+// when it resumes.
+func (w *Worker) SkewClock(d time.Duration) error {
+	_, err := fmt.Fprintf(w.stdin, "skew %v\n", d)
+	return err
+}
+
 // Kill crashes the worker with SIGKILL and returns once it is reaped.
 func (w *Worker) Kill() { w.proc.Kill() }
 

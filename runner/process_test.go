@@ -84,6 +84,9 @@ func TestWorkerLifecycle(t *testing.T) {
 				if c := count(evs, lin.Return); c != 1 {
 					t.Fatalf("history has %d returned writes, want 1", c)
 				}
+				if c := count(evs, lin.Reached); c != 0 {
+					t.Fatalf("history has %d reach records from a worker whose clock was never skewed, want none", c)
+				}
 			},
 		},
 		{
@@ -106,6 +109,35 @@ func TestWorkerLifecycle(t *testing.T) {
 			check: func(t *testing.T, evs []lin.Event) {
 				if count(evs, lin.Acquired) != count(evs, lin.Released) {
 					t.Fatalf("%d grants but %d releases after a clean stop", count(evs, lin.Acquired), count(evs, lin.Released))
+				}
+			},
+		},
+		{
+			// A skew set mid-run ("skew D") reaches a lock that reads the
+			// client's clock, and the worker says how often on exit; one
+			// that was never skewed says nothing.
+			name: "clock skewed mid-run reaches a clock-reading lock",
+			impl: "redis-getset", arm: []string{failpoint.BeforeRelease},
+			act: func(t *testing.T, w *runner.Worker) bool {
+				if err := w.SkewClock(3 * ttl); err != nil {
+					t.Fatal(err)
+				}
+				goAndAwait(t, w, "failpoint "+failpoint.BeforeRelease, bound)
+				if err := w.ContinueThenLeave(); err != nil {
+					t.Fatal(err)
+				}
+				w.Stop(bound)
+				return true
+			},
+			check: func(t *testing.T, evs []lin.Event) {
+				var reads int64 = -1
+				for _, ev := range evs {
+					if ev.Kind == lin.Reached && ev.Text == runner.ReachClockReads {
+						reads = ev.Value
+					}
+				}
+				if reads <= 0 {
+					t.Fatalf("clock reads under the skew: %d, want some (-1: no Reached event)", reads)
 				}
 			},
 		},

@@ -22,15 +22,16 @@ import (
 
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
+	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/resource"
 	"github.com/locklab/locklab/topology"
 	"github.com/locklab/locklab/workload"
 )
 
-// ReachClockReads names the Reached event a worker with ClockSkew records
-// on exit, with how often the lock read the skewed clock: the only way a
-// clock fault can be shown to have reached a lock at all.
-const ReachClockReads = "client clock reads"
+// ReachClockReads names the Reached event a worker whose clock was skewed
+// records on exit, with how often the lock read the skewed clock: the only
+// way a clock fault can be shown to have reached a lock at all.
+const ReachClockReads = nemesis.ReachClockReads
 
 // workerEnv carries a WorkerSpec (JSON) to a re-executed binary: its
 // presence turns the process into a worker.
@@ -51,7 +52,8 @@ type WorkerSpec struct {
 	Resource string
 	TTL      time.Duration
 	Fenced   bool
-	// ClockSkew moves the client's own clock (only clock-reading locks care).
+	// ClockSkew moves the client's own clock from the start (only
+	// clock-reading locks care); "skew D" moves it mid-run (SkewClock).
 	ClockSkew time.Duration
 	// Work is the critical section's work: uniform in [WorkMin, WorkMax].
 	WorkMin, WorkMax time.Duration
@@ -130,6 +132,12 @@ func runWorker(raw string) error {
 	var workMin, workMax atomic.Int64
 	workMin.Store(int64(ws.WorkMin))
 	workMax.Store(int64(ws.WorkMax))
+	// The clock's skew can change mid-run ("skew D", SkewClock): a
+	// client clock skew is a nemesis fault with an inject and a heal.
+	var skew atomic.Int64
+	var skewed atomic.Bool
+	skew.Store(int64(ws.ClockSkew))
+	skewed.Store(ws.ClockSkew != 0)
 	cont := make(chan struct{}, len(ws.Arm)+1)
 	goCh := make(chan struct{})
 	var goOnce sync.Once
@@ -138,6 +146,13 @@ func runWorker(raw string) error {
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
 			line := strings.TrimSpace(sc.Text())
+			if f := strings.Fields(line); len(f) == 2 && f[0] == "skew" {
+				if d, err := time.ParseDuration(f[1]); err == nil {
+					skew.Store(int64(d))
+					skewed.Store(skewed.Load() || d != 0)
+				}
+				continue
+			}
 			if f := strings.Fields(line); len(f) == 3 && f[0] == "work" {
 				lo, err1 := time.ParseDuration(f[1])
 				hi, err2 := time.ParseDuration(f[2])
@@ -191,16 +206,23 @@ func runWorker(raw string) error {
 		Servers: ws.Servers,
 		TTL:     ws.TTL, ClientID: fmt.Sprintf("client-%d", ws.ID), Failpoint: hit,
 	}
-	if ws.ClockSkew != 0 {
-		skew := ws.ClockSkew
-		var reads atomic.Int64
-		cfg.Clock = func() time.Time { reads.Add(1); return time.Now().Add(skew) }
-		// Whether the skew reached the lock at all: a lock that never reads
-		// the client's clock cannot be judged by this fault.
-		defer func() {
-			rec.Record(lin.Event{Kind: lin.Reached, Client: ws.ID, Text: ReachClockReads, Value: reads.Load()})
-		}()
+	// The reads of a skewed clock count, and a worker whose clock was
+	// ever skewed says how many on exit: whether the skew reached the lock
+	// at all, as a lock that never reads the client's clock cannot be
+	// judged by this fault. An unskewed clock is time.Now itself.
+	var reads atomic.Int64
+	cfg.Clock = func() time.Time {
+		d := time.Duration(skew.Load())
+		if d != 0 {
+			reads.Add(1)
+		}
+		return time.Now().Add(d)
 	}
+	defer func() {
+		if skewed.Load() {
+			rec.Record(lin.Event{Kind: lin.Reached, Client: ws.ID, Text: ReachClockReads, Value: reads.Load()})
+		}
+	}()
 	locker, err := spec.New(cfg)
 	if err != nil {
 		return fmt.Errorf("new %s: %w", ws.Impl, err)

@@ -7,7 +7,7 @@ func init() {
 	// stock) says in money what a lost update costs.
 	s := workerScenario("coupon",
 		"the source documents' coupon sale: clients sell a stock of 100 under contention while one seller is paused past its TTL; the stock must never oversell",
-		nil, nil, "coupon")
+		nil, "coupon")
 	s.Demo = true
 	Register(s)
 }

@@ -13,7 +13,7 @@ func init() {
 		"the holder is SIGSTOPped just before releasing, until its lease expired and another client holds; then it releases",
 		nil))
 
-	Register(workerScenario("client-clock-skew",
+	Register(scheduleScenario("client-clock-skew",
 		"one client's own clock runs three TTLs ahead of the others'",
-		nil, nil, "client-clock-skew"))
+		nil))
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/impls"
-	"github.com/locklab/locklab/topology"
 )
 
 // multiRedis applies to locks over several independent Redis nodes: a
@@ -29,22 +28,23 @@ func movableClocks(spec impls.Spec, fencing bool) error {
 	return cluster.ClockShiftAvailable()
 }
 
-// The three scripted Redlock scenarios first cut the victim off the nodes
-// beyond a bare majority (through the in-process proxy, so its grant lands
-// on exactly a quorum), then strike a node of that majority while the
-// victim is in its section (the engine's scripts of the same names).
+// The three bare-majority Redlock scenarios first cut the holder off the
+// nodes beyond a bare majority for the whole run (standing proxy resets,
+// so its grant lands on exactly a quorum), then strike a node of that
+// majority while the holder is in its section (the nemesis's fixed
+// schedules of the same names).
 func init() {
-	Register(alone(workerScenario("redlock-restart",
+	Register(alone(scheduleScenario("redlock-restart",
 		"a node in the holder's bare majority restarts empty at once",
-		multiRedis, nil, "redlock-restart")))
+		multiRedis)))
 
-	Register(alone(workerScenario("redlock-restart-delayed",
+	Register(alone(scheduleScenario("redlock-restart-delayed",
 		"a node in the holder's bare majority crashes and restarts empty only after the max TTL (antirez's delayed restart)",
-		multiRedis, nil, "redlock-restart-delayed")))
+		multiRedis)))
 
-	Register(alone(workerScenario("redlock-clock-jump",
+	Register(alone(scheduleScenario("redlock-clock-jump",
 		"the clock of a node in the holder's bare majority jumps forward past the TTL",
-		movableClocks, func(spec impls.Spec, _ string) topology.Declaration { return spec.Backend.Topology().WithClockShift() }, "redlock-clock-jump")))
+		movableClocks)))
 
 	Register(alone(scheduleScenario("redlock-partition",
 		"every client is cut off a minority of the nodes by dropped packets (still available), then off a majority (unavailable, never unsafe)",

@@ -1,6 +1,6 @@
 // Package scenarios is data: the named scenarios the lab runs against each
-// lock (each names a fixed nemesis schedule, a script for what no schedule
-// step expresses yet, or an in-process workload), which locks each applies
+// lock (each names a fixed nemesis schedule, the coupon sale's script, or
+// an in-process workload), which locks each applies
 // to, the cells of the verdict matrix and the reviewed expectation table.
 // Package engine runs them (engine.RunScenario, engine.RunCell); package
 // checker judges them.
@@ -43,8 +43,10 @@ type Scenario struct {
 	// (nemesis.Fixed), on the servers the schedule's faults need.
 	Schedule string
 	// Script names the engine's script the scenario runs (engine.Script):
-	// worker processes, one of them the victim, and hooks that inject the
-	// faults no schedule step expresses yet.
+	// worker processes, one of them the victim, and hooks around a fault.
+	// Only the coupon sale has one: its workload (a stock the sections
+	// sell) and figures (coupons oversold) are no schedule's; every fault a
+	// scenario uses is a nemesis kind.
 	Script string
 	// Workload names the engine's in-process workload the scenario runs:
 	// clients that are goroutines of one process, with no injected fault.
@@ -202,10 +204,10 @@ func (s Scenario) AppliesOn(spec impls.Spec, topo string, fencing bool) error {
 	return nil
 }
 
-// workerScenario is a scenario whose faults are the engine's script
-// named script: worker processes, one of them the victim, and hooks that
-// inject.
-func workerScenario(name, summary string, applies func(impls.Spec, bool) error, topo func(impls.Spec, string) topology.Declaration, script string) Scenario {
+// workerScenario is a scenario that runs the engine's script named
+// script: worker processes, one of them the victim, and hooks around a
+// fault.
+func workerScenario(name, summary string, applies func(impls.Spec, bool) error, script string) Scenario {
 	return Scenario{
 		Name: name, Summary: summary,
 		Applies: func(spec impls.Spec, fencing bool) error {
@@ -217,7 +219,6 @@ func workerScenario(name, summary string, applies func(impls.Spec, bool) error, 
 			}
 			return nil
 		},
-		Topology: topo,
-		Script:   script,
+		Script: script,
 	}
 }
