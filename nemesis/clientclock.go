@@ -37,7 +37,6 @@ type Reacher interface {
 
 type clientClockSkew struct{}
 
-func (clientClockSkew) onlyWhenNamed() {}
 func (clientClockSkew) Name() string   { return ClientClockSkew }
 func (clientClockSkew) Reach() string  { return ReachClockReads }
 func (clientClockSkew) Applies(spec impls.Spec, topo Topology) error {

@@ -212,16 +212,6 @@ type Reconnecting interface {
 	Reconnect() time.Duration
 }
 
-// namedOnly marks a kind that a random schedule draws only when it is
-// asked for by name (explore -kinds), never in the default mix of every
-// kind that applies: the kinds that were only scripts' until they became
-// kinds. The default mix is what every committed exploration's seed drew,
-// so adding a kind to it would make each of them draw another schedule.
-type namedOnly interface{ onlyWhenNamed() }
-
-// errNamedOnly is why the default mix leaves a namedOnly kind out.
-const errNamedOnly = "drawn only when named (-kinds), so the default mix, and what a committed exploration's seed drew, stays as it was"
-
 var kinds = map[string]Kind{}
 
 func register(k Kind) {
@@ -271,10 +261,6 @@ func Applicable(spec impls.Spec, topo Topology, names []string) ([]Kind, map[str
 		}
 		if _, ok := k.(atFailpoint); ok {
 			skipped[n] = "it strikes only a client stopped at a failpoint (a fixed schedule), never at a random moment"
-			continue
-		}
-		if _, ok := k.(namedOnly); ok && mix {
-			skipped[n] = errNamedOnly
 			continue
 		}
 		if len(k.Targets(topo)) == 0 {

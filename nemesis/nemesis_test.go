@@ -136,10 +136,9 @@ func TestGenerateFailOver(t *testing.T) {
 func randomKinds() []string {
 	// A split of a Sentinel group's master with the holder applies on that
 	// topology only, and a promotion on a topology that declares a replica;
-	// these tables are the single one's. The kinds that were scripts'
-	// are drawn only when named, never in the default mix (namedOnly).
+	// these tables are the single one's.
 	return slices.DeleteFunc(Names(), func(n string) bool {
-		return n == ClientSlowSection || n == NetSplitWithHolder || n == PrimaryPromotion || n == ClientClockSkew || n == ProxyReset
+		return n == ClientSlowSection || n == NetSplitWithHolder || n == PrimaryPromotion
 	})
 }
 
@@ -155,12 +154,12 @@ func TestApplicable(t *testing.T) {
 		skipped map[string]string // kind -> part of the reason
 	}{
 		{"local-mutex", nil, map[string]string{ClientKill: "share one process", ServerPause: "no lock server"}},
-		{"none", []string{ClientKill, ClientPause}, map[string]string{ServerKill: "no lock server", ClientClockSkew: "only when named", ProxyReset: "no lock server"}},
+		{"none", []string{ClientClockSkew, ClientKill, ClientPause}, map[string]string{ServerKill: "no lock server", ProxyReset: "no lock server"}},
 		// A plain topology has no replica: the generator never draws a fail-over.
 		{"redis-setnx-px", slices.DeleteFunc(randomKinds(), func(n string) bool {
 			return n == FailOver || n == ReplicaPromote || n == NetPartitionNodes || n == ServerEndsSession
 		}),
-			map[string]string{FailOver: "no replica", ReplicaPromote: "no replica", ClientClockSkew: "only when named", ProxyReset: "only when named", NetPartitionNodes: "fewer than 3", ClientSlowSection: "failpoint", ServerEndsSession: "cannot end a Redis session"}},
+			map[string]string{FailOver: "no replica", ReplicaPromote: "no replica", NetPartitionNodes: "fewer than 3", ClientSlowSection: "failpoint", ServerEndsSession: "cannot end a Redis session"}},
 		{"zookeeper", slices.DeleteFunc(randomKinds(), func(n string) bool {
 			return n == ServerClockJump || n == FailOver || n == ReplicaPromote || n == NetPartitionNodes || n == ServerEndsSession
 		}),

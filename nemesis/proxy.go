@@ -42,7 +42,6 @@ func NeedsProxies(kind string) bool {
 
 type proxyReset struct{}
 
-func (proxyReset) onlyWhenNamed() {}
 func (proxyReset) Name() string   { return ProxyReset }
 func (proxyReset) ThroughProxy()  {}
 
