@@ -37,8 +37,8 @@ type Reacher interface {
 
 type clientClockSkew struct{}
 
-func (clientClockSkew) Name() string   { return ClientClockSkew }
-func (clientClockSkew) Reach() string  { return ReachClockReads }
+func (clientClockSkew) Name() string  { return ClientClockSkew }
+func (clientClockSkew) Reach() string { return ReachClockReads }
 func (clientClockSkew) Applies(spec impls.Spec, topo Topology) error {
 	return clientApplies(spec, topo)
 }

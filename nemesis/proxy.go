@@ -42,8 +42,8 @@ func NeedsProxies(kind string) bool {
 
 type proxyReset struct{}
 
-func (proxyReset) Name() string   { return ProxyReset }
-func (proxyReset) ThroughProxy()  {}
+func (proxyReset) Name() string  { return ProxyReset }
+func (proxyReset) ThroughProxy() {}
 
 // Applies: a client process dialing lock servers by the addresses the lab
 // gives it. A Sentinel group or a Redis Cluster tells its clients where
