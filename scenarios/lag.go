@@ -19,6 +19,7 @@ func init() {
 		"the master's replication stream is held back 5 s from its replicas (the lab's hosts' packet queue, on the master's port) "+
 			"from before the first grant; the master is SIGKILLed while the holder is inside its section, and its group "+
 			"(Sentinel, or the Redis Cluster) promotes a replica that never received the holder's grant nor its fencing token; "+
+			"the holder goes on inside the fault once another client has read the resource; "+
 			"the record shows the master's and each replica's replication offsets at the kill",
 		grantsUnderLag), append(append([]string{}, topology.SentinelTopologies...), topology.RedisClusterName)...))
 }
