@@ -306,8 +306,17 @@ func replicasSeenNow(ctx context.Context, sys System, name string) string {
 }
 
 // healLag ends every lag on the run's lock servers' hosts (a host with
-// none is left as it was) and forgets the run's lagged masters.
-func healLag(ctx context.Context, sys System) error {
+// none is left as it was) and forgets the run's lagged masters. The
+// packets still held are let through, as a link that catches up.
+func healLag(ctx context.Context, sys System) error { return endLag(ctx, sys, netfault.Heal) }
+
+// dropLag is healLag after the master died: the packets still held are
+// dropped, as they would have been on their way from a dead server (they
+// belong to a connection the promotion closed), and the heal does not
+// wait out the lag for them.
+func dropLag(ctx context.Context, sys System) error { return endLag(ctx, sys, netfault.HealDropping) }
+
+func endLag(ctx context.Context, sys System, heal func(context.Context, ...*hosts.Host) error) error {
 	var hs []*hosts.Host
 	var nodes []*cluster.Node
 	for _, name := range sys.LockServers() {
@@ -325,7 +334,7 @@ func healLag(ctx context.Context, sys System) error {
 		delete(lags.m, n)
 	}
 	lags.Unlock()
-	if err := netfault.Heal(ctx, hs...); err != nil {
+	if err := heal(ctx, hs...); err != nil {
 		return fmt.Errorf("end the replication lag: %w", err)
 	}
 	return nil

@@ -140,7 +140,7 @@ func randomKinds() []string {
 	// tables are the single one's.
 	return slices.DeleteFunc(Names(), func(n string) bool {
 		return n == ClientSlowSection || n == NetSplitWithHolder || n == PrimaryPromotion ||
-			n == ReplicationLag || n == LaggingMasterKill
+			n == ReplicationLag || n == LaggingMasterKill || n == LaggingPromotion
 	})
 }
 
@@ -313,6 +313,8 @@ func TestValidate(t *testing.T) {
 			topo = "redis-sentinel" // it holds back a master's replicas
 		case PrimaryFailover:
 			impl, topo = "pg-advisory", "pg-replica-sync" // it promotes a PostgreSQL replica
+		case PromotionUnderLag:
+			impl, topo = "pg-advisory", "pg-replica-async" // it promotes a lagging PostgreSQL replica
 		}
 		s := f(impl, false, time.Second, testBound)
 		s.Topology = topo

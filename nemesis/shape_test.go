@@ -29,6 +29,7 @@ func TestShape(t *testing.T) {
 		{FailOver, true, false, 2},
 		{ReplicationLag, true, false, 1},
 		{LaggingMasterKill, true, false, 1},
+		{LaggingPromotion, true, false, 1},
 		{"no-such-kind", false, false, 1},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {

@@ -42,6 +42,7 @@ func TestBriefSentinelCells(t *testing.T) {
 		{"redis-setnx-px@redis-sentinel/master-kill-under-lag/fenced", true},
 		{"redis-setnx-px@redis-sentinel/master-kill-under-lag", false},
 		{"redis-setnx-px@redis-cluster/master-kill-under-lag", false},
+		{"pg-advisory@pg-replica-async/promotion-under-lag", false},
 	}
 	for _, tt := range tests {
 		if got := slices.Contains(brief, tt.cell); got != tt.want {

@@ -36,3 +36,17 @@ func grantsUnderLag(spec impls.Spec, _ bool) error {
 	}
 	return nil
 }
+
+// The database fail-over under lag (nemesis/lag_promotion.go): on the
+// asynchronous replica topologies, primary-failover with the primary's
+// stream held back from the replica after the settle. Alone, as
+// primary-failover: the holder must write within its lease right after
+// the lab's own promotion, which another cell's load slows.
+func init() {
+	Register(alone(onTopologies(scheduleScenario(nemesis.PromotionUnderLag,
+		"once the replica has applied what the primary had when the clients were built, the primary's stream (WAL, binary log) "+
+			"is held back 5 s from the replica; the primary is SIGKILLed while the holder is inside its section, the replica "+
+			"promoted with what it had (the record shows the primary's and the replica's positions at the kill) and the "+
+			"primary's address moved to it; the holder goes on as in primary-failover",
+		nil), topology.PGReplicaAsyncName, topology.MySQLReplicaAsyncName)))
+}

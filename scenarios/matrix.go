@@ -225,6 +225,11 @@ var briefPlans = map[string]briefPlan{
 			"redis-setnx-px@redis-sentinel/" + nemesis.MasterKillUnderLag + "/fenced",
 		},
 	},
+	topology.PGReplicaAsyncName: {
+		Leave: map[string]string{
+			nemesis.PromotionUnderLag: "the first lock's verdict (pg-advisory, unsafe) is primary-failover's whatever the lag: its lock is never in the WAL; make matrix runs the cells the lag decides",
+		},
+	},
 	topology.RedisClusterName: {
 		Leave: map[string]string{
 			nemesis.MasterKillUnderLag: "the fenced cell on redis-sentinel runs the same lag and kill; the cluster differs only in who promotes the replica",

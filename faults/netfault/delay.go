@@ -246,13 +246,22 @@ func (hd *holder) hold(id uint32) {
 
 // stopDelay stops h's delay, if any. Its rules must be gone already, so
 // nothing new is held: the packets still held go when their time is up
-// (closing the socket first would drop them), then the queue closes.
-func stopDelay(h *hosts.Host) {
+// (closing the socket first would drop them), then the queue closes. With
+// drop, the queue closes at once and the kernel drops what it held.
+func stopDelay(h *hosts.Host, drop bool) {
 	holders.Lock()
 	hd := holders.m[h]
 	delete(holders.m, h)
 	holders.Unlock()
 	if hd == nil {
+		return
+	}
+	if drop {
+		hd.mu.Lock()
+		hd.closed = true
+		hd.mu.Unlock()
+		hd.conn.Close()
+		<-hd.done
 		return
 	}
 	// A packet queued just before the rules went may still be on its way
