@@ -29,16 +29,18 @@ func Behind(ctx context.Context, primary, replica *Node) (string, error) {
 	return r.Behind(ctx, primary, replica)
 }
 
-// Behind: the primary's current WAL write position against what the
-// replica has received (pg_last_wal_receive_lsn) and replayed, and the
-// bytes between the first two.
+// Behind: the primary's WAL insert position against what the replica has
+// received (pg_last_wal_receive_lsn) and replayed, and the bytes between
+// the first two. The insert position, not the write position: with
+// synchronous_commit off a commit returns before its WAL is written, and
+// the write position then stops short of the grant the fault is about.
 func (postgresKind) Behind(ctx context.Context, primary, replica *Node) (string, error) {
 	pc, err := controlConn(ctx, primary)
 	if err != nil {
 		return "", err
 	}
 	var wrote string
-	err = pc.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&wrote)
+	err = pc.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&wrote)
 	pc.Close(context.Background())
 	if err != nil {
 		return "", fmt.Errorf("the WAL position on %s: %w", primary.Name, err)
@@ -58,7 +60,7 @@ func (postgresKind) Behind(ctx context.Context, primary, replica *Node) (string,
 	if behind != nil {
 		b = fmt.Sprint(*behind)
 	}
-	return fmt.Sprintf("%s wrote WAL to %s; %s received %s, replayed %s: %s bytes behind",
+	return fmt.Sprintf("%s inserted WAL to %s; %s received %s, replayed %s: %s bytes behind",
 		primary.Name, wrote, replica.Name, orNone(received), orNone(replayed), b), nil
 }
 
