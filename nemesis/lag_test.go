@@ -27,34 +27,45 @@ func TestLagNeedsAMasterWithReplicas(t *testing.T) {
 		{"local-mutex", topology.SingleName, "share one process"},
 	} {
 		for _, kind := range []string{ReplicationLag, LaggingMasterKill} {
-			t.Run(kind+"/"+tc.impl+"@"+tc.topology, func(t *testing.T) {
-				spec, err := impls.Lookup(tc.impl)
-				if err != nil {
-					t.Fatal(err)
-				}
-				topo, err := TopologyFor(spec, tc.topology, 4)
-				if err != nil {
-					t.Fatal(err)
-				}
-				why := tc.why
-				if topo.NoHosts != "" && !spec.Backend.InProcess {
-					why = topo.NoHosts
-				}
-				ks, skipped, err := Applicable(spec, topo, []string{kind})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if why == "" {
-					if len(ks) != 1 || ks[0].Name() != kind {
-						t.Fatalf("%s does not apply: %s", kind, skipped[kind])
-					}
-					return
-				}
-				if !strings.Contains(skipped[kind], why) {
-					t.Errorf("%s skipped for %q, want a reason containing %q", kind, skipped[kind], why)
-				}
-			})
+			for _, backend := range []string{"local", "containers"} {
+				t.Run(backend+"/"+kind+"/"+tc.impl+"@"+tc.topology, func(t *testing.T) {
+					t.Setenv("LOCKLAB_SERVERS", backend)
+					checkLagApplies(t, kind, tc.impl, tc.topology, tc.why, true)
+				})
+			}
 		}
+	}
+}
+
+// checkLagApplies checks one kind on one lock and topology: it applies where
+// why is empty, else it is skipped for a reason containing why, or, for a
+// kind that asks for hosts first, for the backend's own reason when the
+// backend has no hosts.
+func checkLagApplies(t *testing.T, kind, impl, named, why string, hostsFirst bool) {
+	t.Helper()
+	spec, err := impls.Lookup(impl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := TopologyFor(spec, named, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topo.NoHosts != "" && hostsFirst {
+		why = topo.NoHosts
+	}
+	ks, skipped, err := Applicable(spec, topo, []string{kind})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why == "" {
+		if len(ks) != 1 || ks[0].Name() != kind {
+			t.Fatalf("%s does not apply: %s", kind, skipped[kind])
+		}
+		return
+	}
+	if !strings.Contains(skipped[kind], why) {
+		t.Errorf("%s skipped for %q, want a reason containing %q", kind, skipped[kind], why)
 	}
 }
 
@@ -98,5 +109,33 @@ func TestGenerateDrawsTheLag(t *testing.T) {
 	}
 	if !slices.ContainsFunc(ks, func(k Kind) bool { return k.Name() == LaggingMasterKill }) {
 		t.Error("lagging-master-kill is not drawable")
+	}
+}
+
+// TestLaggingPromotionNeedsAReplica: the database fail-over under lag
+// applies where primary-promotion does (a declared replica the lab
+// promotes), and says why elsewhere.
+func TestLaggingPromotionNeedsAReplica(t *testing.T) {
+	for _, tc := range []struct {
+		impl, topology string
+		why            string
+	}{
+		{"pg-advisory", topology.PGReplicaAsyncName, ""},
+		{"mysql-lock-table", topology.MySQLReplicaAsyncName, ""},
+		{"pg-advisory", topology.SingleName, "declares no replica"},
+		{"redis-setnx-px", topology.RedisSentinelName, "servers have none the lab promotes"},
+	} {
+		for _, backend := range []string{"local", "containers"} {
+			t.Run(backend+"/"+tc.impl+"@"+tc.topology, func(t *testing.T) {
+				t.Setenv("LOCKLAB_SERVERS", backend)
+				why := tc.why
+				if backend == "containers" && why == "" {
+					// Its address moves between the lab's hosts, which
+					// container mode has not.
+					why = "hosts"
+				}
+				checkLagApplies(t, LaggingPromotion, tc.impl, tc.topology, why, false)
+			})
+		}
 	}
 }
