@@ -166,7 +166,7 @@ func (laggingMasterKill) Inject(ctx context.Context, sys System, target string) 
 	if lagging {
 		fmt.Fprintf(&b, " (%d when the lag began)", start)
 	} else {
-		b.WriteString(" (no lag on it: the lag began on another master)")
+		b.WriteString(" (no lag holds it back now: it began on another master, or an earlier heal in the run ended it)")
 	}
 	for _, r := range replicas {
 		rr, err := readReplication(ctx, r)
