@@ -233,6 +233,11 @@ type Replication struct {
 	Role string
 	// Offset is master_repl_offset: the replication stream's length.
 	Offset int64
+	// ReplicaOffset is a replica's slave_repl_offset: how much of its
+	// master's stream it has processed (0 on a master). Read on the
+	// replica itself it is exact, where its master's count of it
+	// (ReplicaAck.Offset) is up to a second old.
+	ReplicaOffset int64
 	// Replicas are the replicas the master counts (its slaveN lines).
 	// A cut that drops packets silently leaves them here, with their
 	// last acknowledgements, until the master notices.
@@ -324,6 +329,11 @@ func parseReplication(info string) (Replication, error) {
 		return r, fmt.Errorf("master_repl_offset %q: %w", f["master_repl_offset"], err)
 	}
 	r.Offset = off
+	if v, ok := f["slave_repl_offset"]; ok && role == "replica" {
+		if r.ReplicaOffset, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return r, fmt.Errorf("slave_repl_offset %q: %w", v, err)
+		}
+	}
 	// slaveN lines come numbered from 0; Redis renumbers them as replicas
 	// come and go, so they are read in order until one is missing.
 	for i := 0; ; i++ {

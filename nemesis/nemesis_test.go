@@ -136,9 +136,11 @@ func TestGenerateFailOver(t *testing.T) {
 func randomKinds() []string {
 	// A split of a Sentinel group's master with the holder applies on that
 	// topology only, and a promotion on a topology that declares a replica;
-	// these tables are the single one's.
+	// a replication lag needs a master with replicas (lag_test.go); these
+	// tables are the single one's.
 	return slices.DeleteFunc(Names(), func(n string) bool {
-		return n == ClientSlowSection || n == NetSplitWithHolder || n == PrimaryPromotion
+		return n == ClientSlowSection || n == NetSplitWithHolder || n == PrimaryPromotion ||
+			n == ReplicationLag || n == LaggingMasterKill || n == LaggingPromotion
 	})
 }
 
@@ -309,8 +311,12 @@ func TestValidate(t *testing.T) {
 			topo = "redis-sentinel" // they aim at a Sentinel group's master
 		case "cluster-master-kill", "cluster-master-split":
 			topo = "redis-cluster" // they aim at the lock key's slot master
+		case MasterKillUnderLag:
+			topo = "redis-sentinel" // it holds back a master's replicas
 		case PrimaryFailover:
 			impl, topo = "pg-advisory", "pg-replica-sync" // it promotes a PostgreSQL replica
+		case PromotionUnderLag:
+			impl, topo = "pg-advisory", "pg-replica-async" // it promotes a lagging PostgreSQL replica
 		}
 		s := f(impl, false, time.Second, testBound)
 		s.Topology = topo

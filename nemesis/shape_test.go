@@ -27,6 +27,9 @@ func TestShape(t *testing.T) {
 		{NetSplitWithHolder, true, false, 1},
 		{PrimaryPromotion, true, false, 1},
 		{FailOver, true, false, 2},
+		{ReplicationLag, true, false, 1},
+		{LaggingMasterKill, true, false, 1},
+		{LaggingPromotion, true, false, 1},
 		{"no-such-kind", false, false, 1},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {

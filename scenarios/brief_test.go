@@ -39,6 +39,10 @@ func TestBriefSentinelCells(t *testing.T) {
 		{"redis-setnx-px-wait@redis-sentinel-min-replicas/sentinel-split-after-ack", false},
 		{"redis-setnx-px-wait@redis-sentinel/sentinel-master-kill", false},
 		{"redis-setnx-px-wait@redis-sentinel-min-replicas/contention", false},
+		{"redis-setnx-px@redis-sentinel/master-kill-under-lag/fenced", true},
+		{"redis-setnx-px@redis-sentinel/master-kill-under-lag", false},
+		{"redis-setnx-px@redis-cluster/master-kill-under-lag", false},
+		{"pg-advisory@pg-replica-async/promotion-under-lag", false},
 	}
 	for _, tt := range tests {
 		if got := slices.Contains(brief, tt.cell); got != tt.want {

@@ -60,6 +60,8 @@ func TestScenarioSchedules(t *testing.T) {
 		{"cluster-master-split", true, ""},
 		{"cluster-master-kill", true, ""},
 		{"primary-failover", true, ""},
+		{"master-kill-under-lag", true, ""},
+		{"promotion-under-lag", true, ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {

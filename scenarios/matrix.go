@@ -206,8 +206,9 @@ var briefPlans = map[string]briefPlan{
 	},
 	topology.RedisSentinelName: {
 		Leave: map[string]string{
-			"sentinel-split-at-grant": "the first lock's verdict there repeats sentinel-master-split's, and the WAIT lock's is not the same run to run (a WAIT answered by an acknowledgement from before the cut confirms a grant whose lease ran out while its holder was stopped)",
-			"holder-crash":            "a crashed client touches no server: the lease's expiry is the single topology's holder-crash, and Sentinel's own faults follow here",
+			"sentinel-split-at-grant":  "the first lock's verdict there repeats sentinel-master-split's, and the WAIT lock's is not the same run to run (a WAIT answered by an acknowledgement from before the cut confirms a grant whose lease ran out while its holder was stopped)",
+			"holder-crash":             "a crashed client touches no server: the lease's expiry is the single topology's holder-crash, and Sentinel's own faults follow here",
+			nemesis.MasterKillUnderLag: "unfenced, the lost grant repeats sentinel-master-kill's verdict (unsafe); the fenced cell below is the one the lag changes",
 		},
 		// The WAIT lock, unfenced, with no fault and where its WAIT decides:
 		// the kill at its grant (its mutants' catcher) and the split once a
@@ -218,6 +219,20 @@ var briefPlans = map[string]briefPlan{
 			"redis-setnx-px-wait@redis-sentinel/contention",
 			"redis-setnx-px-wait@redis-sentinel/sentinel-kill-at-grant",
 			"redis-setnx-px-wait@redis-sentinel/sentinel-split-after-ack",
+			// The fail-over under replication lag, fenced: the promoted
+			// replica lacks the holder's fencing increment and issues its
+			// token again (unsafe, where sentinel-master-kill is safe).
+			"redis-setnx-px@redis-sentinel/" + nemesis.MasterKillUnderLag + "/fenced",
+		},
+	},
+	topology.PGReplicaAsyncName: {
+		Leave: map[string]string{
+			nemesis.PromotionUnderLag: "the first lock's verdict (pg-advisory, unsafe) is primary-failover's whatever the lag: its lock is never in the WAL; make matrix runs the cells the lag decides",
+		},
+	},
+	topology.RedisClusterName: {
+		Leave: map[string]string{
+			nemesis.MasterKillUnderLag: "the fenced cell on redis-sentinel runs the same lag and kill; the cluster differs only in who promotes the replica",
 		},
 	},
 	topology.RedisSentinelMinReplicasName: {Only: []string{"sentinel-master-split"}},

@@ -81,6 +81,26 @@ var holders = struct {
 // the packets still held when their time is up; a run that dies closes the
 // queue, and the rules' --queue-bypass then lets packets straight through.
 func Delay(ctx context.Context, h *hosts.Host, from []*hosts.Host, d, jitter time.Duration) error {
+	return delay(ctx, h, from, "", d, jitter)
+}
+
+// DelayFromPort is Delay for one stream only: the TCP packets h receives
+// from the hosts in from whose source port is port. A replication link is
+// one such stream (the replica opened it to its master's port, so the
+// master's side of it comes from that port), and holding it alone leaves
+// everything else between the two hosts as fast as before: a Redis
+// Cluster's bus, on another port, goes on, so the cluster sees no failure
+// the lag did not ask for.
+func DelayFromPort(ctx context.Context, h *hosts.Host, from []*hosts.Host, port int, d, jitter time.Duration) error {
+	if port <= 0 || port > 65535 {
+		return fmt.Errorf("delay from port %d: not a TCP port", port)
+	}
+	return delay(ctx, h, from, fmt.Sprintf("-p tcp --sport %d", port), d, jitter)
+}
+
+// delay holds the packets h receives from the hosts in from that match
+// (an iptables match, "" for every packet).
+func delay(ctx context.Context, h *hosts.Host, from []*hosts.Host, match string, d, jitter time.Duration) error {
 	switch {
 	case d <= 0:
 		return fmt.Errorf("delay %v: it must be positive", d)
@@ -100,7 +120,7 @@ func Delay(ctx context.Context, h *hosts.Host, from []*hosts.Host, d, jitter tim
 		}
 		holders.m[h] = hd
 	}
-	return rules(ctx, h, from, "", fmt.Sprintf("NFQUEUE --queue-num %d --queue-bypass", queueNum))
+	return rules(ctx, h, from, match, fmt.Sprintf("NFQUEUE --queue-num %d --queue-bypass", queueNum))
 }
 
 // openHolder binds a netlink socket made inside h's namespace to its queue
@@ -226,13 +246,22 @@ func (hd *holder) hold(id uint32) {
 
 // stopDelay stops h's delay, if any. Its rules must be gone already, so
 // nothing new is held: the packets still held go when their time is up
-// (closing the socket first would drop them), then the queue closes.
-func stopDelay(h *hosts.Host) {
+// (closing the socket first would drop them), then the queue closes. With
+// drop, the queue closes at once and the kernel drops what it held.
+func stopDelay(h *hosts.Host, drop bool) {
 	holders.Lock()
 	hd := holders.m[h]
 	delete(holders.m, h)
 	holders.Unlock()
 	if hd == nil {
+		return
+	}
+	if drop {
+		hd.mu.Lock()
+		hd.closed = true
+		hd.mu.Unlock()
+		hd.conn.Close()
+		<-hd.done
 		return
 	}
 	// A packet queued just before the rules went may still be on its way

@@ -90,7 +90,16 @@ func Lose(ctx context.Context, h *hosts.Host, from []*hosts.Host, percent float6
 }
 
 // Heal removes every rule and every delay from the given hosts.
-func Heal(ctx context.Context, hs ...*hosts.Host) error {
+func Heal(ctx context.Context, hs ...*hosts.Host) error { return heal(ctx, false, hs) }
+
+// HealDropping is Heal, but the packets a delay still holds are dropped,
+// not let through when their time is up: for a delayed link whose sender
+// is gone (a killed master), whose late packets would only meet a
+// connection closed since, and which a heal that waited for them would
+// hold up by the whole delay.
+func HealDropping(ctx context.Context, hs ...*hosts.Host) error { return heal(ctx, true, hs) }
+
+func heal(ctx context.Context, drop bool, hs []*hosts.Host) error {
 	var errs []error
 	for _, h := range hs {
 		// Each step may find nothing to remove; what must hold afterwards
@@ -108,7 +117,7 @@ true`, Tag, Chain)
 	var wg sync.WaitGroup
 	for _, h := range hs {
 		wg.Add(1)
-		go func() { defer wg.Done(); stopDelay(h) }()
+		go func() { defer wg.Done(); stopDelay(h, drop) }()
 	}
 	wg.Wait()
 	for _, h := range hs {

@@ -294,6 +294,53 @@ func TestDelay(t *testing.T) {
 			}
 		})
 	}
+	// One stream only: packets a receives from b's listening port (the
+	// echo's replies) are held, and a's own port is not b's, so a delay
+	// on another port of b holds nothing.
+	port := l.Addr().(*net.TCPAddr).Port
+	for _, c := range []struct {
+		name    string
+		port    int
+		delayed bool
+	}{{"from the stream's port", port, true}, {"from another port", port + 1, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := netfault.DelayFromPort(ctx, a, []*hosts.Host{b}, c.port, delay, 0); err != nil {
+				t.Fatal(err)
+			}
+			defer netfault.Heal(ctx, a)
+			rtt := roundTrip()
+			if c.delayed && rtt < delay {
+				t.Errorf("round trip took %v, want at least the delay %v", rtt, delay)
+			}
+			if !c.delayed && rtt >= delay {
+				t.Errorf("round trip took %v: a delay on another port held this stream", rtt)
+			}
+		})
+	}
+	// HealDropping does not wait for what the delay holds: a reply held
+	// for a second is dropped (TCP sends it again), and the heal returns
+	// well within the second.
+	t.Run("heal dropping", func(t *testing.T) {
+		const long = time.Second
+		if err := netfault.DelayFromPort(ctx, a, []*hosts.Host{b}, port, long, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond) // the reply is held by now
+		start := time.Now()
+		if err := netfault.HealDropping(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took >= long {
+			t.Errorf("HealDropping took %v, as long as the delay it should not wait for", took)
+		}
+		_ = conn.SetDeadline(time.Now().Add(okWait))
+		if _, err := conn.Read(make([]byte, 1)); err != nil {
+			t.Errorf("the dropped reply was never sent again: %v", err)
+		}
+	})
 	t.Run("bad input", func(t *testing.T) {
 		for _, c := range []struct {
 			d, jitter time.Duration
