@@ -48,6 +48,14 @@ const (
 	Lost Kind = "lost"
 )
 
+// ReachClockReads names the Reached event a worker whose clock was skewed
+// records on exit, with how often the lock read the skewed clock: the only
+// way a clock fault can be shown to have reached a lock at all. It lives
+// with the history's vocabulary because the nemesis (which asks for it)
+// and the runner (which records it) both speak it and neither is below the
+// other.
+const ReachClockReads = "client clock reads"
+
 // Status is how a critical section ended.
 type Status string
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/impls"
+	lin "github.com/locklab/locklab/linearizability"
 )
 
 // ClientClockSkew is a client's own wall clock running three TTLs ahead
@@ -18,7 +19,7 @@ const ClientClockSkew = "client-clock-skew"
 
 // ReachClockReads names what a client clock skew needs a lock to do to
 // reach it: read the client's clock (the worker's Reached event).
-const ReachClockReads = "client clock reads"
+const ReachClockReads = lin.ReachClockReads
 
 func init() { register(clientClockSkew{}) }
 

@@ -22,16 +22,14 @@ import (
 
 	"github.com/locklab/locklab/impls"
 	lin "github.com/locklab/locklab/linearizability"
-	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/resource"
 	"github.com/locklab/locklab/topology"
 	"github.com/locklab/locklab/workload"
 )
 
 // ReachClockReads names the Reached event a worker whose clock was skewed
-// records on exit, with how often the lock read the skewed clock: the only
-// way a clock fault can be shown to have reached a lock at all.
-const ReachClockReads = nemesis.ReachClockReads
+// records on exit (lin.ReachClockReads).
+const ReachClockReads = lin.ReachClockReads
 
 // workerEnv carries a WorkerSpec (JSON) to a re-executed binary: its
 // presence turns the process into a worker.
