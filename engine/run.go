@@ -37,6 +37,11 @@ type Env struct {
 	// Reach names what a fault needs the lock to use (ReachClockReads);
 	// the checker finds the run not applicable when the lock never did.
 	Reach string
+	// Risk is the job's rule for when its fault puts the lock at risk
+	// (Job.Risk), and Holders the clients a body knew held the lock when
+	// its fault struck (nil: the checker reads them off the history).
+	Risk    checker.Risk
+	Holders []int
 
 	workDir string // worker histories and logs, removed after the run
 	clock   *phaseClock
@@ -52,6 +57,10 @@ type Job struct {
 	// Body drives the clients and faults and has the checker judge the
 	// history (Env.Judge).
 	Body func(ctx context.Context, env *Env) (*Outcome, error)
+	// Risk is the scenario's rule for when its fault puts the lock at
+	// risk (scenarios.Scenario.Risk), which the checker judges the run's
+	// exercise by.
+	Risk checker.Risk
 }
 
 // Run executes job against opts.Impl: it starts the servers the lock and
@@ -84,6 +93,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Outcome, error) {
 		}
 	}()
 	env.clock = newPhaseClock(start)
+	env.Risk = job.Risk
 	env.Phase(PhaseServers)
 	out, err := job.Body(ctx, env)
 	if err != nil {
@@ -195,8 +205,19 @@ func (e *Env) Judge(o *Outcome) error {
 		Events: events, TTL: e.TTL, End: lin.Now(),
 		QuorumLoss: e.QuorumLoss, Available: e.Available,
 		Minimum: e.minimum(), Timeout: e.CheckTimeout, Reach: e.Reach,
+		Risk: e.Risk, Holders: e.Holders,
+		Claim: checker.Claim{Expires: e.Impl.Caps.Expiry, Renews: e.Impl.Caps.Renewal},
 	})
 	o.Verdict, o.Sections, o.Unknown = d.Verdict, d.Sections, d.Unknown
+	o.ExerciseJudged, o.Exercised = d.Exercise.Judged, d.Exercise.Exercised
+	for _, x := range d.Exercise.Exposures {
+		if ev, ok := x.Event(); ok {
+			// The saved history carries the windows the verdict rests on.
+			events = append(events, ev)
+		}
+		o.Exposures = append(o.Exposures, x)
+	}
+	lin.SortEvents(events)
 	o.GrantsAfterFault = d.Liveness.GrantsAfterFault
 	if d.Detail != "" {
 		if o.Detail != "" {

@@ -343,7 +343,7 @@ func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit s
 		for _, sc := range scenarioOrder {
 			var parts []string
 			for _, r := range byKey[impl+"|"+sc] {
-				v := string(r.Verdict)
+				v := r.VerdictText()
 				if r.Counterexample != "" {
 					v = fmt.Sprintf("[%s](%s)", v, r.Counterexample)
 				}
@@ -399,7 +399,7 @@ func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit s
 		for _, v := range r.RunVerdicts {
 			rv = append(rv, string(v))
 		}
-		cells.Row(name, string(r.Verdict), exp, r.Why, fmt.Sprintf("%d (%s)", r.Runs, strings.Join(rv, ", ")),
+		cells.Row(name, r.VerdictText(), exp, r.Why, fmt.Sprintf("%d (%s)", r.Runs, strings.Join(rv, ", ")),
 			fmt.Sprintf("%d (%d), %d", r.Sections, r.Unknown, r.MinSections), fmt.Sprintf("%d, %d", r.GrantsAfterFault, r.MinGrantsAfterFault),
 			rec, strings.Join(figs, ", "), ce)
 	}
@@ -451,6 +451,9 @@ func cellResult(c scenarios.Cell, exp scenarios.Expectation, outs []*engine.Outc
 		Figures: map[string]float64{}, Seconds: took.Seconds(), TTL: ttl.String()}
 	for j, o := range outs {
 		r.RunVerdicts = append(r.RunVerdicts, o.Verdict)
+		if o.Exercised {
+			r.ExercisedRuns++
+		}
 		r.Clients, r.Processes = o.Clients, o.Processes
 		if j == 0 || o.Sections < r.MinSections {
 			r.MinSections = o.Sections
