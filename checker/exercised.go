@@ -114,6 +114,7 @@ func Exposures(events []lin.Event, risk Risk, claim Claim, ttl time.Duration, ho
 type claimSpan struct {
 	client      int
 	grant, last int64
+	work        int64 // its last read or write of the resource (no later than last)
 }
 
 // exposure is the danger window of fault f (the fi-th).
@@ -129,11 +130,14 @@ func exposure(events []lin.Event, f lin.Event, fi int, risk Risk, claim Claim, t
 		return x
 	}
 	x.Holder, x.Grant, x.End = c.client, c.grant, c.last
-	// Another client granted the lock while the holder still held it is
-	// the servers' own word that its claim was no longer protected.
+	// Another client granted the lock while the holder still worked
+	// under it is the servers' own word that its claim was no longer
+	// protected. Only before the holder's last act on the resource: a
+	// grant after it may be its own release handing the lock on, before
+	// the holder recorded that the release returned.
 	other := int64(0)
 	for _, e := range events {
-		if e.Kind == lin.Acquired && e.Client != c.client && e.Time > c.grant && e.Time <= c.last {
+		if e.Kind == lin.Acquired && e.Client != c.client && e.Time > c.grant && e.Time <= c.work {
 			other = e.Time
 			break
 		}
@@ -229,7 +233,7 @@ func claimAt(events []lin.Event, t int64, struck []int) (claimSpan, bool) {
 	if !found {
 		return claimSpan{}, false
 	}
-	c.last = c.grant
+	c.last, c.work = c.grant, c.grant
 	for _, e := range events {
 		if e.Client != c.client || e.Time <= c.grant {
 			continue
@@ -238,7 +242,9 @@ func claimAt(events []lin.Event, t int64, struck []int) (claimSpan, bool) {
 			break // its next claim
 		}
 		switch e.Kind {
-		case lin.Call, lin.Read, lin.Return, lin.Released:
+		case lin.Call, lin.Read, lin.Return:
+			c.last, c.work = e.Time, e.Time
+		case lin.Released:
 			c.last = e.Time
 		}
 	}

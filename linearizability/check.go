@@ -101,8 +101,8 @@ func Annotations(events []Event) []porcupine.Annotation {
 				Details: fmt.Sprintf("client %d %s", e.Client, d), BackgroundColor: "#bbdefb"})
 		case Danger:
 			out = append(out, porcupine.Annotation{Tag: "danger window", Start: e.Time, End: max(e.End, e.Time),
-				Description: fmt.Sprintf("client %d unprotected; %d acts of others", e.Client, e.Value),
-				Details: fmt.Sprintf("danger window of client %d's claim (%s): %d acts of other clients inside", e.Client, e.Text, e.Value),
+				Description:     fmt.Sprintf("client %d unprotected; %d acts of others", e.Client, e.Value),
+				Details:         fmt.Sprintf("danger window of client %d's claim (%s): %d acts of other clients inside", e.Client, e.Text, e.Value),
 				BackgroundColor: "#fff59d"})
 		case Lost:
 			out = append(out, porcupine.Annotation{ClientId: e.Client, Start: e.Time, Description: "told: lost",
