@@ -54,6 +54,10 @@ const (
 type Claim struct {
 	Expires bool // impls.Capabilities.Expiry
 	Renews  bool // impls.Capabilities.Renewal
+	// Lease is how long the claim lasts on the servers unrenewed; 0: the
+	// run's TTL. A session claim on a server that ends idle sessions
+	// expires after the idle time, renewed by every request on it.
+	Lease time.Duration
 }
 
 // Exposure is one fault's danger window in a run, and what happened in it.
@@ -130,6 +134,10 @@ func exposure(events []lin.Event, f lin.Event, fi int, risk Risk, claim Claim, t
 		return x
 	}
 	x.Holder, x.Grant, x.End = c.client, c.grant, c.last
+	lease := ttl
+	if claim.Lease > 0 {
+		lease = claim.Lease
+	}
 	// Another client granted the lock while the holder still worked
 	// under it is the servers' own word that its claim was no longer
 	// protected. Only before the holder's last act on the resource: a
@@ -146,9 +154,9 @@ func exposure(events []lin.Event, f lin.Event, fi int, risk Risk, claim Claim, t
 	case risk == RiskAtStrike:
 		x.Start, x.Rule = max(f.Time, c.grant), "the fault struck the servers holding the claim"
 	case claim.Expires && claim.Renews:
-		x.Start, x.Rule = max(f.Time, c.grant)+int64(ttl), fmt.Sprintf("the lease ran out %v after the strike, with no renewal since", ttl)
+		x.Start, x.Rule = max(f.Time, c.grant)+int64(lease), fmt.Sprintf("the lease ran out %v after the strike, with no renewal since", lease)
 	case claim.Expires:
-		x.Start, x.Rule = c.grant+int64(ttl), fmt.Sprintf("the lease ran out %v after the grant", ttl)
+		x.Start, x.Rule = c.grant+int64(lease), fmt.Sprintf("the lease ran out %v after the grant", lease)
 	default:
 		x.Rule = "the claim has no expiry: it lasts as long as the holder's session"
 	}

@@ -42,6 +42,9 @@ type Env struct {
 	// its fault struck (nil: the checker reads them off the history).
 	Risk    checker.Risk
 	Holders []int
+	// SessionLease is how long the run's servers let a session sit idle
+	// before they end it (Job.SessionLease).
+	SessionLease time.Duration
 
 	workDir string // worker histories and logs, removed after the run
 	clock   *phaseClock
@@ -61,6 +64,11 @@ type Job struct {
 	// risk (scenarios.Scenario.Risk), which the checker judges the run's
 	// exercise by.
 	Risk checker.Risk
+	// SessionLease is how long the servers let a session sit idle before
+	// they end it and the lock bound to it (scenarios.SessionIdle; 0:
+	// never): the lease, for the checker, of a lock whose claim has no
+	// expiry of its own.
+	SessionLease time.Duration
 }
 
 // Run executes job against opts.Impl: it starts the servers the lock and
@@ -93,7 +101,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Outcome, error) {
 		}
 	}()
 	env.clock = newPhaseClock(start)
-	env.Risk = job.Risk
+	env.Risk, env.SessionLease = job.Risk, job.SessionLease
 	env.Phase(PhaseServers)
 	out, err := job.Body(ctx, env)
 	if err != nil {
@@ -205,8 +213,7 @@ func (e *Env) Judge(o *Outcome) error {
 		Events: events, TTL: e.TTL, End: lin.Now(),
 		QuorumLoss: e.QuorumLoss, Available: e.Available,
 		Minimum: e.minimum(), Timeout: e.CheckTimeout, Reach: e.Reach,
-		Risk: e.Risk, Holders: e.Holders,
-		Claim: checker.Claim{Expires: e.Impl.Caps.Expiry, Renews: e.Impl.Caps.Renewal},
+		Risk: e.Risk, Holders: e.Holders, Claim: e.claim(),
 	})
 	o.Verdict, o.Sections, o.Unknown = d.Verdict, d.Sections, d.Unknown
 	o.ExerciseJudged, o.Exercised = d.Exercise.Judged, d.Exercise.Exercised
@@ -246,6 +253,18 @@ func (e *Env) Judge(o *Outcome) error {
 		o.History = path
 	}
 	return nil
+}
+
+// claim is the lock's kind of hold on the run's servers, for the danger
+// window: its lease, as its capabilities declare it; or, for a lock with
+// no expiry of its own, its session's, on servers that end idle sessions
+// (every request on the session renews it).
+func (e *Env) claim() checker.Claim {
+	c := checker.Claim{Expires: e.Impl.Caps.Expiry, Renews: e.Impl.Caps.Renewal}
+	if !c.Expires && e.SessionLease > 0 {
+		c = checker.Claim{Expires: true, Renews: true, Lease: e.SessionLease}
+	}
+	return c
 }
 
 // minimum is the progress a run must make to be judged: the checker's
