@@ -232,9 +232,19 @@ func claimAt(events []lin.Event, t int64, struck []int) (claimSpan, bool) {
 	}
 	if !found && len(struck) > 0 {
 		for _, e := range events {
-			if e.Kind == lin.Acquired && e.Time > t && named(e.Client) {
+			if e.Time <= t || !named(e.Client) {
+				continue
+			}
+			if e.Kind == lin.Acquired {
 				c, found = claimSpan{client: e.Client, grant: e.Time}, true
 				break
+			}
+			if e.Kind == lin.AcquireFailed && e.Asked != 0 && e.Asked <= t {
+				// Struck inside its acquire, which then gave the grant
+				// back (a WAIT for replicas that found them gone): the
+				// claim was being made when the fault struck, and was at
+				// risk until the acquire ended.
+				return claimSpan{client: e.Client, grant: e.Asked, last: e.Time, work: e.Time}, true
 			}
 		}
 	}
@@ -352,15 +362,33 @@ func Exercised(in Input) Exercise {
 			why = x.Rule
 		}
 	}
+	if in.Risk != RiskAtExpiry {
+		// Only a fault that stops the holder of a claim with no expiry
+		// cannot open a window; one that strikes the servers opens it
+		// whenever it finds a holder, and finding none is a miss.
+		ex.Opened = true
+	}
 	switch {
 	case len(ex.Exposures) == 0:
 		ex.Opened, ex.Why = true, "the run recorded no fault"
 	case !ex.Opened:
 		ex.Why = "the danger window never opened: " + why
+	case !ex.Exercised && why != "" && !anyOpened(ex.Exposures):
+		ex.Why = "the danger window never opened: " + why
 	case !ex.Exercised:
 		ex.Why = "no other client came for the lock inside the danger window"
 	}
 	return ex
+}
+
+// anyOpened reports whether any of the windows opened.
+func anyOpened(xs []Exposure) bool {
+	for _, x := range xs {
+		if x.Opened {
+			return true
+		}
+	}
+	return false
 }
 
 // Majority is how many of a cell's runs must have exercised the fault for

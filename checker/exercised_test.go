@@ -78,6 +78,13 @@ func TestExposures(t *testing.T) {
 		{"the engine's holder is the one exposed, whatever the history's order",
 			with(holderHistory(nil), lin.Event{Kind: lin.Acquired, Time: 50 * ms, Client: 2}, lin.Event{Kind: lin.Call, Time: 300 * ms, Client: 1, Op: 1}),
 			RiskAtStrike, lease, []int{0}, 200, 2600, 1, true},
+		{"an acquire struck in flight and then refused was a claim at risk until it ended",
+			[]lin.Event{
+				lin.FaultEvent(200*ms, 0, lin.Injection{Kind: "server-kill", Target: "master"}, ""),
+				{Kind: lin.Acquired, Time: 900 * ms, Asked: 150 * ms, Client: 1},
+				{Kind: lin.AcquireFailed, Time: 2600 * ms, Asked: 100 * ms, Client: 0},
+			},
+			RiskAtStrike, lease, []int{0}, 200, 2600, 1, true},
 		{"nobody else in the window: not exercised",
 			holderHistory(nil), RiskAtStrike, lease, nil, 200, 2600, 0, false},
 	}
@@ -125,6 +132,9 @@ func TestDecideExercise(t *testing.T) {
 		{"contention with one client", holderHistory([]int{0}), RiskContention, Claim{}, NotExercised},
 		{"contention with two", with(holderHistory([]int{0}), lin.Event{Kind: lin.Call, Time: 2700 * ms, Client: 1, Op: 1},
 			lin.Event{Kind: lin.Return, Time: 2710 * ms, Client: 1, Op: 1, Status: lin.Aborted}), RiskContention, Claim{}, Safe},
+		{"a strike that finds no holder is a miss, not n/a", []lin.Event{
+			lin.FaultEvent(50*ms, 0, lin.Injection{Kind: "server-kill", Target: "master"}, ""),
+			{Kind: lin.Acquired, Time: 2650 * ms, Client: 0}}, RiskAtStrike, Claim{}, NotExercised},
 		{"recovery with nobody granted after the strike", holderHistory([]int{0}), RiskRecovery, Claim{}, NotExercised},
 		{"recovery answered", with(holderHistory([]int{0}), lin.Event{Kind: lin.Acquired, Time: 2700 * ms, Client: 1}), RiskRecovery, Claim{}, Safe},
 	}
