@@ -72,7 +72,8 @@ func (r Result) WriteHTML(path string) (string, error) {
 	return abs, nil
 }
 
-// Annotations turns faults into a row of their own ("faults") and lock
+// Annotations turns faults into a row of their own ("faults"), the
+// checker's danger windows into another ("danger window"), and lock
 // grants and releases into marks on each client's row.
 func Annotations(events []Event) []porcupine.Annotation {
 	var out []porcupine.Annotation
