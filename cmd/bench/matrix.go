@@ -168,7 +168,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			mark = fmt.Sprintf("   (expected %s)", r.Expected)
 		}
 		printMu.Lock()
-		fmt.Fprintf(stderr, "[%d/%d] %-48s %-11s %5.1fs%s%s\n", i+1, len(cells), c.Name(), r.VerdictText(), r.Seconds, mark, phaseLine(outs))
+		fmt.Fprintf(stderr, "[%d/%d] %-48s %-26s %5.1fs%s%s\n", i+1, len(cells), c.Name(), r.VerdictText(), r.Seconds, mark, phaseLine(outs))
 		printMu.Unlock()
 		cellResults[i] = &r
 		return nil
