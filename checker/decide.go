@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,6 +39,15 @@ type Input struct {
 	// counting the uses, and a run with none is not applicable.
 	Reach   string
 	Timeout time.Duration // porcupine's limit
+	// Risk is the scenario's rule for when its fault puts the lock at
+	// risk (scenarios.Scenario.Risk); RiskNotJudged leaves exercise out.
+	Risk Risk
+	// Claim is the lock's kind of hold on its servers, for RiskAtExpiry.
+	Claim Claim
+	// Holders are the clients the engine knew held the lock when the
+	// fault struck (a schedule's holder at its failpoint); nil: read off
+	// the fault and the history.
+	Holders []int
 }
 
 // Decision is the verdict of one run and the figures it rests on.
@@ -48,6 +58,9 @@ type Decision struct {
 	Unknown  int // sections whose outcome is unknown
 	Liveness Liveness
 	Result   lin.Result
+	// Exercise is what the run shows of its fault's bite: the danger
+	// windows and whether someone came for the lock inside one.
+	Exercise Exercise
 }
 
 // Decide checks safety (porcupine) first, then liveness, then progress:
@@ -55,17 +68,30 @@ type Decision struct {
 // no grant after it makes it stuck; too little progress makes it
 // inconclusive; a quorum-loss window with no grant, followed by grants
 // after the heal, makes it unavailable (the expected behaviour of a
-// consistent lock); otherwise it is safe.
+// consistent lock); a run that would be safe is n/a when the fault could
+// not take the lock from its holder (the danger window never opened: a
+// claim with no expiry under a fault that only stops the holder), and not
+// exercised when nobody came for the lock inside the window; otherwise it
+// is safe.
 func Decide(in Input) Decision {
 	if in.Timeout <= 0 {
 		in.Timeout = 2 * time.Minute
+	}
+	d0 := Exercised(in)
+	// The windows go into the history porcupine's timeline draws, on a
+	// copy: the caller's history stays as recorded.
+	in.Events = slices.Clip(in.Events)
+	for _, x := range d0.Exposures {
+		if e, ok := x.Event(); ok {
+			in.Events = append(in.Events, e)
+		}
 	}
 	res := lin.Check(in.Events, in.Timeout)
 	end := in.End
 	if end == 0 && len(in.Events) > 0 {
 		end = in.Events[len(in.Events)-1].Time
 	}
-	d := Decision{Sections: res.Ops, Unknown: res.Unknown, Result: res}
+	d := Decision{Sections: res.Ops, Unknown: res.Unknown, Result: res, Exercise: d0}
 	d.Liveness = Progress(in.Events, in.TTL, end, in.QuorumLoss, in.Available)
 	reached := int64(0)
 	for _, e := range in.Events {
@@ -92,6 +118,10 @@ func Decide(in Input) Decision {
 		d.Verdict, d.Detail = Inconclusive, fmt.Sprintf("the run ended less than %v after %q healed, with no grant since", Bound(in.TTL), d.Liveness.Short)
 	case len(d.Liveness.Unavailable) > 0:
 		d.Verdict, d.Detail = Unavailable, "no grants while "+strings.Join(d.Liveness.Unavailable, ", ")+"; grants resumed after the heal"
+	case d0.Judged && !d0.Opened:
+		d.Verdict, d.Detail = NotApplicable, d0.Why
+	case d0.Judged && !d0.Exercised:
+		d.Verdict, d.Detail = NotExercised, d0.Why
 	default:
 		d.Verdict = Safe
 	}

@@ -46,13 +46,18 @@ func ExampleDecide() {
 }
 
 // A cell's verdict is its worst run's; runs whose fault never reached the
-// lock are left out.
+// lock are left out, and a cell is safe only when most of its clean runs
+// exercised the fault.
 func ExampleCellVerdict() {
 	fmt.Println(checker.CellVerdict([]checker.Verdict{checker.Safe, checker.NotApplicable, checker.Safe}))
+	fmt.Println(checker.CellVerdict([]checker.Verdict{checker.Safe, checker.NotExercised, checker.Safe}))
+	fmt.Println(checker.CellVerdict([]checker.Verdict{checker.Safe, checker.NotExercised, checker.NotExercised}))
 	fmt.Println(checker.CellVerdict([]checker.Verdict{checker.Safe, checker.Unsafe, checker.Inconclusive}))
 	fmt.Println(checker.CellVerdict([]checker.Verdict{checker.NotApplicable, checker.NotApplicable}))
 	// Output:
 	// safe
+	// safe
+	// not exercised
 	// unsafe
 	// n/a
 }
@@ -75,15 +80,16 @@ func ExampleCaught() {
 // lock's account is one whose fault never reached it.
 func ExampleVerdicts() {
 	for _, v := range checker.Verdicts() {
-		fmt.Printf("%-12s failed=%-5v safety=%-5v liveness=%-5v applicable=%v\n", v,
+		fmt.Printf("%-13s failed=%-5v safety=%-5v liveness=%-5v applicable=%v\n", v,
 			checker.Failed(v), checker.SafetyViolated(v), checker.LivenessViolated(v), checker.Applicable(v))
 	}
 	// Output:
-	// safe         failed=false safety=false liveness=false applicable=true
-	// unavailable  failed=false safety=false liveness=false applicable=true
-	// inconclusive failed=false safety=false liveness=false applicable=true
-	// stuck        failed=true  safety=false liveness=true  applicable=true
-	// unknown      failed=false safety=false liveness=false applicable=true
-	// unsafe       failed=true  safety=true  liveness=false applicable=true
-	// n/a          failed=false safety=false liveness=false applicable=false
+	// safe          failed=false safety=false liveness=false applicable=true
+	// unavailable   failed=false safety=false liveness=false applicable=true
+	// not exercised failed=false safety=false liveness=false applicable=true
+	// inconclusive  failed=false safety=false liveness=false applicable=true
+	// stuck         failed=true  safety=false liveness=true  applicable=true
+	// unknown       failed=false safety=false liveness=false applicable=true
+	// unsafe        failed=true  safety=true  liveness=false applicable=true
+	// n/a           failed=false safety=false liveness=false applicable=false
 }

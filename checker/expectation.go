@@ -6,12 +6,14 @@ package checker
 // lessons, the mutants and the benchmark all ask here.
 
 // Expectable reports whether the expectation table may give a cell this
-// verdict: one that describes the lock (safe, unsafe, stuck, unavailable,
-// n/a). Inconclusive and unknown describe a run too short to judge or a
-// checker that gave up, never what a reviewer expects of a lock.
+// verdict: one that describes the lock or its fault (safe, unsafe, stuck,
+// unavailable, n/a, and not exercised, for a fault a reviewer found never
+// puts the lock at risk in this cell's schedule). Inconclusive and unknown
+// describe a run too short to judge or a checker that gave up, never what a
+// reviewer expects of a lock.
 func Expectable(v Verdict) bool {
 	switch v {
-	case Safe, Unsafe, Stuck, Unavailable, NotApplicable:
+	case Safe, Unsafe, Stuck, Unavailable, NotApplicable, NotExercised:
 		return true
 	}
 	return false
@@ -57,6 +59,8 @@ func CannotCatch(expected Verdict) string {
 		return "expected unsafe already"
 	case NotApplicable:
 		return "the fault does not reach the lock"
+	case NotExercised:
+		return "the fault never puts the lock at risk in this schedule"
 	case "", Unknown:
 		return "no expectation"
 	}

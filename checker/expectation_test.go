@@ -151,7 +151,8 @@ func TestExpectable(t *testing.T) {
 		{Inconclusive, false},
 		{Unknown, false},
 		{"", false},
-		{"not exercised", false},
+		{NotExercised, true},
+		{"not tested", false},
 	}
 	for _, tc := range tests {
 		if got := Expectable(tc.v); got != tc.want {

@@ -27,6 +27,11 @@ const (
 	// grants after the fault than the minimum). Never counted as safe.
 	Inconclusive Verdict = "inconclusive"
 	Unknown      Verdict = "unknown" // porcupine timed out; never reported as safe
+	// NotExercised: the run was otherwise safe, but its fault never put the
+	// lock at risk: nobody came for the lock inside the danger window
+	// (Exercised), so it shows nothing about surviving the fault. Never
+	// counted as safe.
+	NotExercised Verdict = "not exercised"
 	// NotApplicable marks a cell whose fault cannot reach the lock.
 	NotApplicable Verdict = "n/a"
 )
@@ -37,7 +42,7 @@ const (
 // not in it (an empty verdict, a misspelt one in a results file) is no
 // verdict at all.
 func Verdicts() []Verdict {
-	return []Verdict{Safe, Unavailable, Inconclusive, Stuck, Unknown, Unsafe, NotApplicable}
+	return []Verdict{Safe, Unavailable, NotExercised, Inconclusive, Stuck, Unknown, Unsafe, NotApplicable}
 }
 
 // Rank orders verdicts from best to worst, so a cell of several runs takes
@@ -48,14 +53,16 @@ func Rank(v Verdict) int {
 		return 0
 	case Unavailable:
 		return 1
-	case Inconclusive:
+	case NotExercised:
 		return 2
-	case Stuck:
+	case Inconclusive:
 		return 3
-	case Unknown:
+	case Stuck:
 		return 4
-	case Unsafe:
+	case Unknown:
 		return 5
+	case Unsafe:
+		return 6
 	}
 	return -1
 }
@@ -73,20 +80,40 @@ func Worst(a, b Verdict) Verdict {
 
 // CellVerdict combines the verdicts of a cell's runs: the worst run's, so
 // one counterexample makes the cell unsafe and one inconclusive run keeps
-// it from safe. A run whose fault never reached the lock (n/a) shows
-// nothing about it and is left out, unless every run is n/a: then the cell
-// is not applicable. A cell of no runs has no verdict ("").
+// it from safe. Its safe and not-exercised runs count together: they are
+// safe only when a majority of them exercised the fault (Majority: at
+// least one, and two of three), and not exercised otherwise. A run whose
+// fault never reached the lock (n/a) shows nothing about it and is left
+// out, unless every run is n/a: then the cell is not applicable. A cell of
+// no runs has no verdict ("").
 func CellVerdict(runs []Verdict) Verdict {
 	var v Verdict
 	na := len(runs) > 0
+	safe, clean := 0, 0
 	for _, r := range runs {
-		if Applicable(r) {
-			na = false
+		if !Applicable(r) {
+			continue
+		}
+		na = false
+		switch r {
+		case Safe:
+			safe++
+			clean++
+		case NotExercised:
+			clean++
+		default:
 			v = Worst(v, r)
 		}
 	}
 	if na {
 		return NotApplicable
+	}
+	if clean > 0 {
+		if safe >= Majority(clean) {
+			v = Worst(v, Safe)
+		} else {
+			v = Worst(v, NotExercised)
+		}
 	}
 	return v
 }

@@ -19,6 +19,14 @@ func TestCellVerdict(t *testing.T) {
 		{"n/a runs do not hide a counterexample", []Verdict{NotApplicable, Unsafe}, Unsafe},
 		{"every run n/a", []Verdict{NotApplicable, NotApplicable}, NotApplicable},
 		{"one run n/a", []Verdict{NotApplicable}, NotApplicable},
+		{"one run not exercised", []Verdict{NotExercised}, NotExercised},
+		{"two of three exercised is safe", []Verdict{Safe, NotExercised, Safe}, Safe},
+		{"one of three exercised is not", []Verdict{NotExercised, Safe, NotExercised}, NotExercised},
+		{"one of two exercised is not a majority", []Verdict{Safe, NotExercised}, NotExercised},
+		{"n/a runs do not count toward the majority", []Verdict{NotApplicable, NotApplicable, Safe}, Safe},
+		{"not exercised outranks unavailable", []Verdict{Unavailable, NotExercised}, NotExercised},
+		{"inconclusive outranks not exercised", []Verdict{NotExercised, Inconclusive}, Inconclusive},
+		{"a counterexample outranks not exercised", []Verdict{NotExercised, NotExercised, Unsafe}, Unsafe},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,6 +49,7 @@ func TestVerdictMeanings(t *testing.T) {
 		{Stuck, true, false, true, true},
 		{Unavailable, false, false, false, true},
 		{Inconclusive, false, false, false, true},
+		{NotExercised, false, false, false, true},
 		{Unknown, false, false, false, true},
 		{NotApplicable, false, false, false, false},
 		{"", false, false, false, true},

@@ -80,6 +80,9 @@ func RunFixed(ctx context.Context, env *Env, s nemesis.Schedule) (*Outcome, erro
 			return nil, err
 		}
 	case nemesis.HeldAtFailpoint:
+		// The fault strikes a server; the holder it puts at risk is the
+		// client stopped at the failpoint, whatever the history's order.
+		env.Holders = []int{t.Holder}
 		if err := faultFigures(env, first.Kind, t.Holder, run.Events, out); err != nil {
 			return nil, err
 		}

@@ -72,8 +72,15 @@ type Outcome struct {
 	// GrantsAfterFault counts grants after the first fault began (every
 	// grant when the run has no fault): the progress a verdict rests on.
 	GrantsAfterFault int
-	HTML             string // counterexample timeline, when unsafe
-	History          string // the recorded history (JSON lines), when kept
+	// ExerciseJudged says whether the scenario's rule judged the run's
+	// exercise (checker.Risk), and Exercised whether the fault put the
+	// lock at risk while someone came for it; Exposures are the danger
+	// windows that rests on.
+	ExerciseJudged bool
+	Exercised      bool
+	Exposures      []checker.Exposure
+	HTML           string // counterexample timeline, when unsafe
+	History        string // the recorded history (JSON lines), when kept
 	// Recovery is the time from a holder's crash until another client held
 	// the lock (0 when the scenario has no crash).
 	Recovery time.Duration

@@ -37,6 +37,14 @@ type Env struct {
 	// Reach names what a fault needs the lock to use (ReachClockReads);
 	// the checker finds the run not applicable when the lock never did.
 	Reach string
+	// Risk is the job's rule for when its fault puts the lock at risk
+	// (Job.Risk), and Holders the clients a body knew held the lock when
+	// its fault struck (nil: the checker reads them off the history).
+	Risk    checker.Risk
+	Holders []int
+	// SessionLease is how long the run's servers let a session sit idle
+	// before they end it (Job.SessionLease).
+	SessionLease time.Duration
 
 	workDir string // worker histories and logs, removed after the run
 	clock   *phaseClock
@@ -52,6 +60,15 @@ type Job struct {
 	// Body drives the clients and faults and has the checker judge the
 	// history (Env.Judge).
 	Body func(ctx context.Context, env *Env) (*Outcome, error)
+	// Risk is the scenario's rule for when its fault puts the lock at
+	// risk (scenarios.Scenario.Risk), which the checker judges the run's
+	// exercise by.
+	Risk checker.Risk
+	// SessionLease is how long the servers let a session sit idle before
+	// they end it and the lock bound to it (scenarios.SessionIdle; 0:
+	// never): the lease, for the checker, of a lock whose claim has no
+	// expiry of its own.
+	SessionLease time.Duration
 }
 
 // Run executes job against opts.Impl: it starts the servers the lock and
@@ -84,6 +101,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Outcome, error) {
 		}
 	}()
 	env.clock = newPhaseClock(start)
+	env.Risk, env.SessionLease = job.Risk, job.SessionLease
 	env.Phase(PhaseServers)
 	out, err := job.Body(ctx, env)
 	if err != nil {
@@ -195,8 +213,18 @@ func (e *Env) Judge(o *Outcome) error {
 		Events: events, TTL: e.TTL, End: lin.Now(),
 		QuorumLoss: e.QuorumLoss, Available: e.Available,
 		Minimum: e.minimum(), Timeout: e.CheckTimeout, Reach: e.Reach,
+		Risk: e.Risk, Holders: e.Holders, Claim: e.claim(),
 	})
 	o.Verdict, o.Sections, o.Unknown = d.Verdict, d.Sections, d.Unknown
+	o.ExerciseJudged, o.Exercised = d.Exercise.Judged, d.Exercise.Exercised
+	for _, x := range d.Exercise.Exposures {
+		if ev, ok := x.Event(); ok {
+			// The saved history carries the windows the verdict rests on.
+			events = append(events, ev)
+		}
+		o.Exposures = append(o.Exposures, x)
+	}
+	lin.SortEvents(events)
 	o.GrantsAfterFault = d.Liveness.GrantsAfterFault
 	if d.Detail != "" {
 		if o.Detail != "" {
@@ -225,6 +253,18 @@ func (e *Env) Judge(o *Outcome) error {
 		o.History = path
 	}
 	return nil
+}
+
+// claim is the lock's kind of hold on the run's servers, for the danger
+// window: its lease, as its capabilities declare it; or, for a lock with
+// no expiry of its own, its session's, on servers that end idle sessions
+// (every request on the session renews it).
+func (e *Env) claim() checker.Claim {
+	c := checker.Claim{Expires: e.Impl.Caps.Expiry, Renews: e.Impl.Caps.Renewal}
+	if !c.Expires && e.SessionLease > 0 {
+		c = checker.Claim{Expires: true, Renews: true, Lease: e.SessionLease}
+	}
+	return c
 }
 
 // minimum is the progress a run must make to be judged: the checker's

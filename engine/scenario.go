@@ -33,7 +33,7 @@ func RunScenario(ctx context.Context, name string, opts Options) (*Outcome, erro
 // workload it names (workloads[s.Workload]), on the servers its topology
 // declares.
 func ScenarioJob(s scenarios.Scenario, opts Options) (Job, error) {
-	job := Job{Name: s.Name}
+	job := Job{Name: s.Name, Risk: s.Risk, SessionLease: scenarios.SessionIdle(opts.Topology)}
 	switch {
 	case s.Schedule != "":
 		fixed, err := FixedJob(s.Schedule, opts.Impl, topology.Or(opts.Topology))

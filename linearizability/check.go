@@ -72,7 +72,8 @@ func (r Result) WriteHTML(path string) (string, error) {
 	return abs, nil
 }
 
-// Annotations turns faults into a row of their own ("faults") and lock
+// Annotations turns faults into a row of their own ("faults"), the
+// checker's danger windows into another ("danger window"), and lock
 // grants and releases into marks on each client's row.
 func Annotations(events []Event) []porcupine.Annotation {
 	var out []porcupine.Annotation
@@ -99,6 +100,11 @@ func Annotations(events []Event) []porcupine.Annotation {
 			}
 			out = append(out, porcupine.Annotation{ClientId: e.Client, Start: e.Time, Description: "released",
 				Details: fmt.Sprintf("client %d %s", e.Client, d), BackgroundColor: "#bbdefb"})
+		case Danger:
+			out = append(out, porcupine.Annotation{Tag: "danger window", Start: e.Time, End: max(e.End, e.Time),
+				Description:     fmt.Sprintf("client %d unprotected; %d acts of others", e.Client, e.Value),
+				Details:         fmt.Sprintf("danger window of client %d's claim (%s): %d acts of other clients inside", e.Client, e.Text, e.Value),
+				BackgroundColor: "#fff59d"})
 		case Lost:
 			out = append(out, porcupine.Annotation{ClientId: e.Client, Start: e.Time, Description: "told: lost",
 				Details: fmt.Sprintf("client %d: its lock said the lock was lost", e.Client), BackgroundColor: "#ffe0b2"})

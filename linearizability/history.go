@@ -46,6 +46,15 @@ const (
 	// channel closed) while it held it. A figure, not an operation: how
 	// long a holder goes on not knowing is what it shows.
 	Lost Kind = "lost"
+	// Danger: the checker's danger window of one fault (checker.Exposure):
+	// from when the faulted holder's claim stopped being protected by the
+	// servers (Time) to its last act on the resource under that claim
+	// (End). Client is that holder, Value counts the other clients' acts
+	// inside it (acquires asked, granted or refused; reads and writes of
+	// the resource), Text says which rule opened it. The checker adds it
+	// to the history it judged, so the saved history and the timeline show
+	// where the fault put the lock at risk; nothing judges it again.
+	Danger Kind = "danger-window"
 )
 
 // ReachClockReads names the Reached event a worker whose clock was skewed
@@ -78,6 +87,11 @@ type Event struct {
 	Status Status `json:"status,omitempty"`
 	Text   string `json:"text,omitempty"`
 	End    int64  `json:"end,omitempty"`
+	// Asked is when the acquire that ended in this Acquired or
+	// AcquireFailed event was asked for (0: not recorded): a client
+	// blocked in the lock's queue through a danger window was trying to
+	// take the lock all along, though its grant comes after.
+	Asked int64 `json:"asked,omitempty"`
 	// Injection is set on Fault events: what struck what. Whatever reads a
 	// fault (liveness, the shrinker's suspects, a lesson's timeline) reads
 	// these fields, never Text.

@@ -1,6 +1,8 @@
 package record
 
 import (
+	"fmt"
+
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/topology"
 	"strings"
@@ -21,7 +23,12 @@ type Cell struct {
 	Why         string            `json:"why"`
 	Runs        int               `json:"runs"`
 	RunVerdicts []checker.Verdict `json:"run_verdicts"`
-	Sections    int               `json:"sections_checked"`
+	// ExercisedRuns counts the runs whose fault put the lock at risk while
+	// another client came for it (checker.Exercised): a safe cell needs a
+	// majority of its clean runs so (checker.CellVerdict). An unsafe run
+	// counts when its window had others in it too.
+	ExercisedRuns int `json:"exercised_runs"`
+	Sections      int `json:"sections_checked"`
 	// MinSections and MinGrantsAfterFault are the least progress of any
 	// one run: what the verdict's weakest run rests on.
 	MinSections         int                `json:"min_sections_per_run"`
@@ -102,4 +109,15 @@ func ImplOf(row string) string {
 func SplitRow(row string) (impl, topo string) {
 	impl, topo, _ = strings.Cut(row, topologySep)
 	return impl, topology.Or(topo)
+}
+
+// VerdictText is the cell's verdict as the tables show it: a safe or
+// not-exercised cell says how many of its runs exercised the fault ("safe
+// (3 of 3 exercised)"), as a safe verdict means only as much as the runs
+// whose fault put the lock at risk; any other verdict stands alone.
+func (r Cell) VerdictText() string {
+	if r.Verdict == checker.Safe || r.Verdict == checker.NotExercised {
+		return fmt.Sprintf("%s (%d of %d exercised)", r.Verdict, r.ExercisedRuns, r.Runs)
+	}
+	return string(r.Verdict)
 }

@@ -275,6 +275,7 @@ func runWorker(raw string) error {
 				cancel()
 			}
 		})
+		asked := client.Asking()
 		lease, err := locker.Acquire(ctx, lockKey)
 		abandon()
 		waited := ctx.Err() != nil
@@ -297,7 +298,7 @@ func runWorker(raw string) error {
 			}
 		}
 		if err != nil {
-			rec.Record(lin.Event{Kind: lin.AcquireFailed, Client: ws.ID, Text: errorKind(err)})
+			rec.Record(lin.Event{Kind: lin.AcquireFailed, Client: ws.ID, Text: errorKind(err), Asked: asked})
 			if !waited {
 				// A failing backend answers at once: do not spin on it.
 				// (Not errors.Is(err, context.DeadlineExceeded): a dial's

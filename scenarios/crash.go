@@ -3,17 +3,18 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/checker"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
 )
 
 func init() {
-	Register(scheduleScenario("holder-crash",
+	Register(scheduleScenario("holder-crash", checker.RiskRecovery,
 		"the holder is SIGKILLed inside its critical section; measures the time until another client holds",
 		nil))
 
-	Register(scheduleScenario("crash-after-setnx",
+	Register(scheduleScenario("crash-after-setnx", checker.RiskRecovery,
 		"the client is SIGKILLed between the steps of its acquire (right after a one-step acquire)",
 		singleRedis))
 }

@@ -17,13 +17,14 @@ import (
 // a failpoint. The engine runs it (engine.FixedJob) on the servers the
 // schedule's faults need, and the checker judges it as any scenario.
 // applies, if set, narrows the locks the cell is for beyond what the
-// schedule itself accepts.
-func scheduleScenario(name, summary string, applies func(impls.Spec, bool) error) Scenario {
+// schedule itself accepts; risk is when its fault puts the lock at risk
+// (Scenario.Risk).
+func scheduleScenario(name string, risk checker.Risk, summary string, applies func(impls.Spec, bool) error) Scenario {
 	if nemesis.Fixed[name] == nil {
 		panic("scenarios: no fixed schedule " + name)
 	}
 	return Scenario{
-		Name: name, Summary: summary, Schedule: name,
+		Name: name, Summary: summary, Schedule: name, Risk: risk,
 		Applies: func(spec impls.Spec, fencing bool) error {
 			if applies != nil && !spec.Backend.InProcess {
 				if err := applies(spec, fencing); err != nil {

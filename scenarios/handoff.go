@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"github.com/locklab/locklab/checker"
 
 	"github.com/locklab/locklab/impls"
 )
@@ -15,6 +16,7 @@ import (
 // rests on the release alone.
 func init() {
 	Register(Scenario{
+		Risk: checker.RiskRecovery,
 		Name: "release-hand-off",
 		Summary: "the first holder releases and stays idle with its connections open; the clients already " +
 			"waiting must be granted the lock within the bound",

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/checker"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
@@ -28,7 +29,7 @@ func holderPartition(spec impls.Spec, _ bool) error {
 }
 
 func init() {
-	Register(scheduleScenario("holder-partition",
+	Register(scheduleScenario("holder-partition", checker.RiskAtExpiry,
 		"the holder, having read the resource, is cut off its lock servers by dropped packets (no reset, no closed socket) "+
 			"for longer than the TTL; the resource stays reachable; it writes just before the heal",
 		holderPartition))

@@ -22,7 +22,10 @@ import (
 //     learns the session's connection is dead, and with packets dropped it
 //     learns nothing (keepalives start after hours by default). So nobody
 //     else is granted the lock while the cut lasts, and the holder's write
-//     is safe; the lock comes back once the cut heals.
+//     is safe; the lock comes back once the cut heals. Its claim has no
+//     expiry, so the cut never opens a danger window: the checker calls
+//     the run n/a, measured (issue 44), and no other client's read falls
+//     inside the cut.
 //   - zookeeper: the server expires the cut-off holder's session after the
 //     session timeout and deletes its node, so another client takes the
 //     lock while the holder still goes on: its write breaks mutual
@@ -39,7 +42,7 @@ func TestHolderPartition(t *testing.T) {
 		// holder was cut off.
 		grantedDuringCut bool
 	}{
-		{"pg-advisory", false, checker.Safe, false},
+		{"pg-advisory", false, checker.NotApplicable, false},
 		{"zookeeper", false, checker.Unsafe, true},
 		{"zookeeper", true, checker.Safe, true},
 	}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/checker"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
@@ -19,11 +20,11 @@ import (
 var quorumTopologies = []string{topology.ZKEnsembleName, topology.EtcdClusterName}
 
 func init() {
-	Register(onTopologies(scheduleScenario("leader-isolated",
+	Register(onTopologies(scheduleScenario("leader-isolated", checker.RiskAtStrike,
 		"on an ensemble, whichever server leads while the holder is in its section is cut off every other host past a lease; "+
 			"the rest keep a quorum and elect a new leader",
 		nil), quorumTopologies...))
-	Register(onTopologies(scheduleScenario("holder-server-cut",
+	Register(onTopologies(scheduleScenario("holder-server-cut", checker.RiskAtExpiry,
 		"on an ensemble, the holder is cut off the one server its session is connected to, past a lease; "+
 			"that server stays in the quorum, and the holder's client may reconnect to another member",
 		oneServerClient), quorumTopologies...))

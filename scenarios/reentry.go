@@ -1,5 +1,7 @@
 package scenarios
 
+import "github.com/locklab/locklab/checker"
+
 // re-entry runs seed 003's claim that a lock should be reentrant (and
 // that its lock table is not): every section's code takes the lock again
 // while it holds it. It is a lesson's figure, not a matrix column: whether a lock is reentrant is a
@@ -10,6 +12,7 @@ package scenarios
 // ever (stuck).
 func init() {
 	Register(Scenario{
+		Risk: checker.RiskContention,
 		Name: "re-entry",
 		Summary: "client 0 takes the lock again inside its hold (a function that holds it calls another " +
 			"that takes it), writes under the inner grant, releases it, and writes again trusting the outer one; " +

@@ -51,6 +51,15 @@ type Scenario struct {
 	// Workload names the engine's in-process workload the scenario runs:
 	// clients that are goroutines of one process, with no injected fault.
 	Workload string
+	// Risk says when the scenario's fault puts the lock at risk, the rule
+	// the checker reads each run's danger window by (checker.Risk): at the
+	// strike, for a fault that replaces or loses the servers' state; when
+	// the holder's lease would run out, for one that only stops or slows
+	// the holder; after the strike, for one that asks whether the lock
+	// frees; the contention itself, with no fault. A safe run whose fault
+	// never put the lock at risk is not exercised, and every scenario
+	// declares its rule (a test holds them to it).
+	Risk checker.Risk
 	// Demo marks a scenario kept for a lesson's figure but left out of the
 	// verdict matrix, because its verdicts repeat another scenario's.
 	Demo bool
@@ -204,12 +213,12 @@ func (s Scenario) AppliesOn(spec impls.Spec, topo string, fencing bool) error {
 	return nil
 }
 
-// workerScenario is a scenario that runs the engine's script named
-// script: worker processes, one of them the victim, and hooks around a
-// fault.
-func workerScenario(name, summary string, applies func(impls.Spec, bool) error, script string) Scenario {
+// workerScenario is a scenario whose faults are the engine's script
+// named script: worker processes, one of them the victim, and hooks that
+// inject; risk is when its faults put the lock at risk (Scenario.Risk).
+func workerScenario(name string, risk checker.Risk, summary string, applies func(impls.Spec, bool) error, script string) Scenario {
 	return Scenario{
-		Name: name, Summary: summary,
+		Name: name, Summary: summary, Risk: risk,
 		Applies: func(spec impls.Spec, fencing bool) error {
 			if spec.Backend.InProcess {
 				return errors.New("its clients must share one process, so they cannot be crashed or paused one by one")

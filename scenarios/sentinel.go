@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"github.com/locklab/locklab/checker"
 
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/topology"
@@ -12,20 +13,20 @@ import (
 // fail-overs Sentinel itself decides: the master cut off with the holder
 // on its side, and the master killed.
 func init() {
-	Register(onTopologies(scheduleScenario("sentinel-master-split",
+	Register(onTopologies(scheduleScenario("sentinel-master-split", checker.RiskAtStrike,
 		"on a Sentinel group, whichever server is the master while the holder is in its section is cut off, with the holder, "+
 			"from the replicas, the sentinels and the other clients, past Sentinel's down-after time; a replica is promoted "+
 			"and the others are granted by it while the holder writes on the old side",
 		nil), topology.SentinelTopologies...))
-	Register(onTopologies(scheduleScenario("sentinel-master-kill",
+	Register(onTopologies(scheduleScenario("sentinel-master-kill", checker.RiskAtStrike,
 		"on a Sentinel group, the master is SIGKILLed while the holder is in its section; Sentinel promotes a replica, "+
 			"which has the holder's grant only if replication had carried it there",
 		nil), topology.SentinelTopologies...))
-	Register(onTopologies(scheduleScenario("sentinel-master-pause",
+	Register(onTopologies(scheduleScenario("sentinel-master-pause", checker.RiskAtStrike,
 		"on a Sentinel group, the master is SIGSTOPped past Sentinel's down-after time while the holder is in its section; "+
 			"a replica is promoted, and the old master wakes still believing it is the master until the sentinels demote it",
 		nil), topology.SentinelTopologies...))
-	Register(onTopologies(scheduleScenario("sentinel-split-at-grant",
+	Register(onTopologies(scheduleScenario("sentinel-split-at-grant", checker.RiskAtStrike,
 		"on a Sentinel group, the master is cut off with the holder right after the holder's grant was written "+
 			"(before a WAIT for replicas, where the lock has one), past down-after; a replica is promoted",
 		nil), topology.SentinelTopologies...))
@@ -33,7 +34,7 @@ func init() {
 	// lock the kill at the grant is sentinel-master-kill again (the grant
 	// stands or falls with replication alone), while for one that waits,
 	// what it asks after the fail-over, and of which server, decides.
-	Register(onTopologies(scheduleScenario("sentinel-kill-at-grant",
+	Register(onTopologies(scheduleScenario("sentinel-kill-at-grant", checker.RiskAtStrike,
 		"on a Sentinel group, the master is SIGKILLed right after the holder's grant was written, before its WAIT for "+
 			"replicas; Sentinel promotes a replica, and the holder goes on once another client has had the lock from it",
 		confirmsWithReplicas), topology.RedisSentinelName))
@@ -46,13 +47,13 @@ func init() {
 	// min-replicas-to-write makes a cut-off master refuse writes, and
 	// whether that reaches a WAIT (which is no write) is what the cell on
 	// redis-sentinel-min-replicas shows.
-	Register(onTopologies(scheduleScenario("sentinel-split-after-ack",
+	Register(onTopologies(scheduleScenario("sentinel-split-after-ack", checker.RiskAtStrike,
 		"on a Sentinel group, the holder stops right after its grant was written, before its WAIT for replicas; once a "+
 			"replica has acknowledged the grant, the master is cut off with the holder past down-after and a replica is promoted; "+
 			"the holder goes on inside the cut, once another client has had the lock, and the old master, which still counts "+
 			"that replica, answers its WAIT",
 		confirmsWithReplicas), topology.SentinelTopologies...))
-	Register(onTopologies(scheduleScenario("sentinel-isolated",
+	Register(onTopologies(scheduleScenario("sentinel-isolated", checker.RiskAtStrike,
 		"on a Sentinel group, one sentinel is cut off every other host past a lease; one of three can neither call the "+
 			"master down nor lead a fail-over, so nothing may change: safe, and grants go on through the cut",
 		nil), topology.SentinelTopologies...))

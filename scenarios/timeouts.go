@@ -1,6 +1,10 @@
 package scenarios
 
-import "github.com/locklab/locklab/topology"
+import (
+	"time"
+
+	"github.com/locklab/locklab/topology"
+)
 
 // The session timeouts' cells: the server settings live in the topology
 // (topology/timeouts.go), and the scenarios are the single topology's
@@ -12,4 +16,23 @@ func init() {
 	for _, name := range []string{"pause-past-ttl", "slow-work-past-ttl"} {
 		extend(name, topology.PGIdleTimeoutsName, topology.MySQLWaitTimeoutName)
 	}
+}
+
+// SessionIdle is how long a session sits idle before the named topology's
+// server ends it, and with it a lock bound to the session (0: never, as
+// far as the lab sets). It is such a lock's lease there: the danger
+// window of a stalled holder opens when its session has been idle that
+// long (checker.Claim.Lease).
+func SessionIdle(topo string) time.Duration {
+	switch topology.Or(topo) {
+	case topology.PGIdleTimeoutsName:
+		d, err := time.ParseDuration(topology.PGIdleTimeout)
+		if err != nil {
+			panic("scenarios: topology.PGIdleTimeout " + topology.PGIdleTimeout + ": " + err.Error())
+		}
+		return d
+	case topology.MySQLWaitTimeoutName:
+		return time.Second // wait_timeout=1
+	}
+	return 0
 }

@@ -42,7 +42,17 @@ type Client struct {
 	// sections) it would be a goroutine per section for nothing.
 	WatchLost bool
 
-	op int64
+	op    int64
+	asked int64 // when the acquire now under way was asked for (Asking)
+}
+
+// Asking stamps the moment this client asks for the lock, for the grant
+// or refusal that ends the acquire to record (lin.Event.Asked), and
+// returns it: a client that waits in the lock's queue is trying to take
+// it all along, which the checker's danger window counts.
+func (c *Client) Asking() int64 {
+	c.asked = lin.Now()
+	return c.asked
 }
 
 func (c *Client) hit(name string) {
@@ -54,6 +64,7 @@ func (c *Client) hit(name string) {
 // Section acquires the lock, does one read-work-write critical section and
 // releases. It returns the acquire error, if any (no section ran then).
 func (c *Client) Section(ctx context.Context) error {
+	c.Asking()
 	lease, err := c.Locker.Acquire(ctx, c.Key)
 	if err != nil {
 		return err
@@ -71,7 +82,8 @@ func (c *Client) Run(ctx context.Context, lease impls.Lease) {
 // granted records a grant in the history.
 func (c *Client) granted(lease impls.Lease) {
 	tok, _ := lease.Token()
-	c.Rec.Record(lin.Event{Kind: lin.Acquired, Client: c.ID, Token: tok})
+	c.Rec.Record(lin.Event{Kind: lin.Acquired, Client: c.ID, Token: tok, Asked: c.asked})
+	c.asked = 0
 }
 
 // work does the critical section under lease, whose grant is recorded,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/locklab/locklab/checker"
 	"io"
 	"os"
 	"path/filepath"
@@ -290,6 +291,12 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.Detail != "" {
 		fmt.Fprintf(stdout, "detail: %s\n", o.Detail)
 	}
+	if o.ExerciseJudged {
+		fmt.Fprintf(stdout, "exercised: %v\n", o.Exercised)
+	}
+	for _, x := range o.Exposures {
+		fmt.Fprintf(stdout, "danger window of fault %d: %s\n", x.Fault+1, dangerLine(x))
+	}
 	fmt.Fprintf(stdout, "elapsed: %v\n", o.Elapsed.Round(time.Millisecond))
 	if line := phaseLine([]*engine.Outcome{o}); line != "" {
 		fmt.Fprintf(stdout, "phases (s): %s\n", strings.Trim(strings.TrimSpace(line), "[]"))
@@ -305,4 +312,18 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "verdict: %s\n", o.Verdict)
 	return nil
+}
+
+// dangerLine says one danger window for people: whose claim, from when to
+// when after its grant, and how many acts of others fell inside it.
+func dangerLine(x checker.Exposure) string {
+	if x.Holder < 0 {
+		return x.Rule
+	}
+	if !x.Opened {
+		return fmt.Sprintf("never opened for client %d's claim (%s)", x.Holder, x.Rule)
+	}
+	ms := func(t int64) int64 { return time.Duration(t - x.Grant).Milliseconds() }
+	return fmt.Sprintf("client %d's claim, %d to %d ms after its grant (%s); %d acts of other clients inside",
+		x.Holder, ms(x.Start), ms(x.End), x.Rule, x.Others)
 }

@@ -184,7 +184,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			mark = fmt.Sprintf("   (expected %s)", r.Expected)
 		}
 		printMu.Lock()
-		fmt.Fprintf(stderr, "[%d/%d] %-48s %-11s %5.1fs%s%s%s\n", i+1, len(cells), c.Name(), r.Verdict, r.Seconds, mark, stableLine(r), phaseLine(outs))
+		fmt.Fprintf(stderr, "[%d/%d] %-48s %-26s %5.1fs%s%s%s\n", i+1, len(cells), c.Name(), r.VerdictText(), r.Seconds, mark, stableLine(r), phaseLine(outs))
 		printMu.Unlock()
 		cellResults[i] = &r
 		return nil
@@ -367,7 +367,7 @@ func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit s
 		for _, sc := range scenarioOrder {
 			var parts []string
 			for _, r := range byKey[impl+"|"+sc] {
-				v := string(r.Verdict)
+				v := r.VerdictText()
 				if r.Counterexample != "" {
 					v = fmt.Sprintf("[%s](%s)", v, r.Counterexample)
 				}
@@ -427,7 +427,7 @@ func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit s
 		if u := r.UntilStable; u != nil {
 			runsCol += fmt.Sprintf("; until stable (%s), stopped: %s", u.Because, u.Stopped)
 		}
-		cells.Row(name, string(r.Verdict), exp, r.Why, runsCol,
+		cells.Row(name, r.VerdictText(), exp, r.Why, runsCol,
 			fmt.Sprintf("%d (%d), %d", r.Sections, r.Unknown, r.MinSections), fmt.Sprintf("%d, %d", r.GrantsAfterFault, r.MinGrantsAfterFault),
 			rec, strings.Join(figs, ", "), ce)
 	}
@@ -479,6 +479,9 @@ func cellResult(c scenarios.Cell, exp scenarios.Expectation, outs []*engine.Outc
 		Figures: map[string]float64{}, Seconds: took.Seconds(), TTL: ttl.String()}
 	for j, o := range outs {
 		r.RunVerdicts = append(r.RunVerdicts, o.Verdict)
+		if o.Exercised {
+			r.ExercisedRuns++
+		}
 		r.Clients, r.Processes = o.Clients, o.Processes
 		if j == 0 || o.Sections < r.MinSections {
 			r.MinSections = o.Sections

@@ -28,6 +28,7 @@ type cellPageData struct {
 	Why         string
 	Detail      string
 	Runs        []runRow
+	Exercised   int // runs that exercised the fault (record.Cell.ExercisedRuns)
 	Sections    int
 	MinSections int
 	Unknown     int
@@ -71,7 +72,7 @@ func buildCell(r *Results, l links, p page, c record.Cell, o Options) (cellPageD
 	ttl := o.MatrixTTL
 	d := cellPageData{page: p, Name: cellName(c), Impl: c.Impl, ImplHref: l.page(p.Path, lockPage(c.Impl)),
 		Scenario: c.Scenario, Fencing: c.Fencing, V: newVerdict(c.Verdict, c.Expected), Why: c.Why, Detail: c.Detail,
-		Sections: c.Sections, MinSections: c.MinSections, Unknown: c.Unknown, Grants: c.GrantsAfterFault,
+		Exercised: c.ExercisedRuns, Sections: c.Sections, MinSections: c.MinSections, Unknown: c.Unknown, Grants: c.GrantsAfterFault,
 		MinGrants: c.MinGrantsAfterFault, Minimum: checker.DefaultMinimum, TTL: ttl.String()}
 	// The run to reproduce is the first whose verdict is the cell's: the
 	// one that made the cell what it is (its counterexample, if any).

@@ -24,7 +24,8 @@ func newVerdict(got, expected checker.Verdict) verdictView {
 func (v verdictView) Class() string { return verdictClass(v.Verdict) }
 
 // verdictClass is "v-" and the verdict's name without the characters a
-// class name cannot hold ("n/a" is v-na), for every verdict the checker
+// class name cannot hold ("n/a" is v-na; a space becomes a hyphen: "not
+// exercised" is v-not-exercised), for every verdict the checker
 // lists (checker.Verdicts), so a new verdict gets its class without a line
 // here; anything else (no verdict yet, a string no checker gave) is
 // v-none.
@@ -32,7 +33,7 @@ func verdictClass(v checker.Verdict) string {
 	if !slices.Contains(checker.Verdicts(), v) {
 		return "v-none"
 	}
-	return "v-" + strings.ReplaceAll(string(v), "/", "")
+	return "v-" + strings.ReplaceAll(strings.ReplaceAll(string(v), "/", ""), " ", "-")
 }
 
 // ExpectedView is the expectation shown as a verdict of its own colour.

@@ -17,6 +17,7 @@ func TestVerdictClass(t *testing.T) {
 		{checker.Stuck, "v-stuck"},
 		{checker.Unavailable, "v-unavailable"},
 		{checker.Inconclusive, "v-inconclusive"},
+		{checker.NotExercised, "v-not-exercised"},
 		{checker.Unknown, "v-unknown"},
 		{checker.NotApplicable, "v-na"},
 		{"", "v-none"},

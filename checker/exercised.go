@@ -1,0 +1,400 @@
+package checker
+
+import (
+	"fmt"
+	"time"
+
+	lin "github.com/locklab/locklab/linearizability"
+)
+
+// A safe verdict is read as "this lock survives this fault". It can only
+// mean that when the fault put the lock at risk and someone came for the
+// lock while it did: Jepsen's rule, a test that could not have failed
+// proves nothing. The danger window of a run is the span in which the
+// faulted holder's claim was no longer protected by the servers while the
+// holder still acted under it; a run exercised its fault when another
+// client tried to take the lock, or acted on the resource, inside it.
+
+// Risk is a scenario's rule for when its fault takes the servers'
+// protection from the faulted holder's claim (scenarios.Scenario.Risk).
+type Risk string
+
+const (
+	// RiskNotJudged: the run's exercise is not judged (a schedule whose
+	// fault kinds declare no rule yet, such as explore's); its verdict
+	// stands as Decide reaches it otherwise.
+	RiskNotJudged Risk = ""
+	// RiskContention: no fault; the risk is the contention itself, which
+	// was there when at least two clients acted on the resource.
+	RiskContention Risk = "contention"
+	// RiskAtStrike: the fault replaces or loses the servers' state (a
+	// fail-over, a server restarted empty, the holder's session ended by
+	// the server, a quorum or a leader cut off): protection ends when it
+	// strikes.
+	RiskAtStrike Risk = "strike"
+	// RiskAtExpiry: the fault leaves the servers alone and stops or slows
+	// the holder (a pause, the holder cut off its servers, a late release,
+	// a slow section): protection ends when the holder's lease runs out on
+	// the servers, one TTL after its grant (after the strike, for a lock
+	// that renews its lease, whose last renewal came before it), or when
+	// another client is granted the lock while the holder still holds it.
+	// A lock whose claim has no expiry (it lives as long as its session)
+	// never loses it so: the window never opens and the run is n/a.
+	RiskAtExpiry Risk = "expiry"
+	// RiskRecovery: the fault asks whether the lock frees for others (a
+	// holder or a queued waiter crashed or paused, a hand-off); it
+	// exercised when another client was granted the lock after the strike.
+	RiskRecovery Risk = "recovery"
+)
+
+// Claim is what a lock's hold on the servers is, as its capabilities
+// declare it (impls.Capabilities): whether it expires on the servers one
+// TTL after it was last granted or renewed, and whether the holder renews
+// it while it lives.
+type Claim struct {
+	Expires bool // impls.Capabilities.Expiry
+	Renews  bool // impls.Capabilities.Renewal
+	// Lease is how long the claim lasts on the servers unrenewed; 0: the
+	// run's TTL. A session claim on a server that ends idle sessions
+	// expires after the idle time, renewed by every request on it.
+	Lease time.Duration
+}
+
+// Exposure is one fault's danger window in a run, and what happened in it.
+type Exposure struct {
+	Fault  int   // the fault's index among the history's fault events, in time order
+	Holder int   // the client whose claim the fault put at risk; -1: none held the lock
+	Grant  int64 // when that claim was granted
+	// Start and End bound the window: from when the servers stopped
+	// protecting the claim to the holder's last act under it. Opened is
+	// false when the window never opened (Start is then 0, or not before
+	// End): the claim was protected until the holder's last act.
+	Start, End int64
+	Opened     bool
+	// Others counts the other clients' acts inside the window: acquires
+	// asked, granted or refused, reads and writes of the resource.
+	Others int
+	// Rule says in words what opened the window (or why it did not).
+	Rule string
+}
+
+// Exercised reports whether the window opened and someone came for the
+// lock inside it.
+func (x Exposure) Exercised() bool { return x.Opened && x.Others > 0 }
+
+// Event is the exposure as a history record (lin.Danger), for the saved
+// history and the timeline; a window that never opened has none.
+func (x Exposure) Event() (lin.Event, bool) {
+	if !x.Opened {
+		return lin.Event{}, false
+	}
+	return lin.Event{Kind: lin.Danger, Time: x.Start, End: x.End, Client: x.Holder, Value: int64(x.Others), Text: x.Rule}, true
+}
+
+// Exposures reads the danger window of each fault off a history, by the
+// scenario's rule. holders are the clients the engine knew to hold the
+// lock when the fault struck (a schedule's holder stopped at its
+// failpoint); nil: the fault's own struck clients, else whoever held the
+// lock at the strike. A rule of RiskNotJudged, RiskContention or
+// RiskRecovery has no holder's claim to expose and returns nil.
+func Exposures(events []lin.Event, risk Risk, claim Claim, ttl time.Duration, holders []int) []Exposure {
+	if risk != RiskAtStrike && risk != RiskAtExpiry {
+		return nil
+	}
+	var out []Exposure
+	fi := 0
+	for _, f := range events {
+		if f.Kind != lin.Fault {
+			continue
+		}
+		out = append(out, exposure(events, f, fi, risk, claim, ttl, holders))
+		fi++
+	}
+	return out
+}
+
+// claimSpan is one grant of the lock to one client and its last act on
+// the resource under it.
+type claimSpan struct {
+	client      int
+	grant, last int64
+	work        int64 // its last read or write of the resource (no later than last)
+}
+
+// exposure is the danger window of fault f (the fi-th).
+func exposure(events []lin.Event, f lin.Event, fi int, risk Risk, claim Claim, ttl time.Duration, holders []int) Exposure {
+	x := Exposure{Fault: fi, Holder: -1}
+	struck := holders
+	if struck == nil && f.Injection != nil {
+		struck = f.Injection.Clients
+	}
+	c, ok := claimAt(events, f.Time, struck)
+	if !ok {
+		x.Rule = "no client held the lock when the fault struck"
+		return x
+	}
+	x.Holder, x.Grant, x.End = c.client, c.grant, c.last
+	lease := ttl
+	if claim.Lease > 0 {
+		lease = claim.Lease
+	}
+	// Another client granted the lock while the holder still worked
+	// under it is the servers' own word that its claim was no longer
+	// protected. Only before the holder's last act on the resource: a
+	// grant after it may be its own release handing the lock on, before
+	// the holder recorded that the release returned.
+	other := int64(0)
+	for _, e := range events {
+		if e.Kind == lin.Acquired && e.Client != c.client && e.Time > c.grant && e.Time <= c.work {
+			other = e.Time
+			break
+		}
+	}
+	switch {
+	case risk == RiskAtStrike:
+		x.Start, x.Rule = max(f.Time, c.grant), "the fault struck the servers holding the claim"
+	case claim.Expires && claim.Renews:
+		x.Start, x.Rule = max(f.Time, c.grant)+int64(lease), fmt.Sprintf("the lease ran out %v after the strike, with no renewal since", lease)
+	case claim.Expires:
+		x.Start, x.Rule = c.grant+int64(lease), fmt.Sprintf("the lease ran out %v after the grant", lease)
+	default:
+		x.Rule = "the claim has no expiry: it lasts as long as the holder's session"
+	}
+	if other != 0 && (x.Start == 0 || other < x.Start) {
+		x.Start, x.Rule = other, fmt.Sprintf("another client was granted the lock while client %d held it", c.client)
+	}
+	x.Opened = x.Start != 0 && x.Start < x.End
+	if !x.Opened {
+		if x.Start != 0 {
+			x.Rule += ", after the holder's last act"
+		}
+		return x
+	}
+	for _, e := range events {
+		if e.Client == c.client {
+			continue
+		}
+		switch e.Kind {
+		case lin.Acquired, lin.AcquireFailed:
+			// An acquire counts from when it was asked: one waiting in
+			// the lock's queue through the window was trying to take it.
+			asked := e.Asked
+			if asked == 0 || asked > e.Time {
+				asked = e.Time
+			}
+			if asked <= x.End && e.Time >= x.Start {
+				x.Others++
+			}
+		case lin.Call, lin.Read, lin.Return:
+			if e.Time >= x.Start && e.Time <= x.End {
+				x.Others++
+			}
+		}
+	}
+	return x
+}
+
+// claimAt finds the claim a fault striking at t put at risk: among the
+// struck clients (any client when none is named), the one whose grant
+// was still in force at t; failing that, a struck client's first grant
+// after t (a fault struck at the grant lands before the client records
+// it). ok is false when there is none.
+func claimAt(events []lin.Event, t int64, struck []int) (claimSpan, bool) {
+	named := func(c int) bool {
+		if len(struck) == 0 {
+			return true
+		}
+		for _, s := range struck {
+			if s == c {
+				return true
+			}
+		}
+		return false
+	}
+	held := map[int]int64{} // client -> grant in force
+	for _, e := range events {
+		if e.Time > t {
+			break
+		}
+		switch e.Kind {
+		case lin.Acquired:
+			held[e.Client] = e.Time
+		case lin.Released:
+			delete(held, e.Client)
+		}
+	}
+	var c claimSpan
+	found := false
+	for client, g := range held {
+		if named(client) && (!found || g > c.grant) {
+			c, found = claimSpan{client: client, grant: g}, true
+		}
+	}
+	if !found && len(struck) > 0 {
+		for _, e := range events {
+			if e.Time <= t || !named(e.Client) {
+				continue
+			}
+			if e.Kind == lin.Acquired {
+				c, found = claimSpan{client: e.Client, grant: e.Time}, true
+				break
+			}
+			if e.Kind == lin.AcquireFailed && e.Asked != 0 && e.Asked <= t {
+				// Struck inside its acquire, which then gave the grant
+				// back (a WAIT for replicas that found them gone): the
+				// claim was being made when the fault struck, and was at
+				// risk until the acquire ended.
+				return claimSpan{client: e.Client, grant: e.Asked, last: e.Time, work: e.Time}, true
+			}
+		}
+	}
+	if !found {
+		return claimSpan{}, false
+	}
+	c.last, c.work = c.grant, c.grant
+	for _, e := range events {
+		if e.Client != c.client || e.Time <= c.grant {
+			continue
+		}
+		if e.Kind == lin.Acquired {
+			break // its next claim
+		}
+		switch e.Kind {
+		case lin.Call, lin.Read, lin.Return:
+			c.last, c.work = e.Time, e.Time
+		case lin.Released:
+			c.last = e.Time
+		}
+	}
+	return c, true
+}
+
+// Contended reports whether at least two clients acted on the resource:
+// the risk of a run with no fault, that the lock kept apart clients who
+// were there to be kept apart.
+func Contended(events []lin.Event) bool {
+	first := -1
+	for _, e := range events {
+		if e.Kind != lin.Call {
+			continue
+		}
+		if first < 0 {
+			first = e.Client
+		} else if e.Client != first {
+			return true
+		}
+	}
+	return false
+}
+
+// Recovered reports whether another client than the struck ones was
+// granted the lock after a fault struck: a fault that asks whether the
+// lock frees was answered.
+func Recovered(events []lin.Event) bool {
+	for _, f := range events {
+		if f.Kind != lin.Fault {
+			continue
+		}
+		var struck []int
+		if f.Injection != nil {
+			struck = f.Injection.Clients
+		}
+		for _, e := range events {
+			if e.Kind != lin.Acquired || e.Time <= f.Time {
+				continue
+			}
+			other := true
+			for _, s := range struck {
+				if s == e.Client {
+					other = false
+				}
+			}
+			if other {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Exercise is what a run shows of its fault's bite: whether its exercise
+// was judged, whether the fault exercised the lock, and the windows it
+// rests on.
+type Exercise struct {
+	Judged    bool
+	Exercised bool
+	// Opened is false when the rule exposes a holder's claim and no
+	// window opened: the fault could not take this lock from its holder
+	// (n/a, measured).
+	Opened    bool
+	Exposures []Exposure
+	Why       string
+}
+
+// Exercised judges a run's exercise by its scenario's rule.
+func Exercised(in Input) Exercise {
+	switch in.Risk {
+	case RiskNotJudged:
+		return Exercise{Opened: true}
+	case RiskContention:
+		ex := Exercise{Judged: true, Opened: true, Exercised: Contended(in.Events)}
+		if !ex.Exercised {
+			ex.Why = "fewer than two clients acted on the resource"
+		}
+		return ex
+	case RiskRecovery:
+		ex := Exercise{Judged: true, Opened: true, Exercised: Recovered(in.Events)}
+		if !ex.Exercised {
+			ex.Why = "no other client was granted the lock after the fault struck"
+		}
+		return ex
+	}
+	ex := Exercise{Judged: true, Exposures: Exposures(in.Events, in.Risk, in.Claim, in.TTL, in.Holders)}
+	var why string
+	for _, x := range ex.Exposures {
+		if x.Opened {
+			ex.Opened = true
+		}
+		if x.Exercised() {
+			ex.Exercised = true
+		}
+		if why == "" {
+			why = x.Rule
+		}
+	}
+	if in.Risk != RiskAtExpiry {
+		// Only a fault that stops the holder of a claim with no expiry
+		// cannot open a window; one that strikes the servers opens it
+		// whenever it finds a holder, and finding none is a miss.
+		ex.Opened = true
+	}
+	switch {
+	case len(ex.Exposures) == 0:
+		ex.Opened, ex.Why = true, "the run recorded no fault"
+	case !ex.Opened:
+		ex.Why = "the danger window never opened: " + why
+	case !ex.Exercised && why != "" && !anyOpened(ex.Exposures):
+		ex.Why = "the danger window never opened: " + why
+	case !ex.Exercised:
+		ex.Why = "no other client came for the lock inside the danger window"
+	}
+	return ex
+}
+
+// anyOpened reports whether any of the windows opened.
+func anyOpened(xs []Exposure) bool {
+	for _, x := range xs {
+		if x.Opened {
+			return true
+		}
+	}
+	return false
+}
+
+// Majority is how many of a cell's runs must have exercised the fault for
+// it to be safe: more than half of its runs that were safe or not
+// exercised, and at least one. A cell whose fault reached the window only
+// by luck, in a minority of its runs, rests its safety on a schedule that
+// mostly missed; a majority asks the schedule to reach the window as a
+// rule, and the three runs of `bench matrix` then need two.
+func Majority(runs int) int { return runs/2 + 1 }
