@@ -137,6 +137,28 @@ func TestDecideExercise(t *testing.T) {
 			{Kind: lin.Acquired, Time: 2650 * ms, Client: 0}}, RiskAtStrike, Claim{}, NotExercised},
 		{"recovery with nobody granted after the strike", holderHistory([]int{0}), RiskRecovery, Claim{}, NotExercised},
 		{"recovery answered", with(holderHistory([]int{0}), lin.Event{Kind: lin.Acquired, Time: 2700 * ms, Client: 1}), RiskRecovery, Claim{}, Safe},
+		// The guest crash of issue 44: a kill 900 ms into a 1 s lease
+		// counted from the grant tests the lab's delays, not the lock.
+		{"recovery from a kill with the lease nearly over", []lin.Event{
+			{Kind: lin.Acquired, Time: 100 * ms, Client: 0},
+			lin.FaultEvent(1000*ms, 0, lin.Injection{Kind: "client-kill", Target: "holder", Clients: []int{0}, HeldSince: 100 * ms}, ""),
+			{Kind: lin.Acquired, Time: 1110 * ms, Client: 1}}, RiskRecovery, Claim{Expires: true}, NotExercised},
+		{"recovery from a kill early in the lease", []lin.Event{
+			{Kind: lin.Acquired, Time: 100 * ms, Client: 0},
+			lin.FaultEvent(120*ms, 0, lin.Injection{Kind: "client-kill", Target: "holder", Clients: []int{0}, HeldSince: 100 * ms}, ""),
+			{Kind: lin.Acquired, Time: 1110 * ms, Client: 1}}, RiskRecovery, Claim{Expires: true}, Safe},
+		// A waiter's crash tests the queue, however little of the
+		// holder's lease was left.
+		{"recovery from a waiter's crash late in the holder's lease", []lin.Event{
+			{Kind: lin.Acquired, Time: 100 * ms, Client: 0},
+			lin.FaultEvent(1000*ms, 0, lin.Injection{Kind: "client-kill", Target: "client-2", Clients: []int{2}, HeldSince: 100 * ms}, ""),
+			{Kind: lin.Acquired, Time: 1110 * ms, Client: 1}}, RiskRecovery, Claim{Expires: true}, Safe},
+		// A renewing lock had its whole lease at any strike into a live
+		// holder: only a strike that found no holder is too late.
+		{"recovery of a renewing lock killed late in its first lease", []lin.Event{
+			{Kind: lin.Acquired, Time: 100 * ms, Client: 0},
+			lin.FaultEvent(1000*ms, 0, lin.Injection{Kind: "client-kill", Target: "holder", Clients: []int{0}, HeldSince: 100 * ms}, ""),
+			{Kind: lin.Acquired, Time: 2000 * ms, Client: 1}}, RiskRecovery, Claim{Expires: true, Renews: true}, Safe},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
