@@ -36,6 +36,11 @@ func TestMain(m *testing.M) {
 // must produce a complete, well-formed report: every implementation in
 // every table, every figure a finite number, charts that parse, and a
 // bench.json that decodes. Timings are not asserted: benchmarks are not tests.
+// minSamplesForParts is the least profile a test asks to show more than
+// one part of a client's CPU: with the system calls about half of it, 8
+// samples all in one part happen about once in 200 runs.
+const minSamplesForParts = 8
+
 func TestShortRunWritesCompleteReport(t *testing.T) {
 	specs, err := benchmark.ParseImpls("local-mutex,redis-setnx-px")
 	if err != nil {
@@ -148,8 +153,18 @@ func TestShortRunWritesCompleteReport(t *testing.T) {
 		for _, us := range c.ClientParts {
 			sum += us
 		}
-		if c.ProfileSamples <= 0 || c.ClientParts[record.PartSyscalls] <= 0 || sum <= c.ClientParts[record.PartSyscalls] {
-			t.Errorf("redis-setnx-px: client CPU parts %v on %d samples, want its round trips' system calls among others",
+		t.Logf("redis-setnx-px: client CPU parts %v on %d samples", c.ClientParts, c.ProfileSamples)
+		if c.ProfileSamples <= 0 || c.ClientParts[record.PartSyscalls] <= 0 {
+			t.Errorf("redis-setnx-px: client CPU parts %v on %d samples, want its round trips' system calls",
+				c.ClientParts, c.ProfileSamples)
+		}
+		// "Among others" needs samples enough that every one landing in
+		// the system calls would be a fluke: a short run on this machine
+		// takes about 11 locally, 4 in container mode, where the round
+		// trips through the container network take most of the client's
+		// time and all 4 landed there (a run of 2026-11-28).
+		if c.ProfileSamples >= minSamplesForParts && sum <= c.ClientParts[record.PartSyscalls] {
+			t.Errorf("redis-setnx-px: client CPU parts %v on %d samples, want the round trips' system calls among others",
 				c.ClientParts, c.ProfileSamples)
 		}
 		if c.ServerCommands == nil || c.ServerCommands.Median <= 0 || c.ServerCommands.Median > c.Servers.Median {

@@ -26,14 +26,11 @@ func init() {
 		return
 	}
 	ctx := StopOnSignal()
-	decl, err := topology.RedisSentinel(topology.Need{Kind: topology.Redis})
-	if err != nil {
-		os.Stderr.WriteString(err.Error() + "\n")
+	decl := interruptChildDeclaration()
+	if len(decl.Groups) == 0 {
+		os.Stderr.WriteString("no Sentinel group to start\n")
 		os.Exit(3)
 	}
-	// On hosts of their own where the lab can make them, so a cut start
-	// leaves namespaces to remove too.
-	decl.Hosts = hosts.Available() == nil
 	topo, err := Start(ctx, decl, External{})
 	if err == nil {
 		topo.Close()
@@ -42,6 +39,19 @@ func init() {
 	// handler exits 130; a start that ended on its own exits 0.
 	StopAll()
 	os.Exit(0)
+}
+
+// interruptChildDeclaration is what the interrupted child starts: a
+// Sentinel group, on hosts of their own where the lab can make them, so a
+// cut start leaves namespaces to remove too (empty if the declaration
+// fails).
+func interruptChildDeclaration() topology.Declaration {
+	decl, err := topology.RedisSentinel(topology.Need{Kind: topology.Redis})
+	if err != nil {
+		return topology.Declaration{}
+	}
+	decl.Hosts = hosts.Available() == nil
+	return decl
 }
 
 // interruptedStarts are the moments a start is cut: once the run has made
@@ -78,6 +88,11 @@ func TestInterruptedStartLeavesNothing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			// Container mode refuses a Sentinel group before it makes a
+			// dir: there is no start to cut, and the kind says why.
+			if err := StartsHere(tc.decl); err != nil {
+				t.Skipf("%s cannot start here: %v", tc.name, err)
+			}
 			tmp := t.TempDir()
 			t.Setenv("TMPDIR", tmp)
 			ctx, cancel := context.WithCancelCause(context.Background())
@@ -126,6 +141,12 @@ func TestInterruptedStartLeavesNothing(t *testing.T) {
 // TestCtrlCWhileServersStart: Ctrl-C while a lab run starts its servers
 // exits 130 and leaves no temp dir and no server, wherever the start was.
 func TestCtrlCWhileServersStart(t *testing.T) {
+	// The child starts what interruptChildDeclaration says; where that
+	// cannot start (container mode and a Sentinel group), it makes no dir
+	// to interrupt, and the kind says why.
+	if err := StartsHere(interruptChildDeclaration()); err != nil {
+		t.Skipf("the child's Sentinel group cannot start here: %v", err)
+	}
 	for _, dirs := range interruptedStarts {
 		t.Run("at dir "+strconv.Itoa(dirs), func(t *testing.T) {
 			tmp := t.TempDir()
