@@ -211,18 +211,7 @@ func claimAt(events []lin.Event, t int64, struck []int) (claimSpan, bool) {
 		}
 		return false
 	}
-	held := map[int]int64{} // client -> grant in force
-	for _, e := range events {
-		if e.Time > t {
-			break
-		}
-		switch e.Kind {
-		case lin.Acquired:
-			held[e.Client] = e.Time
-		case lin.Released:
-			delete(held, e.Client)
-		}
-	}
+	held := grantsInForce(events, t)
 	var c claimSpan
 	found := false
 	for client, g := range held {
@@ -430,22 +419,29 @@ func struckTooLate(in Input) (bool, string) {
 // strikesAHolder reports whether fault struck a client whose grant was in
 // force when it struck (by the history's Acquired and Released events).
 func strikesAHolder(events []lin.Event, fault lin.Event) bool {
-	held := map[int]bool{}
-	for _, e := range events {
-		if e.Time > fault.Time {
-			break
-		}
-		switch e.Kind {
-		case lin.Acquired:
-			held[e.Client] = true
-		case lin.Released:
-			delete(held, e.Client)
-		}
-	}
+	held := grantsInForce(events, fault.Time)
 	for _, c := range fault.Injection.Clients {
-		if held[c] {
+		if _, ok := held[c]; ok {
 			return true
 		}
 	}
 	return false
+}
+
+// grantsInForce maps each client whose grant was in force at t (by the
+// history's Acquired and Released events) to that grant's time.
+func grantsInForce(events []lin.Event, t int64) map[int]int64 {
+	held := map[int]int64{}
+	for _, e := range events {
+		if e.Time > t {
+			break
+		}
+		switch e.Kind {
+		case lin.Acquired:
+			held[e.Client] = e.Time
+		case lin.Released:
+			delete(held, e.Client)
+		}
+	}
+	return held
 }

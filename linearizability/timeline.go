@@ -43,14 +43,9 @@ func CompactTimeline(page []byte) (compact []byte, changed bool, err error) {
 	if IsCompactTimeline(page) {
 		return page, false, nil
 	}
-	open := bytes.LastIndex(page, []byte(scriptOpen))
-	if open < 0 {
-		return nil, false, fmt.Errorf("compact timeline: no %s in the page", scriptOpen)
-	}
-	body := page[open+len(scriptOpen):]
-	end := bytes.Index(body, []byte(scriptClose))
-	if end < 0 {
-		return nil, false, fmt.Errorf("compact timeline: no %s after the script", scriptClose)
+	open, body, end, err := inlineScript(page)
+	if err != nil {
+		return nil, false, fmt.Errorf("compact timeline: %w", err)
 	}
 	var packed bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&packed, gzip.BestCompression)
@@ -89,14 +84,9 @@ var packedScript = regexp.MustCompile(`atob\("([A-Za-z0-9+/=]*)"\)`)
 // sections' descriptions) reads this, not the page's bytes.
 func TimelineScript(page []byte) (string, error) {
 	if !IsCompactTimeline(page) {
-		open := bytes.LastIndex(page, []byte(scriptOpen))
-		if open < 0 {
-			return "", fmt.Errorf("timeline script: no %s in the page", scriptOpen)
-		}
-		body := page[open+len(scriptOpen):]
-		end := bytes.Index(body, []byte(scriptClose))
-		if end < 0 {
-			return "", fmt.Errorf("timeline script: no %s after the script", scriptClose)
+		_, body, end, err := inlineScript(page)
+		if err != nil {
+			return "", fmt.Errorf("timeline script: %w", err)
 		}
 		return string(body[:end]), nil
 	}
@@ -117,4 +107,20 @@ func TimelineScript(page []byte) (string, error) {
 		return "", fmt.Errorf("timeline script: %w", err)
 	}
 	return string(out), nil
+}
+
+// inlineScript finds a plain timeline's last inline script, which holds
+// porcupine's code and the history: open is where its tag starts, body
+// the page from just after the tag, and end the script's length in body.
+func inlineScript(page []byte) (open int, body []byte, end int, err error) {
+	open = bytes.LastIndex(page, []byte(scriptOpen))
+	if open < 0 {
+		return 0, nil, 0, fmt.Errorf("no %s in the page", scriptOpen)
+	}
+	body = page[open+len(scriptOpen):]
+	end = bytes.Index(body, []byte(scriptClose))
+	if end < 0 {
+		return 0, nil, 0, fmt.Errorf("no %s after the script", scriptClose)
+	}
+	return open, body, end, nil
 }
