@@ -91,22 +91,26 @@ lessons: setup
 	$(GO) run ./cmd/bench lessons
 .PHONY: lessons
 
-# Every lock and peer under a seeded random nemesis, plus the fixed
-# holder-partition for pg-advisory and zookeeper: results/explore/README.md,
-# explore.json and one minimal, replayed counterexample per broken lock.
-# Long (each lock runs for the duration, then shrinks); not part of test.
-EXPLOREFLAGS ?= -duration 2m -seed 1 -shrink-time 2m -rerun-without server-clock-jump,server-restart-empty
-# Each topology but the single one gets a table of its own, beside it: every
-# lock the topology carries, but on the Redis groups only the correct Redis
-# locks and the peers (EXPLOREHA): a lock broken on one server is broken on
-# a group too, and each lock costs minutes of exploring.
-EXPLORETOPOLOGIES ?= zk-ensemble etcd-cluster redis-sentinel redis-cluster
-EXPLOREHA ?= redis-setnx-px,redis-setnx-px-wait,redis-reentrant,redis-fair,peer-redislock,peer-redsync
+# Every lock and peer under a seeded random nemesis, on every topology,
+# unfenced and fenced (results/explore/ for the single topology, explore/T/
+# for each other, explore/fenced/ and explore/T-fenced/ for the fenced
+# tables), plus the fixed holder-partition for pg-advisory and zookeeper;
+# each lock is explored with up to EXPLORESEEDS seeds, stopping at its
+# first counterexample, which is shrunk and replayed. Then `bench recall`
+# measures what explore found on its own of what the matrix proves
+# (results/explore/recall.md). Long (hours: each lock runs for the duration
+# per seed, then shrinks); not part of test; shard it across machines
+# with -shard i/n and `bench merge` (docs/sharding.md).
+EXPLORESEEDS ?= 3
+EXPLOREFLAGS ?= -duration 1m -seed 1 -seeds $(EXPLORESEEDS) -shrink-time 2m -rerun-without server-clock-jump,server-restart-empty
+EXPLORETOPOLOGIES ?= zk-ensemble etcd-cluster redis-sentinel redis-sentinel-min-replicas redis-cluster pg-replica-async pg-replica-sync mysql-replica-async mysql-replica-semisync pg-idle-timeouts mysql-wait-timeout
 explore: setup
 	$(GO) run ./cmd/bench explore -impl all $(EXPLOREFLAGS) -out results/explore
+	$(GO) run ./cmd/bench explore -impl all -fencing $(EXPLOREFLAGS) -out results/explore/fenced
 	for t in $(EXPLORETOPOLOGIES); do \
-		impl=all; case $$t in redis-*) impl=$(EXPLOREHA);; esac; \
-		$(GO) run ./cmd/bench explore -impl $$impl -topology $$t $(EXPLOREFLAGS) -out results/explore/$$t || exit 1; \
+		$(GO) run ./cmd/bench explore -impl all -topology $$t $(EXPLOREFLAGS) -out results/explore/$$t || exit 1; \
+		$(GO) run ./cmd/bench explore -impl all -topology $$t -fencing $(EXPLOREFLAGS) -out results/explore/$$t-fenced || exit 1; \
 	done
+	$(GO) run ./cmd/bench recall
 	$(GO) run ./cmd/bench report
 .PHONY: explore

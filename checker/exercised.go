@@ -26,12 +26,12 @@ const (
 	RiskNotJudged Risk = ""
 	// RiskContention: no fault; the risk is the contention itself, which
 	// was there when at least two clients acted on the resource.
-	RiskContention Risk = "contention"
+	RiskContention Risk = lin.RiskContention
 	// RiskAtStrike: the fault replaces or loses the servers' state (a
 	// fail-over, a server restarted empty, the holder's session ended by
 	// the server, a quorum or a leader cut off): protection ends when it
 	// strikes.
-	RiskAtStrike Risk = "strike"
+	RiskAtStrike Risk = lin.RiskAtStrike
 	// RiskAtExpiry: the fault leaves the servers alone and stops or slows
 	// the holder (a pause, the holder cut off its servers, a late release,
 	// a slow section): protection ends when the holder's lease runs out on
@@ -40,11 +40,11 @@ const (
 	// another client is granted the lock while the holder still holds it.
 	// A lock whose claim has no expiry (it lives as long as its session)
 	// never loses it so: the window never opens and the run is n/a.
-	RiskAtExpiry Risk = "expiry"
+	RiskAtExpiry Risk = lin.RiskAtExpiry
 	// RiskRecovery: the fault asks whether the lock frees for others (a
 	// holder or a queued waiter crashed or paused, a hand-off); it
 	// exercised when another client was granted the lock after the strike.
-	RiskRecovery Risk = "recovery"
+	RiskRecovery Risk = lin.RiskRecovery
 )
 
 // Claim is what a lock's hold on the servers is, as its capabilities
@@ -318,13 +318,18 @@ type Exercise struct {
 	Opened    bool
 	Exposures []Exposure
 	Why       string
+	// Faults and FaultsExercised count, in a run with no rule of its
+	// own (a random schedule), the faults whose kinds declared one and
+	// those of them that bit; the run's verdict does not rest on them.
+	Faults, FaultsExercised int
 }
 
 // Exercised judges a run's exercise by its scenario's rule.
 func Exercised(in Input) Exercise {
 	switch in.Risk {
 	case RiskNotJudged:
-		return Exercise{Opened: true}
+		// No rule for the run; each fault may bring its kind's own.
+		return faultsExercised(in)
 	case RiskContention:
 		ex := Exercise{Judged: true, Opened: true, Exercised: Contended(in.Events)}
 		if !ex.Exercised {

@@ -121,6 +121,10 @@ func Suspects(r *ScheduleRun) []int {
 // reach the lock: `bench explore -impl all` skips such a lock, saying why.
 var ErrNoKind = errors.New("no fault kind asked for applies")
 
+// ErrNoFencing is PlanExplore's error for a fenced exploration of a lock
+// that issues no fencing tokens: a fenced table skips it, saying why.
+var ErrNoFencing = errors.New("issues no fencing tokens, so -fencing cannot apply")
+
 // PlanExplore draws the schedule an exploration would run, with the kinds
 // it skipped and why; it starts nothing.
 func PlanExplore(o ExploreOptions) (nemesis.Schedule, map[string]string, error) {
@@ -139,7 +143,7 @@ func PlanExplore(o ExploreOptions) (nemesis.Schedule, map[string]string, error) 
 		return nemesis.Schedule{}, skipped, fmt.Errorf("%s cannot be explored: its %v", o.Impl.Name, ErrInProcess)
 	}
 	if o.Fencing && !o.Impl.Caps.Fencing {
-		return nemesis.Schedule{}, skipped, fmt.Errorf("%s issues no fencing tokens, so -fencing cannot apply", o.Impl.Name)
+		return nemesis.Schedule{}, skipped, fmt.Errorf("%s %w", o.Impl.Name, ErrNoFencing)
 	}
 	if o.Fixed != "" {
 		f, ok := nemesis.Fixed[o.Fixed]

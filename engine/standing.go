@@ -44,7 +44,7 @@ func (r *scheduleRun) strikeStanding(ctx context.Context) error {
 // standingInjection is the record of a standing fault: the client it
 // strikes by id (its slot's id: no client has started yet) and servers.
 func (r *scheduleRun) standingInjection(st nemesis.Step) lin.Injection {
-	inj := lin.Injection{Kind: st.Kind, Target: st.Target}
+	inj := lin.Injection{Kind: st.Kind, Target: st.Target, Risk: nemesis.RiskOf(st.Kind, st.Target)}
 	target := st.Target
 	if client, server, link := nemesis.SplitLink(target); link {
 		target, inj.Servers = client, []string{server}

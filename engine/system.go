@@ -228,7 +228,7 @@ func (x *system) stopAll() {
 // resolved to its slot): the client it strikes by id, as the history
 // knows it, or the servers.
 func (x *system) injection(st nemesis.Step, target string) lin.Injection {
-	inj := lin.Injection{Kind: st.Kind, Target: st.Target}
+	inj := lin.Injection{Kind: st.Kind, Target: st.Target, Risk: nemesis.RiskOf(st.Kind, target)}
 	client, server, link := nemesis.SplitLink(target)
 	if link {
 		// A client cut off one server: both are named.

@@ -72,7 +72,7 @@ func (w *Worker) Pause(ctx context.Context, d time.Duration, why string, whileSt
 	if err := w.Worker.Pause(ctx, d, whileStopped); err != nil {
 		return err
 	}
-	inj := lin.Injection{Kind: nemesis.ClientPause, Target: fmt.Sprintf("client-%d", w.ID),
+	inj := lin.Injection{Kind: nemesis.ClientPause, Target: fmt.Sprintf("client-%d", w.ID), Risk: nemesis.RiskOf(nemesis.ClientPause, ""),
 		Clients: []int{w.ID}, Note: fmt.Sprintf("SIGSTOP for %v; SIGCONT%s", d, why)}
 	w.env.Rec.Record(lin.FaultEvent(start, lin.Now(), inj, ""))
 	return nil

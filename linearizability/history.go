@@ -132,7 +132,24 @@ type Injection struct {
 	// much of the holder's lease was left when the fault struck
 	// (checker.LeaseLeft).
 	HeldSince int64 `json:"held_since,omitempty"`
+	// Risk is when, by its kind's own declaration, this fault puts a
+	// lock at risk (one of the Risk names below); empty: not declared.
+	// A fixed scenario states one rule for its whole run; a random
+	// schedule's faults each bring their kind's, so explore can say how
+	// many of its faults bit.
+	Risk string `json:"risk,omitempty"`
 }
+
+// The names of the rules for when a fault puts a lock at risk (the
+// checker's Risk is one of them). They live with the history's vocabulary
+// because the nemesis, whose kinds declare them, never knows the checker,
+// which judges by them.
+const (
+	RiskAtStrike   = "strike"     // the servers lose or replace the holder's claim when it strikes
+	RiskAtExpiry   = "expiry"     // the holder is stopped or cut off; its claim ends when its lease does
+	RiskRecovery   = "recovery"   // a holder or waiter dies or stops; does the lock free for others?
+	RiskContention = "contention" // nothing is taken from a holder; the clients' contention is the risk
+)
 
 // FaultEvent is the one way a fault enters a history: a Fault event from
 // start to end (end 0 for an instant fault) carrying inj, with text for

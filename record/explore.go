@@ -24,11 +24,13 @@ type ExploreTable struct {
 type ExploreRow struct {
 	// Topology names the servers' topology; empty (a table older than the
 	// axis) is the single one.
-	Topology string   `json:"topology,omitempty"`
-	Impl     string   `json:"impl"`
-	Broken   bool     `json:"broken,omitempty"` // registered as BROKEN (a control or a known-bad lock)
-	Fixed    string   `json:"fixed,omitempty"`  // a fixed schedule in place of a random one
-	Without  []string `json:"without,omitempty"`
+	Topology string `json:"topology,omitempty"`
+	Impl     string `json:"impl"`
+	// Fenced: the resource refused stale fencing tokens (-fencing).
+	Fenced  bool     `json:"fenced,omitempty"`
+	Broken  bool     `json:"broken,omitempty"` // registered as BROKEN (a control or a known-bad lock)
+	Fixed   string   `json:"fixed,omitempty"`  // a fixed schedule in place of a random one
+	Without []string `json:"without,omitempty"`
 	// Skipped says why the lock was not explored at all.
 	Skipped  string          `json:"skipped,omitempty"`
 	Minutes  float64         `json:"minutes_explored,omitempty"`
@@ -37,7 +39,17 @@ type ExploreRow struct {
 	Sections int             `json:"sections,omitempty"`
 	Unknown  int             `json:"unknown,omitempty"`
 	Verdict  checker.Verdict `json:"verdict,omitempty"`
-	Detail   string          `json:"detail,omitempty"`
+	// Seeds are the seeds explored, in order (-seeds): the row's run is
+	// the last one's, the first to find a counterexample or the last
+	// tried; Minutes and the tallies add up over all of them.
+	Seeds []int64 `json:"seeds,omitempty"`
+	// FaultsJudged counts the injected faults whose kinds declare when
+	// they put a lock at risk, FaultsExercised those of them inside
+	// whose danger window another client came for the lock: a safe row
+	// with none exercised tested little.
+	FaultsJudged    int    `json:"faults_judged,omitempty"`
+	FaultsExercised int    `json:"faults_exercised,omitempty"`
+	Detail          string `json:"detail,omitempty"`
 	// On a counterexample: the minimal schedule, its files (relative to
 	// the output directory), and the verdicts of replaying it after
 	// shrinking.

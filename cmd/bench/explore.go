@@ -39,6 +39,7 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	dry := fs.Bool("print-schedule", false, "print the schedule the seed draws and exit without running it")
 	fixed := fs.String("fixed", "", "run a fixed schedule in place of a random one: "+strings.Join(nemesis.FixedNames(), ", "))
 	replayChecks := fs.Int("replay-checks", 1, "with -impl all: replays of each minimal schedule after shrinking, as bench check -schedule runs it")
+	seeds := fs.Int("seeds", 1, "with -impl all (or a list): explore each lock with up to this many seeds (-seed, -seed+1, ...), stopping at its first counterexample")
 	sh := shardFlag(fs)
 	without := fs.String("rerun-without", "", "with -impl all: comma-separated kinds; a lock whose minimal schedule uses only these is explored again without them (a second row)")
 	if err := parse(fs, args, stderr); err != nil {
@@ -48,11 +49,11 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("%w: explore needs -impl; implementations: %s", errUsage, strings.Join(impls.Names(), ", "))
 	}
 	if *implName == "all" || strings.Contains(*implName, ",") {
-		if *fixed != "" || *dry || *fencing {
-			return fmt.Errorf("%w: -impl all (or a list) takes no -fixed, -fencing or -print-schedule: it runs each lock unfenced and adds the fixed rows itself", errUsage)
+		if *fixed != "" || *dry {
+			return fmt.Errorf("%w: -impl all (or a list) takes no -fixed or -print-schedule: it adds the fixed rows itself", errUsage)
 		}
-		if *duration <= 0 || *ttl <= 0 || *clients < 2 || *replays < 1 || *shrinkTime < 0 || *replayChecks < 1 {
-			return fmt.Errorf("%w: -duration and -ttl must be positive, -clients at least 2, -replays and -replay-checks at least 1", errUsage)
+		if *duration <= 0 || *ttl <= 0 || *clients < 2 || *replays < 1 || *shrinkTime < 0 || *replayChecks < 1 || *seeds < 1 {
+			return fmt.Errorf("%w: -duration and -ttl must be positive, -clients at least 2, -replays, -replay-checks and -seeds at least 1", errUsage)
 		}
 		if err := checkOutDir("out", *out); err != nil {
 			return err
@@ -60,9 +61,12 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if *seed == 0 && !sh.Sharded() {
 			*seed = time.Now().UnixNano()
 		}
-		return exploreTable(ctx, tableOptions{Impls: *implName, Topology: *topo, Seed: *seed, TTL: *ttl, Clients: *clients, Duration: *duration,
+		return exploreTable(ctx, tableOptions{Impls: *implName, Topology: *topo, Fencing: *fencing, Seed: *seed, Seeds: *seeds, TTL: *ttl, Clients: *clients, Duration: *duration,
 			Kinds: cluster.SplitList(*kinds), Replays: *replays, ShrinkBudget: *shrinkTime, ReplayChecks: *replayChecks,
 			Without: cluster.SplitList(*without), Out: *out, Shard: *sh, Args: args}, stdout, stderr)
+	}
+	if *seeds != 1 {
+		return fmt.Errorf("%w: -seeds explores each lock of -impl all (or a list); one lock's exploration is one -seed", errUsage)
 	}
 	if sh.Sharded() {
 		return fmt.Errorf("%w: -shard splits the table of -impl all (or a list); one lock's exploration is one cell", errUsage)

@@ -35,9 +35,15 @@ var fixedRows = map[string][]string{
 
 // tableOptions configure `bench explore -impl all`.
 type tableOptions struct {
-	Impls        string // "all" or a comma-separated list
-	Topology     string // the servers' topology (topology.Named)
-	Seed         int64
+	Impls    string // "all" or a comma-separated list
+	Topology string // the servers' topology (topology.Named)
+	Fencing  bool   // the resource refuses stale tokens; locks without them are skipped
+	Seed     int64
+	// Seeds is how many seeds each lock is explored with at most (Seed,
+	// Seed+1, ...), stopping at the first counterexample: one draw of a
+	// random schedule misses windows a fixed scenario forces, and more
+	// draws are how explore finds on its own what the matrix finds.
+	Seeds        int
 	TTL          time.Duration
 	Clients      int
 	Duration     time.Duration
@@ -58,7 +64,9 @@ type tableOptions struct {
 // the shards of one table agree on all of them.
 type exploreOptions struct {
 	Impls        string   `json:"impls"`
+	Fencing      bool     `json:"fencing,omitempty"`
 	Seed         int64    `json:"seed"`
+	Seeds        int      `json:"seeds,omitempty"`
 	TTL          string   `json:"ttl"`
 	Clients      int      `json:"clients"`
 	Duration     string   `json:"duration"`
@@ -73,14 +81,14 @@ type exploreOptions struct {
 }
 
 func (o tableOptions) record() exploreOptions {
-	return exploreOptions{Impls: o.Impls, Seed: o.Seed, TTL: o.TTL.String(), Clients: o.Clients, Duration: o.Duration.String(),
+	return exploreOptions{Impls: o.Impls, Fencing: o.Fencing, Seed: o.Seed, Seeds: o.Seeds, TTL: o.TTL.String(), Clients: o.Clients, Duration: o.Duration.String(),
 		Kinds: o.Kinds, Replays: o.Replays, ShrinkBudget: o.ShrinkBudget.String(), ReplayChecks: o.ReplayChecks,
 		Without: o.Without, Servers: serversMode(), Hosts: hostsAvailable()}
 }
 
 // tableOptions reads back the options a shard recorded.
 func (r exploreOptions) tableOptions(out string) (tableOptions, error) {
-	o := tableOptions{Impls: r.Impls, Seed: r.Seed, Clients: r.Clients, Kinds: r.Kinds, Replays: r.Replays,
+	o := tableOptions{Impls: r.Impls, Fencing: r.Fencing, Seed: r.Seed, Seeds: r.Seeds, Clients: r.Clients, Kinds: r.Kinds, Replays: r.Replays,
 		ReplayChecks: r.ReplayChecks, Without: r.Without, Out: out}
 	for _, d := range []struct {
 		s   string
@@ -154,7 +162,7 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 			continue
 		}
 		firstRow := len(rows)
-		base := engine.ExploreOptions{Impl: spec, Topology: o.Topology, Seed: o.Seed, TTL: o.TTL, Clients: o.Clients, Duration: o.Duration,
+		base := engine.ExploreOptions{Impl: spec, Topology: o.Topology, Fencing: o.Fencing, Seed: o.Seed, TTL: o.TTL, Clients: o.Clients, Duration: o.Duration,
 			Kinds: o.Kinds, Replays: o.Replays, ShrinkBudget: o.ShrinkBudget, OutDir: scratch, Logf: logf}
 		runs := []engine.ExploreOptions{base}
 		for _, f := range fixedRows[spec.Name] {
@@ -163,7 +171,7 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 			runs = append(runs, fo)
 		}
 		for _, eo := range runs {
-			row, err := exploreOne(ctx, eo, o.ReplayChecks, scratch, stdout)
+			row, err := exploreSeeds(ctx, eo, o.Seeds, o.ReplayChecks, scratch, stdout)
 			if err != nil {
 				return fmt.Errorf("explore %s: %w", spec.Name, err)
 			}
@@ -179,7 +187,7 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 				// Its own directory first: explore names files by lock
 				// and seed, which would overwrite the first row's.
 				wo.OutDir = filepath.Join(scratch, "without")
-				row, err := exploreOne(ctx, wo, o.ReplayChecks, wo.OutDir, stdout)
+				row, err := exploreSeeds(ctx, wo, o.Seeds, o.ReplayChecks, wo.OutDir, stdout)
 				if err != nil {
 					return fmt.Errorf("explore %s without %v: %w", spec.Name, o.Without, err)
 				}
@@ -260,11 +268,11 @@ func mergeExplore(run shard.Run, stage, out string, stdout io.Writer) error {
 // exploreOne explores one lock (or runs one fixed schedule) and replays
 // its minimal counterexample, if any, checks times more.
 func exploreOne(ctx context.Context, eo engine.ExploreOptions, checks int, dir string, stdout io.Writer) (exploreRow, error) {
-	row := exploreRow{Impl: eo.Impl.Name, Topology: topology.Or(eo.Topology), Broken: eo.Impl.Broken != "", Fixed: eo.Fixed}
+	row := exploreRow{Impl: eo.Impl.Name, Fenced: eo.Fencing, Topology: topology.Or(eo.Topology), Broken: eo.Impl.Broken != "", Fixed: eo.Fixed}
 	x, err := engine.Explore(ctx, eo)
 	// Explore plans before it starts anything, so a lock it cannot explore
 	// is refused at once, and with -impl all that is a row, not the end.
-	if err != nil && (eo.Impl.Backend.InProcess || errors.Is(err, engine.ErrNoKind)) {
+	if err != nil && (eo.Impl.Backend.InProcess || errors.Is(err, engine.ErrNoKind) || errors.Is(err, engine.ErrNoFencing)) {
 		row.Skipped = err.Error()
 		fmt.Fprintf(stdout, "%s: skipped: %s\n", row.Impl, row.Skipped)
 		return row, nil
@@ -278,6 +286,7 @@ func exploreOne(ctx context.Context, eo engine.ExploreOptions, checks int, dir s
 	row.Injected = x.Run.Injected
 	row.Sections, row.Unknown = d.Sections, d.Unknown
 	row.Verdict, row.Detail = d.Verdict, d.Detail
+	row.FaultsJudged, row.FaultsExercised = d.Exercise.Faults, d.Exercise.FaultsExercised
 	if x.Minimal != nil {
 		row.MinimalFaults = len(x.Minimal.Faults)
 		row.MinimalDuration = time.Duration(x.Minimal.Duration).String()
@@ -301,9 +310,46 @@ func exploreOne(ctx context.Context, eo engine.ExploreOptions, checks int, dir s
 	if row.Schedule != "" {
 		minimal = fmt.Sprintf("; minimal %s; replays %v", faults(row.MinimalFaults), row.Replays)
 	}
-	fmt.Fprintf(stdout, "%s%s: %s; %d sections; injected %s%s\n", row.Impl, suffix(row),
-		row.Verdict, row.Sections, orNone(strings.Join(record.Tally(row.Injected), ", ")), minimal)
+	fmt.Fprintf(stdout, "%s%s: %s; %d sections; injected %s; %d of %d faults exercised%s\n", row.Impl, suffix(row),
+		row.Verdict, row.Sections, orNone(strings.Join(record.Tally(row.Injected), ", ")), row.FaultsExercised, row.FaultsJudged, minimal)
 	return row, nil
+}
+
+// exploreSeeds explores one lock with up to n seeds from eo.Seed on,
+// stopping at the first that fails, and returns that run's row with the
+// minutes, faults and sections of every seed tried added up.
+func exploreSeeds(ctx context.Context, eo engine.ExploreOptions, n, checks int, dir string, stdout io.Writer) (exploreRow, error) {
+	if n < 1 || eo.Fixed != "" {
+		n = 1 // a fixed schedule draws nothing from its seed
+	}
+	var sum exploreRow
+	for i := 0; i < n; i++ {
+		seed := eo
+		seed.Seed = eo.Seed + int64(i)
+		row, err := exploreOne(ctx, seed, checks, dir, stdout)
+		if err != nil || row.Skipped != "" {
+			return row, err
+		}
+		sum.Seeds = append(sum.Seeds, seed.Seed)
+		sum.Minutes += row.Minutes
+		sum.Faults += row.Faults
+		sum.Sections += row.Sections
+		sum.Unknown += row.Unknown
+		sum.FaultsJudged += row.FaultsJudged
+		sum.FaultsExercised += row.FaultsExercised
+		for k, v := range row.Injected {
+			if sum.Injected == nil {
+				sum.Injected = map[string]int{}
+			}
+			sum.Injected[k] += v
+		}
+		if checker.Failed(row.Verdict) || i == n-1 {
+			row.Seeds, row.Minutes, row.Faults, row.Sections, row.Unknown = sum.Seeds, sum.Minutes, sum.Faults, sum.Sections, sum.Unknown
+			row.FaultsJudged, row.FaultsExercised, row.Injected = sum.FaultsJudged, sum.FaultsExercised, sum.Injected
+			return row, nil
+		}
+	}
+	return sum, nil
 }
 
 // onlyKinds reports whether the schedule file (relative to dir) uses only
@@ -379,6 +425,12 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, commit str
 	fmt.Fprintf(&b, "# Explore: every lock under random faults\n\n")
 	fmt.Fprintf(&b, "Generated by `go run ./cmd/bench explore -impl %s -duration %v -seed %d -ttl %v -clients %d -replays %d -shrink-time %v -replay-checks %d",
 		o.Impls, o.Duration, o.Seed, o.TTL, o.Clients, o.Replays, o.ShrinkBudget, o.ReplayChecks)
+	if o.Fencing {
+		b.WriteString(" -fencing")
+	}
+	if o.Seeds > 1 {
+		fmt.Fprintf(&b, " -seeds %d", o.Seeds)
+	}
 	if len(o.Kinds) > 0 {
 		fmt.Fprintf(&b, " -kinds %s", strings.Join(o.Kinds, ","))
 	}
@@ -387,11 +439,18 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, commit str
 	}
 	fmt.Fprintf(&b, " -out %s` at commit %s in %v; do not edit by hand.\n\n", o.Out, commit, elapsed.Round(time.Second))
 	fmt.Fprintf(&b, "Note: %s.\n\n", seedNote)
-	b.WriteString("Each row is one random exploration of the unfenced lock (or a fixed schedule, named), healed between faults. " +
+	fenced := "unfenced"
+	if o.Fencing {
+		fenced = "fenced (the resource refuses stale tokens; a lock that issues none is skipped)"
+	}
+	b.WriteString("Each row is the random exploration of the " + fenced + " lock (or a fixed schedule, named), healed between faults, " +
+		"with up to the seeds the command names, stopping at the first that fails (*seeds*: how many it took). " +
+		"*Faults exercised*: of the injected faults whose kinds declare when they put a lock at risk, how many had another client " +
+		"come for the lock inside their danger window; a safe row whose faults were not exercised tested little. " +
 		"Verdict: porcupine's (unsafe) or liveness (stuck: no grant within the bound after a heal). " +
 		"On a counterexample the schedule was shrunk to the minimal one that still failed; *replayed* is the verdict of running that " +
 		"committed schedule again as `bench check -schedule FILE` does, once per column entry: a counterexample that did not replay says so.\n\n")
-	table := report.NewTable("lock", "schedule", "minutes explored", "faults injected", "sections (unknown)", "verdict", "minimal schedule", "replayed", "files")
+	table := report.NewTable("lock", "schedule", "seeds", "minutes explored", "faults injected", "faults exercised", "sections (unknown)", "verdict", "minimal schedule", "replayed", "files")
 	for _, r := range rows {
 		name := r.Impl
 		if r.Broken {
@@ -405,7 +464,7 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, commit str
 			sched += ", without " + strings.Join(r.Without, ", ")
 		}
 		if r.Skipped != "" {
-			table.Row(name, "-", "-", "-", "-", "skipped: "+r.Skipped, "-", "-", "-")
+			table.Row(name, "-", "-", "-", "-", "-", "-", "skipped: "+r.Skipped, "-", "-", "-")
 			continue
 		}
 		minimal, replayed, files := "-", "-", "-"
@@ -427,8 +486,8 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, commit str
 		if r.Detail != "" {
 			verdict += ": " + r.Detail
 		}
-		table.Row(name, sched, fmt.Sprintf("%.1f", r.Minutes), orNone(strings.Join(record.Tally(r.Injected), ", ")),
-			fmt.Sprintf("%d (%d)", r.Sections, r.Unknown), verdict, minimal, replayed, files)
+		table.Row(name, sched, fmt.Sprint(max(len(r.Seeds), 1)), fmt.Sprintf("%.1f", r.Minutes), orNone(strings.Join(record.Tally(r.Injected), ", ")),
+			fmt.Sprintf("%d of %d", r.FaultsExercised, r.FaultsJudged), fmt.Sprintf("%d (%d)", r.Sections, r.Unknown), verdict, minimal, replayed, files)
 	}
 	b.WriteString(table.String())
 	return os.WriteFile(filepath.Join(dir, "README.md"), []byte(b.String()), 0o644)

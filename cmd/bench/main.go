@@ -86,6 +86,10 @@ commands:
                             rerun the lessons' scenarios and regenerate docs/lessons/ and README's table
   bench [-quick] [-impl a,b] [-workload w,x] [-out results]
                             measure every implementation and peer, write results/bench.{md,json} and charts
+  recall [-results results]
+                            measure explore's recall against the matrix: of the pairs (lock, topology)
+                            the matrix proves unsafe unfenced, those explore found on its own; write
+                            results/explore/recall.{md,json}
   report [-results results] [-out results/site] [-serve] [-port N]
                             render the results as a static site (open results/site/index.html);
                             -serve serves it on 127.0.0.1
@@ -119,6 +123,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return exploreCmd(ctx, args[1:], stdout, stderr)
 	case "report":
 		return reportCmd(ctx, args[1:], stdout, stderr)
+	case "recall":
+		return recallCmd(ctx, args[1:], stdout, stderr)
 	case "merge":
 		return mergeCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
