@@ -5,6 +5,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/locklab/locklab/faults/failpoint"
+	"github.com/locklab/locklab/impls"
 )
 
 // Plan is what the generator draws a schedule for.
@@ -77,10 +80,21 @@ func Generate(p Plan) Schedule {
 			target = MasterTarget
 		}
 		d := length()
+		st := Step{At: Duration(at), Kind: k.Name(), Target: target, Duration: Duration(d)}
+		if len(s.Faults) == 0 && rng.IntN(2) == 0 {
+			// Half the schedules open with the fault striking the holder
+			// inside its section, or the servers while the holder waits
+			// there, for longer than a lease: the window a fixed scenario
+			// forces, which a fault at a random moment mostly misses (it
+			// finds no holder, or heals before the lease runs out).
+			if held, ok := atTheHolder(p, st, between(p.TTL+p.TTL/4, 3*p.TTL)); ok {
+				st, at, d = held, 0, time.Duration(held.Duration)
+			}
+		}
 		if at+d+bound > p.Duration {
 			break
 		}
-		s.Faults = append(s.Faults, Step{At: Duration(at), Kind: k.Name(), Target: target, Duration: Duration(d)})
+		s.Faults = append(s.Faults, st)
 		if promotes(k.Name()) {
 			// The old master stays dead: the rest of the run is the
 			// promoted replica's, with no fault after it (see Validate).
@@ -89,4 +103,25 @@ func Generate(p Plan) Schedule {
 		at += d + between(bound, bound+2*p.TTL)
 	}
 	return s
+}
+
+// atTheHolder is step st made to strike at the holder's failpoint inside
+// its critical section, lasting d: a fault on a client strikes client-0
+// stopped there, a fault on servers strikes while client-0 stands there.
+// ok is false when the kind cannot strike so (the step would not be valid).
+func atTheHolder(p Plan, st Step, d time.Duration) (Step, bool) {
+	spec, err := impls.Lookup(p.Impl)
+	if err != nil {
+		return st, false
+	}
+	held := Step{Kind: st.Kind, Target: st.Target, After: failpoint.InCriticalSection, Duration: Duration(d)}
+	if _, err := ClientSlot(st.Target); err == nil || st.Target == HolderTarget {
+		held.Target = "client-0"
+	} else {
+		held.Holder = "client-0"
+	}
+	if validStep(spec, p.Topology, 0, held) != nil {
+		return st, false
+	}
+	return held, true
 }
