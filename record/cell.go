@@ -31,17 +31,22 @@ type Cell struct {
 	Sections      int `json:"sections_checked"`
 	// MinSections and MinGrantsAfterFault are the least progress of any
 	// one run: what the verdict's weakest run rests on.
-	MinSections         int                `json:"min_sections_per_run"`
-	GrantsAfterFault    int                `json:"grants_after_fault"`
-	MinGrantsAfterFault int                `json:"min_grants_after_fault_per_run"`
-	Unknown             int                `json:"sections_unknown"`
-	RecoveryMillis      []int64            `json:"recovery_ms,omitempty"`
-	Figures             map[string]float64 `json:"figures,omitempty"`
-	Detail              string             `json:"detail,omitempty"`
-	Seeds               []int64            `json:"seeds"`
-	Counterexample      string             `json:"counterexample,omitempty"`
-	History             string             `json:"history,omitempty"`
-	Seconds             float64            `json:"seconds"`
+	MinSections         int     `json:"min_sections_per_run"`
+	GrantsAfterFault    int     `json:"grants_after_fault"`
+	MinGrantsAfterFault int     `json:"min_grants_after_fault_per_run"`
+	Unknown             int     `json:"sections_unknown"`
+	RecoveryMillis      []int64 `json:"recovery_ms,omitempty"`
+	// LeaseLeftMillis is, per run whose fault struck a holder, how much of
+	// its lease was left at the strike (checker.LeaseLeft): a recovery is
+	// read against it, as a crash late in the lease times the lab's own
+	// delays rather than the lock's freeing of a dead holder's claim.
+	LeaseLeftMillis []int64            `json:"lease_left_ms,omitempty"`
+	Figures         map[string]float64 `json:"figures,omitempty"`
+	Detail          string             `json:"detail,omitempty"`
+	Seeds           []int64            `json:"seeds"`
+	Counterexample  string             `json:"counterexample,omitempty"`
+	History         string             `json:"history,omitempty"`
+	Seconds         float64            `json:"seconds"`
 	// PhaseSeconds is where Seconds went, summed over the runs
 	// (engine.Phase): servers, workers, warm-up, fault, after, check, ...
 	PhaseSeconds map[string]float64 `json:"phase_seconds,omitempty"`

@@ -403,6 +403,13 @@ func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit s
 				ms = append(ms, fmt.Sprintf("%d ms", m))
 			}
 			rec = strings.Join(ms, ", ")
+			if len(r.LeaseLeftMillis) == len(r.RecoveryMillis) {
+				var left []string
+				for _, m := range r.LeaseLeftMillis {
+					left = append(left, fmt.Sprintf("%d", m))
+				}
+				rec += " (lease left at the strike: " + strings.Join(left, ", ") + " ms)"
+			}
 		}
 		var figs []string
 		for _, k := range sortedKeys(r.Figures) {
@@ -495,6 +502,9 @@ func cellResult(c scenarios.Cell, exp scenarios.Expectation, outs []*engine.Outc
 		r.Seeds = append(r.Seeds, o.Seed)
 		if o.Recovery > 0 {
 			r.RecoveryMillis = append(r.RecoveryMillis, o.Recovery.Milliseconds())
+		}
+		if left, ok := o.Figures["lease-left-ms"]; ok {
+			r.LeaseLeftMillis = append(r.LeaseLeftMillis, int64(left))
 		}
 		for _, p := range o.Phases {
 			if r.PhaseSeconds == nil {
