@@ -56,9 +56,6 @@ func ScenarioJob(s scenarios.Scenario, opts Options) (Job, error) {
 	default:
 		return Job{}, fmt.Errorf("scenario %s names no schedule, script or workload", s.Name)
 	}
-	if s.Topology != nil {
-		job.Topology = s.Topology(opts.Impl, opts.Topology)
-	}
 	return job, nil
 }
 

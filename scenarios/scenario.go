@@ -35,10 +35,6 @@ type Scenario struct {
 	// Topologies names the topologies the scenario runs on (nil: the
 	// single one). A topology that cannot carry the lock is left out.
 	Topologies []string
-	// Topology declares the lock's servers for this scenario on the named
-	// topology (the engine adds the protected resource); nil: the lock's
-	// own, as its backend declares them there.
-	Topology func(spec impls.Spec, topo string) topology.Declaration
 	// Schedule names the nemesis's fixed schedule the scenario runs
 	// (nemesis.Fixed), on the servers the schedule's faults need.
 	Schedule string
