@@ -287,7 +287,7 @@ func unsafeCell(r *site.Results) (record.Cell, bool) {
 	var found record.Cell
 	ok := false
 	for _, c := range r.Matrix {
-		if c.Verdict == checker.Verdict("unsafe") && c.Counterexample != "" && c.Scenario == "pause-past-ttl" && !c.Fencing {
+		if checker.SafetyViolated(c.Verdict) && c.Counterexample != "" && c.Scenario == "pause-past-ttl" && !c.Fencing {
 			if c.Impl == "redis-setnx-px" {
 				return c, true
 			}
