@@ -33,6 +33,10 @@ type gridEntry struct {
 	// Exercised is the cell's runs that exercised the fault, as its
 	// verdict's text says them ("(3 of 3 exercised)"), or "".
 	Exercised string
+	// FewerExercised: not every run exercised the fault, so the front
+	// page's tables say Exercised too (the tooltip and the lock's page
+	// always do).
+	FewerExercised bool
 }
 
 // columns orders the matrix's scenarios as the README's table does (the

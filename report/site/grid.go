@@ -205,6 +205,10 @@ func newGridEntry(r *Results, l links, from string, c record.Cell) gridEntry {
 	}
 	e := gridEntry{Name: cellName(c), Fenced: c.Fencing, V: v, Href: l.page(from, cellPage(c)),
 		Exercised: exercisedNote(r, c)}
+	// A table of many columns says the count where it is news: a cell
+	// whose runs did not all exercise the fault (every not-exercised one,
+	// and a safe one that rests on fewer than all its runs).
+	e.FewerExercised = e.Exercised != "" && c.ExercisedRuns < c.Runs
 	verdict := string(c.Verdict)
 	if e.Exercised != "" {
 		verdict += " " + e.Exercised
