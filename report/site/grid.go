@@ -76,7 +76,6 @@ type gridRow struct {
 	Impl, LockHref   string
 	Columns          [][]gridEntry
 	Survived, Judged int
-	Differ           int // cells whose verdict differs from the expectation
 }
 
 // topologyOrder lists the matrix's topologies, the single one first, the
@@ -158,9 +157,6 @@ func buildGrids(r *Results, l links, from string, order []string, o Options) []t
 				}
 				if checker.Survived(c.Verdict) {
 					row.Survived++
-				}
-				if !e.V.Agrees {
-					row.Differ++
 				}
 				g.Cells++
 			}
