@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -120,31 +119,6 @@ func checkSiteOut(out, results string) error {
 	return nil
 }
 
-// provenance finds the repository the results are in (where the lessons
-// and sources the site links live) and the commit the results were
-// generated at, for the footer: HEAD, and a note when the results differ
-// from it (a fresh `make matrix` renders the site before anyone commits).
-func provenance(results string) (repo, commit string) {
-	git := func(args ...string) (string, error) {
-		b, err := exec.Command("git", append([]string{"-C", results}, args...)...).Output()
-		return strings.TrimSpace(string(b)), err
-	}
-	top, err := git("rev-parse", "--show-toplevel")
-	if err != nil {
-		wd, _ := os.Getwd()
-		return wd, ""
-	}
-	head, err := git("rev-parse", "--short=12", "HEAD")
-	if err != nil {
-		return top, ""
-	}
-	// Relative to the results dir (git -C): "." is it, "site" the site's own pages.
-	if dirty, err := git("status", "--porcelain", "--", ".", ":(exclude)site"); err == nil && dirty != "" {
-		head += ", with results not yet committed"
-	}
-	return top, head
-}
-
 // serveSite serves the nearest dir holding the site, the results and the
 // repository (the site links all three by relative paths) on 127.0.0.1
 // only, until ctx ends or the process is interrupted.
@@ -213,7 +187,7 @@ func describeScenario(c record.Cell, ttl time.Duration) (site.Scenario, bool) {
 	if err != nil {
 		return site.Scenario{}, false
 	}
-	d := site.Scenario{Summary: sc.Summary}
+	d := site.Scenario{Summary: sc.Summary, Risk: sc.Risk}
 	build, ok := nemesis.Fixed[sc.Schedule]
 	if sc.Schedule == "" || !ok {
 		d.Scripted = true

@@ -235,6 +235,7 @@ func TestSiteInBrowser(t *testing.T) {
 	// The front page and one unsafe cell with a fault: screenshots, and
 	// the cell's timeline must be porcupine's drawing with its faults row.
 	shoot(t, ctx, fileURL(filepath.Join(out, "index.html")), "front.png")
+	checkTabs(t, ctx, fileURL(filepath.Join(out, "index.html")))
 	c, ok := unsafeCell(r)
 	if !ok {
 		t.Fatal("the committed matrix has no unsafe cell with a fault and a counterexample to show")
@@ -272,6 +273,53 @@ func TestSiteInBrowser(t *testing.T) {
 	t.Logf("%d pages visited, %d links followed, in %v; screenshots in %s", len(seen), links, time.Since(start).Round(time.Millisecond), t.ArtifactDir())
 }
 
+// panelShown is one topology's table on the front page, and whether the
+// browser shows it.
+type panelShown struct {
+	ID    string `json:"id"`
+	Shown bool   `json:"shown"`
+}
+
+const panelsShown = `Array.from(document.querySelectorAll('.panels > .panel')).map(p => ({id: p.id, shown: getComputedStyle(p).display !== 'none'}))`
+
+// checkTabs: the front page shows one topology's table at a time, the
+// first (the single servers) when the address names none, and the one
+// the address names (its tab's link) otherwise; a screenshot keeps the
+// last topology's.
+func checkTabs(t *testing.T, ctx context.Context, index string) {
+	t.Helper()
+	shown := func(u string) []panelShown {
+		t.Helper()
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := chromedp.Do(pctx, chromedp.Navigate(u)); err != nil {
+			t.Fatalf("open %s: %v", u, err)
+		}
+		ps, err := chromedp.Run(pctx, chromedp.Evaluate[[]panelShown](panelsShown))
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		return ps
+	}
+	ps := shown(index)
+	if len(ps) < 2 {
+		t.Fatalf("the front page has %d topology tables, want one per topology of the matrix", len(ps))
+	}
+	last := ps[len(ps)-1].ID
+	for _, tc := range []struct{ fragment, want string }{{"", ps[0].ID}, {"#" + last, last}} {
+		var on []string
+		for _, p := range shown(index + tc.fragment) {
+			if p.Shown {
+				on = append(on, p.ID)
+			}
+		}
+		if len(on) != 1 || on[0] != tc.want {
+			t.Errorf("index.html%s shows tables %q, want %s alone", tc.fragment, on, tc.want)
+		}
+	}
+	shoot(t, ctx, index+"#"+last, "front-"+last+".png")
+}
+
 func fencedSuffix(c record.Cell) string {
 	if c.Fencing {
 		return "--fenced"
@@ -287,7 +335,7 @@ func unsafeCell(r *site.Results) (record.Cell, bool) {
 	var found record.Cell
 	ok := false
 	for _, c := range r.Matrix {
-		if c.Verdict == checker.Verdict("unsafe") && c.Counterexample != "" && c.Scenario == "pause-past-ttl" && !c.Fencing {
+		if checker.SafetyViolated(c.Verdict) && c.Counterexample != "" && c.Scenario == "pause-past-ttl" && !c.Fencing {
 			if c.Impl == "redis-setnx-px" {
 				return c, true
 			}

@@ -28,7 +28,8 @@ type cellPageData struct {
 	Why         string
 	Detail      string
 	Runs        []runRow
-	Exercised   int // runs that exercised the fault (record.Cell.ExercisedRuns)
+	Exercised   int  // runs that exercised the fault (record.Cell.ExercisedRuns)
+	Counted     bool // the cell's file counted them (Results.Counted)
 	Sections    int
 	MinSections int
 	Unknown     int
@@ -72,24 +73,20 @@ func buildCell(r *Results, l links, p page, c record.Cell, o Options) (cellPageD
 	ttl := o.MatrixTTL
 	d := cellPageData{page: p, Name: cellName(c), Impl: c.Impl, ImplHref: l.page(p.Path, lockPage(c.Impl)),
 		Scenario: c.Scenario, Fencing: c.Fencing, V: newVerdict(c.Verdict, c.Expected), Why: c.Why, Detail: c.Detail,
-		Exercised: c.ExercisedRuns, Sections: c.Sections, MinSections: c.MinSections, Unknown: c.Unknown, Grants: c.GrantsAfterFault,
+		Exercised: c.ExercisedRuns, Counted: r.Counted(c), Sections: c.Sections, MinSections: c.MinSections, Unknown: c.Unknown, Grants: c.GrantsAfterFault,
 		MinGrants: c.MinGrantsAfterFault, Minimum: checker.DefaultMinimum, TTL: ttl.String()}
-	// The run to reproduce is the first whose verdict is the cell's: the
-	// one that made the cell what it is (its counterexample, if any).
-	repro := -1
 	for i, v := range c.RunVerdicts {
 		row := runRow{N: i + 1, Verdict: v, Class: verdictClass(v)}
 		if i < len(c.Seeds) {
 			row.Seed = c.Seeds[i]
 			row.Command = reproduce(c, ttl, row.Seed)
-			if repro < 0 && v == c.Verdict {
-				repro = i
-			}
 		}
 		d.Runs = append(d.Runs, row)
 	}
-	if repro >= 0 {
-		d.Reproduce = d.Runs[repro].Command
+	// The run to reproduce is the one that made the cell what it is (its
+	// counterexample, if any), as the checker names it.
+	if i := checker.DecidingRun(c.Verdict, c.RunVerdicts); i >= 0 {
+		d.Reproduce = d.Runs[i].Command
 	}
 	var rec []string
 	for _, ms := range c.RecoveryMillis {

@@ -1,5 +1,6 @@
 // Package site renders the lab's committed results as one static site a
-// person opens in a browser: the verdict matrix, the benchmark's targets
+// person opens in a browser: the verdict matrix (a table per topology, one
+// shown at a time behind tabs of plain CSS), the benchmark's targets
 // and charts, the explore and mutation tables, a page per lock and a page
 // per cell. It is plain HTML with its CSS inline and no script of its own,
 // readable from file:// with no server and nothing fetched from the

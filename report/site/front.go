@@ -9,12 +9,13 @@ import (
 	"github.com/locklab/locklab/record"
 )
 
-// frontPage is index.html: the verdict matrix, the benchmark's targets and
-// charts, the explore table and the mutation table.
+// frontPage is index.html: the verdict matrix (a table per topology), the
+// benchmark's targets and charts, the explore table and the mutation table.
 type frontPage struct {
 	page
-	Scenarios []string
-	Rows      []matrixRow
+	Scenarios []string       // the matrix's scenarios, in the order its tables' columns take within a family
+	Grids     []topologyGrid // the matrix, a table per topology
+	Families  []family       // the column groups, for the legend
 	Cells     int
 	Differing []gridEntry // the cells whose verdict is not the expected one
 	Bench     *benchView
@@ -23,28 +24,19 @@ type frontPage struct {
 	HasMutant bool
 }
 
-type matrixRow struct {
-	Impl     string
-	LockHref string
-	Columns  [][]gridEntry // per scenario: without fencing, then with
-}
-
 type gridEntry struct {
 	Name    string // the cell, as the matrix names it
 	Fenced  bool
 	V       verdictView
 	Href    string
 	Summary string // the tooltip: expectation and agreement
-}
-
-func newGridEntry(l links, from string, c record.Cell) gridEntry {
-	v := newVerdict(c.Verdict, c.Expected)
-	agrees := "agrees"
-	if !v.Agrees {
-		agrees = "differs"
-	}
-	return gridEntry{Name: cellName(c), Fenced: c.Fencing, V: v, Href: l.page(from, cellPage(c)),
-		Summary: fmt.Sprintf("%s: %s, expected %s (%s)", cellName(c), c.Verdict, c.Expected, agrees)}
+	// Exercised is the cell's runs that exercised the fault, as its
+	// verdict's text says them ("(3 of 3 exercised)"), or "".
+	Exercised string
+	// FewerExercised: not every run exercised the fault, so the front
+	// page's tables say Exercised too (the tooltip and the lock's page
+	// always do).
+	FewerExercised bool
 }
 
 // columns orders the matrix's scenarios as the README's table does (the
@@ -70,36 +62,12 @@ func columns(m []record.Cell, key []string) []string {
 	return out
 }
 
-// rowOrder lists the matrix's rows (a lock, on a topology other than the
-// single one) in the order it ran them.
-func rowOrder(m []record.Cell) []string {
-	var out []string
-	for _, c := range m {
-		if !slices.Contains(out, c.Row()) {
-			out = append(out, c.Row())
-		}
-	}
-	return out
-}
-
 func buildFront(r *Results, l links, p page, o Options) frontPage {
 	f := frontPage{page: p, Scenarios: columns(r.Matrix, o.KeyScenarios), Cells: len(r.Matrix)}
-	for _, key := range rowOrder(r.Matrix) {
-		row := matrixRow{Impl: key, LockHref: l.page(p.Path, lockPage(key)), Columns: make([][]gridEntry, len(f.Scenarios))}
-		for _, c := range r.Matrix {
-			if c.Row() != key {
-				continue
-			}
-			i := slices.Index(f.Scenarios, c.Scenario)
-			row.Columns[i] = append(row.Columns[i], newGridEntry(l, p.Path, c))
-		}
-		for _, col := range row.Columns {
-			slices.SortStableFunc(col, func(a, b gridEntry) int { return boolCmp(a.Fenced, b.Fenced) })
-		}
-		f.Rows = append(f.Rows, row)
-	}
+	f.Grids = buildGrids(r, l, p.Path, f.Scenarios, o)
+	f.Families = families
 	for _, c := range r.Matrix {
-		if e := newGridEntry(l, p.Path, c); !e.V.Agrees {
+		if e := newGridEntry(r, l, p.Path, c); !e.V.Agrees {
 			f.Differing = append(f.Differing, e)
 		}
 	}

@@ -81,7 +81,7 @@ func buildLock(r *Results, l links, p page, impl string, specs map[string]impls.
 	}
 	for _, c := range r.Matrix {
 		if c.Impl == impl {
-			d.Cells = append(d.Cells, newGridEntry(l, p.Path, c))
+			d.Cells = append(d.Cells, newGridEntry(r, l, p.Path, c))
 		}
 	}
 	if r.Bench != nil {

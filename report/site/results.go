@@ -32,7 +32,43 @@ type Results struct {
 	Bench   *record.Bench        // nil: no bench.json
 	Explore *record.ExploreTable // nil: no explore/explore.json
 	Mutants []record.Mutant      // nil: no mutants.json
+	// Uncounted holds the cells (by their page, cellPage) read from a
+	// matrix written before runs that exercised the fault were counted:
+	// their file has no exercised_runs, so their ExercisedRuns of 0 is no
+	// count, and the pages print no "0 of 3 exercised" for them.
+	Uncounted map[string]bool
 }
+
+// exercisedRuns is how a cell's file says whether it counted the runs
+// that exercised its fault (record.Cell.ExercisedRuns): absent, it did not.
+type exercisedRuns struct {
+	Count *int `json:"exercised_runs"`
+}
+
+// uncounted reads which cells of a matrix file carry no exercised_runs.
+func (r *Results) uncounted(name string) ([]bool, error) {
+	var counts []exercisedRuns
+	if _, err := readJSON(r.Dir, name, &counts); err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(counts))
+	for i, c := range counts {
+		out[i] = c.Count == nil
+	}
+	return out, nil
+}
+
+// markUncounted notes a cell whose file did not count its exercised runs.
+func (r *Results) markUncounted(c record.Cell) {
+	if r.Uncounted == nil {
+		r.Uncounted = map[string]bool{}
+	}
+	r.Uncounted[cellPage(c)] = true
+}
+
+// Counted reports whether a cell's file counted the runs that exercised
+// its fault.
+func (r *Results) Counted(c record.Cell) bool { return !r.Uncounted[cellPage(c)] }
 
 // Load reads the results in dir. A missing matrix, a file that does not
 // decode, or a file the results name that is not there is an error naming
@@ -49,6 +85,15 @@ func Load(dir string) (*Results, error) {
 	}
 	if len(r.Matrix) == 0 {
 		return nil, fmt.Errorf("%s: no cells", filepath.Join(dir, CorrectnessFile))
+	}
+	uncounted, err := r.uncounted(CorrectnessFile)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range r.Matrix {
+		if uncounted[i] {
+			r.markUncounted(c)
+		}
 	}
 	if err := r.loadTopologies(); err != nil {
 		return nil, err
@@ -103,9 +148,16 @@ func (r *Results) loadTopologies() error {
 		if _, err := readJSON(r.Dir, filepath.ToSlash(filepath.Join(rel, CorrectnessFile)), &cells); err != nil {
 			return err
 		}
-		for _, c := range cells {
+		uncounted, err := r.uncounted(filepath.ToSlash(filepath.Join(rel, CorrectnessFile)))
+		if err != nil {
+			return err
+		}
+		for i, c := range cells {
 			if have[key(c)] {
 				continue
+			}
+			if uncounted[i] {
+				r.markUncounted(c)
 			}
 			for _, f := range []*string{&c.Counterexample, &c.History} {
 				if *f != "" {

@@ -77,3 +77,28 @@ func writeFiles(t *testing.T, files map[string]string) string {
 	}
 	return dir
 }
+
+// TestLoadCountedExercise: a cell whose file has exercised_runs counted
+// them, even at 0; one whose file has none (a matrix older than the
+// count) did not, in the main matrix and in a topology's own alike.
+func TestLoadCountedExercise(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"correctness.json": `[{"impl":"a","scenario":"contention","verdict":"safe","runs":3,"exercised_runs":3},
+			{"impl":"b","scenario":"contention","verdict":"not exercised","runs":3,"exercised_runs":0},
+			{"impl":"c","scenario":"contention","verdict":"safe","runs":3}]`,
+		"topologies/zk-ensemble/correctness.json": `[{"impl":"zookeeper","topology":"zk-ensemble","scenario":"contention","verdict":"safe","runs":3}]`,
+	})
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"a": true, "b": true, "c": false, "zookeeper": false}
+	for _, c := range r.Matrix {
+		if got := r.Counted(c); got != want[c.Impl] {
+			t.Errorf("%s: counted %v, want %v", c.Impl, got, want[c.Impl])
+		}
+	}
+	if len(r.Matrix) != len(want) {
+		t.Errorf("%d cells, want %d", len(r.Matrix), len(want))
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/record"
 )
@@ -57,6 +58,10 @@ type Scenario struct {
 	// scripted one (Scripted).
 	Steps    []Step
 	Scripted bool
+	// Risk is the scenario's rule for when its fault puts the lock at
+	// risk (scenarios.Scenario.Risk): the front page groups its columns
+	// into fault families by it.
+	Risk checker.Risk
 }
 
 // Step is one declared step of a fixed schedule, as its page prints it.
