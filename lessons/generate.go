@@ -185,7 +185,7 @@ func Generate(ctx context.Context, opt Options) error {
 			blocks["takeover"] = takeoverBlock(race)
 		}
 		if p.File == DecisionPage {
-			blocks["decision"] = decisionTable(m, mErr, mSet, records, b, bErr)
+			blocks["decision"] = decisionTable(m, others, mErr, mSet, records, b, bErr)
 		}
 		if err := rewrite(filepath.Join(opt.Dir, p.File), blocks); err != nil {
 			return err
