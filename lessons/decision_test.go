@@ -77,13 +77,13 @@ func TestDecisionTableGrowsFromTheData(t *testing.T) {
 		"| Sentinel fail-over |", // a production topology's column
 		"| moon-base |",          // a topology no Deployment names: its own column
 		"unsafe <sub>sentinel-master-kill, sentinel-master-split</sub>", // the topology's worst, naming its scenarios
-		"safe (3 of 3 exercised)",                                       // a count where the matrix carries it
-		"not exercised (1 of 3 exercised)",                              // the verdict issue 44 added, with its count
-		"unsafe <sub>server-restart, redis-failover</sub>",              // the family's worst, naming its scenarios
-		"unsafe<br>fenced: safe",                                        // fencing on a second line
-		"unsafe <sub>lesson run</sub>",                                  // the coupon sale from a page's run
-		"| 970 ms |",                                                    // the median recovery of the safe cell
-		"[struck late](glossary.md#danger-window): 9 ms",                // a lease lock freed before its lease could end
+		"safe (3 of 3 exercised)",                          // a count where the matrix carries it
+		"not exercised (1 of 3 exercised)",                 // the verdict issue 44 added, with its count
+		"unsafe <sub>server-restart, redis-failover</sub>", // the family's worst, naming its scenarios
+		"unsafe<br>fenced: safe",                           // fencing on a second line
+		"unsafe <sub>lesson run</sub>",                     // the coupon sale from a page's run
+		"| 970 ms |",                                       // the median recovery of the safe cell
+		"[struck late](glossary.md#danger-window): 9 ms",   // a lease lock freed before its lease could end
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the table lacks %q:\n%s", want, got)
