@@ -160,7 +160,7 @@ func verdictWithCount(v checker.Verdict, cells []record.Cell) string {
 
 // DecisionPage is the page the decision table is generated on, the last
 // in reading order.
-const DecisionPage = "15-choosing-a-lock.md"
+const DecisionPage = "17-choosing-a-lock.md"
 
 // topologies lists the matrix's topologies, the single server first.
 func topologies(m Matrix) []string {

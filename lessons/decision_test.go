@@ -115,7 +115,27 @@ func TestSummaryTableShowsOtherTopologies(t *testing.T) {
 			t.Errorf("the table lacks %q:\n%s", want, got)
 		}
 	}
-	if ev := MatrixEvidence(m); len(ev) != 1 || ev[0].Verdict != checker.Unsafe {
-		t.Errorf("prose naming no topology is held to the single server's cell alone; evidence %+v", ev)
+	if got := Contradictions("`zookeeper` is unsafe under `pause-past-ttl`.", MatrixEvidence(m), nil); len(got) > 0 {
+		t.Errorf("prose naming no topology is held to the single server's cell alone: %q", got)
+	}
+	if got := Contradictions("On `zk-ensemble`, `zookeeper` is unsafe under `pause-past-ttl`.", MatrixEvidence(m), nil); len(got) != 1 {
+		t.Errorf("prose naming a topology is held to its cells: %q", got)
+	}
+	// PostgreSQL's session lock: safe under a pause on one server, unsafe
+	// where the server ends idle sessions.
+	pg := MatrixEvidence(Matrix{
+		{Impl: "pg-advisory", Scenario: "pause-past-ttl", Verdict: checker.Safe},
+		{Impl: "pg-advisory", Topology: "pg-idle-timeouts", Scenario: "pause-past-ttl", Verdict: checker.Unsafe},
+	})
+	for _, sentence := range []string{"`pg-advisory` is safe under `pause-past-ttl`.", "`pg-advisory` is never unsafe under `pause-past-ttl`."} {
+		if got := Contradictions(sentence, pg, nil); len(got) > 0 {
+			t.Errorf("%s: a page of the single server holds it to that server's cell: %q", sentence, got)
+		}
+		if got := ContradictionsEverywhere(sentence, pg, nil); len(got) != 1 {
+			t.Errorf("%s: on a page of every topology it must hold on every one: %q", sentence, got)
+		}
+	}
+	if got := ContradictionsEverywhere("`pg-advisory` is safe under `pause-past-ttl` on the `single` server.", pg, nil); len(got) > 0 {
+		t.Errorf("a sentence naming its topology is held to it alone: %q", got)
 	}
 }
