@@ -82,8 +82,8 @@ type Evidence struct {
 	// Topology is the cell's or the run's topology (topology.Or).
 	Topology string
 	Fencing  bool
-	Verdict        checker.Verdict
-	Source         string // "results/correctness.json" or the run's id
+	Verdict  checker.Verdict
+	Source   string // "results/correctness.json" or the run's id
 }
 
 // MatrixEvidence lists every cell of every topology as evidence. A
@@ -120,9 +120,9 @@ type Claim struct {
 	// Topologies are the topologies the clause names in backticks; none:
 	// the single server, or every one on a page that speaks of all.
 	Topologies []string
-	Fencing []bool
-	Says    []checker.Verdict
-	Denies  []checker.Verdict
+	Fencing    []bool
+	Says       []checker.Verdict
+	Denies     []checker.Verdict
 	// Runs are the generated run blocks beside the clause's paragraph: a
 	// clause that names no lock speaks of them.
 	Runs []string
