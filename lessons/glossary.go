@@ -3,6 +3,7 @@ package lessons
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -234,3 +235,56 @@ func inGeneratedBlock(page string, at int) bool {
 	}
 	return false
 }
+
+// tableVerdicts lists the verdict words of every verdict cell of a page's
+// generated tables: a cell under "verdict" or "expected", or under a
+// decision column (a fault family or a deployment), each of its lines
+// ("unsafe<br>fenced: safe") without its link, count and the scenarios
+// named beside it. "·" and "–" mean no cell.
+func tableVerdicts(page string) []string {
+	var out []string
+	for _, blk := range blockRe.FindAllString(page, -1) {
+		lines := strings.Split(blk, "\n")
+		var head []string
+		for i, line := range lines {
+			if i+1 < len(lines) && tableRuleRe.MatchString(lines[i+1]) {
+				head = splitRow(line)
+				continue
+			}
+			if !strings.HasPrefix(line, "|") || tableRuleRe.MatchString(line) || head == nil {
+				continue
+			}
+			for j, cell := range splitRow(line) {
+				// A decision column only in the decision table (the sale's
+				// table has a "coupon sale" column of its own).
+				decision := familyHeading(head[j%len(head)]) && slices.Contains(head, "fencing tokens")
+				if j >= len(head) || !(head[j] == "verdict" || head[j] == "expected" || decision) {
+					continue
+				}
+				for _, part := range strings.Split(cell, "<br>") {
+					part = strings.TrimPrefix(strings.TrimSpace(part), "fenced: ")
+					part = linkTextRe.ReplaceAllString(part, "$1")
+					part = subRe.ReplaceAllString(part, "")
+					part = countRe.ReplaceAllString(part, "")
+					if part = strings.TrimSpace(part); part != "" && part != "·" && part != "–" {
+						out = appendString(out, part)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func splitRow(line string) []string {
+	var out []string
+	for _, c := range strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|") {
+		out = append(out, strings.TrimSpace(c))
+	}
+	return out
+}
+
+var (
+	subRe   = regexp.MustCompile(`\s*<sub>.*?</sub>`)
+	countRe = regexp.MustCompile(`\s*\(\d+ of \d+ exercised\)`)
+)

@@ -299,7 +299,7 @@ func figuresBlock(p Page, m Matrix, others Topologies, mErr error, mSet string, 
 					if !ok {
 						continue
 					}
-					v := string(r.Verdict)
+					v := verdictWithCount(r.Verdict, []record.Cell{r})
 					if r.Counterexample != "" {
 						v = fmt.Sprintf("[%s](../../results/%s)", v, filepath.ToSlash(r.Counterexample))
 					}
