@@ -162,6 +162,10 @@ func verdictWithCount(v checker.Verdict, cells []record.Cell) string {
 // in reading order.
 const DecisionPage = "17-choosing-a-lock.md"
 
+// GuestPage is the lesson on the guest locks, which the decision table
+// links a guest's row to.
+const GuestPage = "16-guest-locks.md"
+
 // topologies lists the matrix's topologies, the single server first.
 func topologies(m Matrix) []string {
 	out := []string{topology.SingleName}
@@ -332,10 +336,18 @@ func decisionTable(m Matrix, others Topologies, mErr error, mSet string, recs ma
 		if l := PageFor(spec.Name); l != "" {
 			name = fmt.Sprintf("[`%s`](%s)", spec.Name, l)
 		}
+		if spec.Guest {
+			// A guest declares no lesson page of its own; the guests'
+			// lesson covers them.
+			name = fmt.Sprintf("[`%s`](%s)", spec.Name, GuestPage)
+		}
 		if spec.Broken != "" {
 			name += " (broken)"
 		}
-		if spec.Peer {
+		switch {
+		case spec.Guest:
+			name += " ([guest](glossary.md#guest))"
+		case spec.Peer:
 			name += " ([peer](glossary.md#peer))"
 		}
 		un, co := "·", "·"

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +19,9 @@ import (
 // lessons -no-run` rewrites it).
 func TestDecisionPageIsLastAndGenerated(t *testing.T) {
 	last := Pages[len(Pages)-1]
+	if !slices.ContainsFunc(Pages, func(p Page) bool { return p.File == GuestPage }) {
+		t.Errorf("the guests' page %s is not among the pages", GuestPage)
+	}
 	if last.File != DecisionPage {
 		t.Fatalf("the last page is %s; the decision page %s must close the reading order", last.File, DecisionPage)
 	}
