@@ -333,13 +333,8 @@ func decisionTable(m Matrix, others Topologies, mErr error, mSet string, recs ma
 	table := report.NewTable(head...)
 	for _, spec := range impls.All() {
 		name := fmt.Sprintf("`%s`", spec.Name)
-		if l := PageFor(spec.Name); l != "" {
+		if l := lessonPage(spec.Name); l != "" {
 			name = fmt.Sprintf("[`%s`](%s)", spec.Name, l)
-		}
-		if spec.Guest {
-			// A guest declares no lesson page of its own; the guests'
-			// lesson covers them.
-			name = fmt.Sprintf("[`%s`](%s)", spec.Name, GuestPage)
 		}
 		if spec.Broken != "" {
 			name += " (broken)"

@@ -312,6 +312,19 @@ func PageFor(impl string) string {
 	return strings.TrimPrefix(s.Page, lessonsDir)
 }
 
+// lessonPage is the lesson a lock's row on a lesson page links to: its
+// declared page, or the guests' lesson for a guest, which declares none.
+// (The project README's table links a guest to nothing, as PageFor does.)
+func lessonPage(impl string) string {
+	if p := PageFor(impl); p != "" {
+		return p
+	}
+	if s, err := impls.Lookup(impl); err == nil && s.Guest {
+		return GuestPage
+	}
+	return ""
+}
+
 // lessonsDir is where, from the repo root, a lock's declared Page lives.
 const lessonsDir = "docs/lessons/"
 

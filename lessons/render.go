@@ -533,13 +533,15 @@ func locksIndex() string {
 	for _, s := range impls.All() {
 		kind := "ours"
 		switch {
+		case s.Guest:
+			kind = "guest"
 		case s.Peer:
 			kind = "peer library"
 		case s.Broken != "":
 			kind = "deliberately broken"
 		}
 		page, also := "no page yet", []string{}
-		if f := PageFor(s.Name); f != "" {
+		if f := lessonPage(s.Name); f != "" {
 			page = fmt.Sprintf("[%s](%s)", titleOf(f), f)
 			for _, o := range pagesCovering(s.Name) {
 				if o != f {
