@@ -79,22 +79,22 @@ var (
 // run of the page.
 type Evidence struct {
 	Impl, Scenario string
-	Fencing        bool
-	Verdict        checker.Verdict
-	Source         string // "results/correctness.json" or the run's id
+	// Topology is the cell's or the run's topology (topology.Or).
+	Topology string
+	Fencing  bool
+	Verdict  checker.Verdict
+	Source   string // "results/correctness.json" or the run's id
 }
 
-// MatrixEvidence lists every cell of the single-server topology as
-// evidence: a sentence that names no topology speaks of the one the pages
-// run, so a cell of another (a ZooKeeper ensemble) neither confirms nor
-// refutes it.
+// MatrixEvidence lists every cell of every topology as evidence. A
+// sentence that names a topology (`zk-ensemble`) is held to that
+// topology's cells; one that names none speaks of the single server the
+// pages run, so a cell of another neither confirms nor refutes it, except
+// on a page that speaks of every topology (Page.EveryTopology).
 func MatrixEvidence(m Matrix) []Evidence {
 	var out []Evidence
 	for _, c := range m {
-		if topology.Or(c.Topology) != topology.SingleName {
-			continue
-		}
-		out = append(out, Evidence{Impl: c.Impl, Scenario: c.Scenario, Fencing: c.Fencing, Verdict: c.Verdict, Source: "results/correctness.json"})
+		out = append(out, Evidence{Impl: c.Impl, Scenario: c.Scenario, Topology: topology.Or(c.Topology), Fencing: c.Fencing, Verdict: c.Verdict, Source: "results/correctness.json"})
 	}
 	return out
 }
@@ -104,7 +104,7 @@ func RunEvidence(p Page, recs map[string]Record) []Evidence {
 	var out []Evidence
 	for _, r := range p.Runs {
 		if rec, ok := recs[r.ID]; ok {
-			out = append(out, Evidence{Impl: rec.Impl, Scenario: rec.Scenario, Fencing: rec.Fencing, Verdict: rec.Verdict, Source: "run " + rec.ID})
+			out = append(out, Evidence{Impl: rec.Impl, Scenario: rec.Scenario, Topology: topology.Or(rec.Topology), Fencing: rec.Fencing, Verdict: rec.Verdict, Source: "run " + rec.ID})
 		}
 	}
 	return out
@@ -114,12 +114,15 @@ func RunEvidence(p Page, recs map[string]Record) []Evidence {
 // (each a set of scenarios it may mean), with or without fencing, show
 // these verdicts and not those.
 type Claim struct {
-	Text    string
-	Locks   []string
-	Faults  [][]string
-	Fencing []bool
-	Says    []checker.Verdict
-	Denies  []checker.Verdict
+	Text   string
+	Locks  []string
+	Faults [][]string
+	// Topologies are the topologies the clause names in backticks; none:
+	// the single server, or every one on a page that speaks of all.
+	Topologies []string
+	Fencing    []bool
+	Says       []checker.Verdict
+	Denies     []checker.Verdict
 	// Runs are the generated run blocks beside the clause's paragraph: a
 	// clause that names no lock speaks of them.
 	Runs []string
@@ -253,12 +256,15 @@ func claimOf(text string) Claim {
 		if scenarioSet[w] {
 			c.Faults = append(c.Faults, []string{w})
 		}
+		if names.topologies[w] {
+			c.Topologies = appendString(c.Topologies, w)
+		}
 	}
 	// Plain words: outside backticks only, so `redis-setnx-px` does not
 	// also read as a fault word or an alias.
 	plain := tickRe.ReplaceAllStringFunc(text, func(m string) string {
 		inner := strings.Trim(m, "`")
-		if implSet[inner] || scenarioSet[inner] {
+		if implSet[inner] || scenarioSet[inner] || names.topologies[inner] {
 			return "``"
 		}
 		return inner
@@ -314,13 +320,16 @@ func claimWordsRe() *regexp.Regexp {
 // clause of every page asks for them, and the registries and Aliases do
 // not change after init.
 var claimNames = sync.OnceValue(func() (n struct {
-	impls, scenarios map[string]bool
-	aliases          []struct {
+	impls, scenarios, topologies map[string]bool
+	aliases                      []struct {
 		re   *regexp.Regexp
 		impl string
 	}
 }) {
-	n.impls, n.scenarios = map[string]bool{}, map[string]bool{}
+	n.impls, n.scenarios, n.topologies = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, t := range topology.All() {
+		n.topologies[t.Name] = true
+	}
 	for _, name := range impls.Names() {
 		n.impls[name] = true
 	}
@@ -348,16 +357,44 @@ func appendOnce(vs []checker.Verdict, v checker.Verdict) []checker.Verdict {
 // it says, and none may show one it denies where every cell shows it. A
 // claim no cell measures is unsupported, which is a problem too: a run
 // must say it. recs are the page's runs, by id, for the clauses beside a
-// run's block.
+// run's block. A clause is held to the cells of the topologies it names,
+// or to the single server's when it names none.
 func Contradictions(page string, ev []Evidence, recs map[string]Record) []string {
+	return contradictions(page, ev, recs, false)
+}
+
+// ContradictionsEverywhere holds a page that speaks of every topology
+// (the decision page) to the whole matrix, and more strictly, so that no
+// lock reads safer there than some cell shows it: a clause that names no
+// topology is held to every topology's cells; a verdict it denies must
+// show in none of them, and "safe" must be what every one that applies
+// shows.
+func ContradictionsEverywhere(page string, ev []Evidence, recs map[string]Record) []string {
+	return contradictions(page, ev, recs, true)
+}
+
+func contradictions(page string, ev []Evidence, recs map[string]Record, everywhere bool) []string {
 	var out []string
 	for _, c := range Claims(page) {
-		out = append(out, c.problems(ev, recs)...)
+		out = append(out, c.problems(ev, recs, everywhere)...)
 	}
 	return out
 }
 
-func (c Claim) problems(ev []Evidence, recs map[string]Record) []string {
+// onTopology reports whether evidence speaks to a clause: on a topology
+// the clause names, or, when it names none, on the single server (on
+// every topology, everywhere).
+func (c Claim) onTopology(e Evidence, everywhere bool) bool {
+	t := topology.Or(e.Topology)
+	if len(c.Topologies) > 0 {
+		return slices.Contains(c.Topologies, t)
+	}
+	// A page's own run counts as before topologies were read: the page
+	// shows it, and its block names its topology.
+	return everywhere || t == topology.SingleName || strings.HasPrefix(e.Source, "run ")
+}
+
+func (c Claim) problems(ev []Evidence, recs map[string]Record, everywhere bool) []string {
 	type target struct {
 		lock   string
 		faults []string
@@ -408,8 +445,19 @@ func (c Claim) problems(ev []Evidence, recs map[string]Record) []string {
 				}
 			}
 			cells = own
+		} else {
+			var on []Evidence
+			for _, e := range cells {
+				if c.onTopology(e, everywhere) {
+					on = append(on, e)
+				}
+			}
+			cells = on
 		}
 		what := fmt.Sprintf("%s under %s", t.lock, strings.Join(t.faults, "|"))
+		if len(c.Topologies) > 0 {
+			what += " on " + strings.Join(c.Topologies, ", ")
+		}
 		if len(cells) == 0 {
 			if len(c.Locks) > 0 {
 				out = append(out, fmt.Sprintf("%q: says %s of %s, which no matrix cell or run of the page measures", c.Text, verdictList(c.Says, c.Denies), what))
@@ -417,20 +465,25 @@ func (c Claim) problems(ev []Evidence, recs map[string]Record) []string {
 			continue
 		}
 		for _, v := range c.Says {
-			ok := false
+			ok, every := false, true
 			for _, e := range cells {
 				ok = ok || checker.Confirms(v, e.Verdict)
+				every = every && (checker.Confirms(v, e.Verdict) || !checker.Applicable(e.Verdict))
 			}
-			if !ok {
+			switch {
+			case !ok:
 				out = append(out, fmt.Sprintf("%q: says %s is %s; measured: %s", c.Text, what, v, measured(cells)))
+			case everywhere && v == checker.Safe && !every:
+				out = append(out, fmt.Sprintf("%q: says %s is safe, but not every cell is: %s", c.Text, what, measured(cells)))
 			}
 		}
 		for _, v := range c.Denies {
-			all := true
+			all, any := true, false
 			for _, e := range cells {
 				all = all && checker.Refutes(v, e.Verdict)
+				any = any || checker.Refutes(v, e.Verdict)
 			}
-			if all {
+			if all || (everywhere && any) {
 				out = append(out, fmt.Sprintf("%q: says %s is not %s; measured: %s", c.Text, what, v, measured(cells)))
 			}
 		}
@@ -445,7 +498,11 @@ func measured(cells []Evidence) string {
 		if e.Fencing {
 			f = " fenced"
 		}
-		parts = append(parts, fmt.Sprintf("%s%s %s (%s)", e.Scenario, f, e.Verdict, e.Source))
+		on := ""
+		if t := topology.Or(e.Topology); t != topology.SingleName {
+			on = " on " + t
+		}
+		parts = append(parts, fmt.Sprintf("%s%s%s %s (%s)", e.Scenario, on, f, e.Verdict, e.Source))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -469,7 +526,9 @@ func appendString(xs []string, s string) []string {
 }
 
 var (
-	measuredRe = regexp.MustCompile(`Measured \(seed (-?\d+), TTL ([^,]+), [^)]*\): \*\*([a-z/]+)\*\*\. The lab expects ([a-z/]+):`)
+	// measuredRe reads a run block's sentence, its TTL and verdict linked
+	// to the glossary where they are the page's first use of the word.
+	measuredRe = regexp.MustCompile(`Measured \(seed (-?\d+), (?:\[TTL\]\(glossary\.md#ttl\)|TTL) ([^,]+), [^)]*\): \*\*\[?([a-z/ ]+?)(?:\]\(glossary\.md#[a-z-]+\))?\*\*\. The lab expects \[?([a-z/ ]+?)(?:\]\(glossary\.md#[a-z-]+\))?:`)
 	svgLinkRe  = regexp.MustCompile(`!\[[^\]]*\]\((img/[^)]+\.svg)\)`)
 	svgTitleRe = regexp.MustCompile(`\(seed (-?\d+)\): ([a-z/]+)</text>`)
 )

@@ -19,6 +19,11 @@ func TestProseAgreesWithRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	others, err := LoadTopologies(filepath.Join("..", "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(append(Matrix{}, m...), others.Cells...)
 	recs, err := loadRecords(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -30,8 +35,12 @@ func TestProseAgreesWithRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev := append(MatrixEvidence(m), RunEvidence(p, recs)...)
-			for _, msg := range Contradictions(string(b), ev, recs) {
+			ev := append(MatrixEvidence(all), RunEvidence(p, recs)...)
+			contradicted := Contradictions
+			if p.EveryTopology {
+				contradicted = ContradictionsEverywhere
+			}
+			for _, msg := range contradicted(string(b), ev, recs) {
 				t.Errorf("contradicted: %s", msg)
 			}
 			for _, msg := range FigureProblems(string(b), recs, read) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +19,9 @@ import (
 // lessons -no-run` rewrites it).
 func TestDecisionPageIsLastAndGenerated(t *testing.T) {
 	last := Pages[len(Pages)-1]
+	if !slices.ContainsFunc(Pages, func(p Page) bool { return p.File == GuestPage }) {
+		t.Errorf("the guests' page %s is not among the pages", GuestPage)
+	}
 	if last.File != DecisionPage {
 		t.Fatalf("the last page is %s; the decision page %s must close the reading order", last.File, DecisionPage)
 	}
@@ -31,7 +35,11 @@ func TestDecisionPageIsLastAndGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, bErr := LoadBench(res)
-	want := decisionTable(m, mErr, MatrixSettings(m, res), recs, b, bErr)
+	others, err := LoadTopologies(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := decisionTable(m, others, mErr, MatrixSettings(m, res), recs, b, bErr)
 	page, err := os.ReadFile(filepath.Join(dir, DecisionPage))
 	if err != nil {
 		t.Fatal(err)
@@ -43,34 +51,50 @@ func TestDecisionPageIsLastAndGenerated(t *testing.T) {
 }
 
 // TestDecisionTableGrowsFromTheData: a scenario no family claims gets a
-// column of its own, a topology other than the single server gets rows of
-// its own, a family is the worst of its scenarios, and the coupon sale,
-// which the matrix has no column for, comes from a page's run.
+// column of its own, a production topology a column of its own (and one
+// no Deployment names a column named by it), a family is the worst of its
+// scenarios, the coupon sale, which the matrix has no column for, comes
+// from a page's run, a not-exercised verdict carries its count, and a
+// lease lock's recovery too short to be its own is marked struck late.
 func TestDecisionTableGrowsFromTheData(t *testing.T) {
 	m := Matrix{
-		{Impl: "redis-setnx-px", Scenario: "holder-crash", Verdict: checker.Safe, RecoveryMillis: []int64{960, 970, 980}},
+		{Impl: "redis-setnx-px", Scenario: "holder-crash", Verdict: checker.Safe, TTL: "1s", RecoveryMillis: []int64{960, 970, 980}},
 		{Impl: "redis-setnx-px", Scenario: "crash-after-setnx", Verdict: checker.Safe},
 		{Impl: "redis-setnx-px", Scenario: "pause-past-ttl", Verdict: checker.Unsafe},
 		{Impl: "redis-setnx-px", Scenario: "pause-past-ttl", Fencing: true, Verdict: checker.Safe},
 		{Impl: "redis-setnx-px", Scenario: "server-restart", Verdict: checker.Unsafe},
 		{Impl: "redis-setnx-px", Scenario: "redis-failover", Verdict: checker.Unsafe},
 		{Impl: "redis-setnx-px", Scenario: "disk-full", Verdict: checker.Stuck},
-		{Impl: "redis-setnx-px", Topology: "sentinel", Scenario: "holder-crash", Verdict: checker.Unsafe},
+		{Impl: "redis-lua-setnx-expire", Scenario: "holder-crash", Verdict: checker.Safe, TTL: "1s", RecoveryMillis: []int64{9, 12, 7}},
+		{Impl: "redis-lua-setnx-expire", Scenario: "late-release", Verdict: checker.NotExercised, Runs: 3, ExercisedRuns: 1},
 	}
+	others := Topologies{Cells: Matrix{
+		{Impl: "redis-setnx-px", Topology: "redis-sentinel", Scenario: "holder-crash", Verdict: checker.Safe},
+		{Impl: "redis-setnx-px", Topology: "redis-sentinel", Scenario: "sentinel-master-kill", Verdict: checker.Unsafe},
+		{Impl: "redis-setnx-px", Topology: "redis-sentinel", Scenario: "sentinel-master-split", Verdict: checker.Unsafe},
+		{Impl: "redis-setnx-px", Topology: "moon-base", Scenario: "contention", Verdict: checker.Safe, Runs: 3, ExercisedRuns: 3},
+	}}
 	recs := map[string]Record{"c": {ID: "c", Impl: "redis-setnx-px", Scenario: "coupon", Verdict: checker.Unsafe}}
-	got := decisionTable(m, nil, "", recs, nil, os.ErrNotExist)
+	got := decisionTable(m, others, nil, "", recs, nil, os.ErrNotExist)
 	for _, want := range []string{
-		"| disk-full |",         // an unclaimed scenario's own column
-		"| topology |",          // a topology other than single shows
-		"| sentinel | unsafe |", // its own row: holder crash unsafe there
+		"| disk-full |",          // an unclaimed scenario's own column
+		"| Sentinel fail-over |", // a production topology's column
+		"| moon-base |",          // a topology no Deployment names: its own column
+		"unsafe <sub>sentinel-master-kill, sentinel-master-split</sub>", // the topology's worst, naming its scenarios
+		"safe (3 of 3 exercised)",                          // a count where the matrix carries it
+		"not exercised (1 of 3 exercised)",                 // the verdict issue 44 added, with its count
 		"unsafe <sub>server-restart, redis-failover</sub>", // the family's worst, naming its scenarios
 		"unsafe<br>fenced: safe",                           // fencing on a second line
 		"unsafe <sub>lesson run</sub>",                     // the coupon sale from a page's run
 		"| 970 ms |",                                       // the median recovery of the safe cell
+		"[struck late](glossary.md#danger-window): 9 ms",   // a lease lock freed before its lease could end
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the table lacks %q:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "| redis-sentinel |") {
+		t.Errorf("a topology is a column, not a row:\n%s", got)
 	}
 	for _, f := range Families {
 		for _, s := range f.Scenarios {
@@ -95,7 +119,27 @@ func TestSummaryTableShowsOtherTopologies(t *testing.T) {
 			t.Errorf("the table lacks %q:\n%s", want, got)
 		}
 	}
-	if ev := MatrixEvidence(m); len(ev) != 1 || ev[0].Verdict != checker.Unsafe {
-		t.Errorf("prose naming no topology is held to the single server's cell alone; evidence %+v", ev)
+	if got := Contradictions("`zookeeper` is unsafe under `pause-past-ttl`.", MatrixEvidence(m), nil); len(got) > 0 {
+		t.Errorf("prose naming no topology is held to the single server's cell alone: %q", got)
+	}
+	if got := Contradictions("On `zk-ensemble`, `zookeeper` is unsafe under `pause-past-ttl`.", MatrixEvidence(m), nil); len(got) != 1 {
+		t.Errorf("prose naming a topology is held to its cells: %q", got)
+	}
+	// PostgreSQL's session lock: safe under a pause on one server, unsafe
+	// where the server ends idle sessions.
+	pg := MatrixEvidence(Matrix{
+		{Impl: "pg-advisory", Scenario: "pause-past-ttl", Verdict: checker.Safe},
+		{Impl: "pg-advisory", Topology: "pg-idle-timeouts", Scenario: "pause-past-ttl", Verdict: checker.Unsafe},
+	})
+	for _, sentence := range []string{"`pg-advisory` is safe under `pause-past-ttl`.", "`pg-advisory` is never unsafe under `pause-past-ttl`."} {
+		if got := Contradictions(sentence, pg, nil); len(got) > 0 {
+			t.Errorf("%s: a page of the single server holds it to that server's cell: %q", sentence, got)
+		}
+		if got := ContradictionsEverywhere(sentence, pg, nil); len(got) != 1 {
+			t.Errorf("%s: on a page of every topology it must hold on every one: %q", sentence, got)
+		}
+	}
+	if got := ContradictionsEverywhere("`pg-advisory` is safe under `pause-past-ttl` on the `single` server.", pg, nil); len(got) > 0 {
+		t.Errorf("a sentence naming its topology is held to it alone: %q", got)
 	}
 }

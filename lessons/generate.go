@@ -185,18 +185,18 @@ func Generate(ctx context.Context, opt Options) error {
 			blocks["takeover"] = takeoverBlock(race)
 		}
 		if p.File == DecisionPage {
-			blocks["decision"] = decisionTable(m, mErr, mSet, records, b, bErr)
+			blocks["decision"] = decisionTable(m, others, mErr, mSet, records, b, bErr)
 		}
-		if err := rewrite(filepath.Join(opt.Dir, p.File), blocks); err != nil {
+		if err := rewriteLinked(filepath.Join(opt.Dir, p.File), blocks, true); err != nil {
 			return err
 		}
 		opt.Logf("wrote %s", filepath.Join(opt.Dir, p.File))
 	}
-	if err := rewrite(filepath.Join(opt.Dir, "README.md"), map[string]string{
+	if err := rewriteLinked(filepath.Join(opt.Dir, "README.md"), map[string]string{
 		"index": indexList(records),
 		"locks": locksIndex(),
 		"table": SummaryTable(m, mErr, records, ""),
-	}); err != nil {
+	}, true); err != nil {
 		return err
 	}
 	if err := rewrite(filepath.Join(opt.Dir, "sources.md"), map[string]string{"sources": sourcesBlock()}); err != nil {
@@ -227,7 +227,7 @@ func Generate(ctx context.Context, opt Options) error {
 func checkProse(opt Options, recs map[string]Record, m Matrix, others Topologies, mErr error, bench *Bench) error {
 	var ev []Evidence
 	if mErr == nil {
-		ev = MatrixEvidence(m)
+		ev = MatrixEvidence(append(append(Matrix{}, m...), others.Cells...))
 	}
 	var errs []error
 	read := func(rel string) ([]byte, error) { return os.ReadFile(filepath.Join(opt.Dir, filepath.FromSlash(rel))) }
@@ -236,7 +236,11 @@ func checkProse(opt Options, recs map[string]Record, m Matrix, others Topologies
 		if err != nil {
 			return fmt.Errorf("read the hand-written page: %w", err)
 		}
-		for _, msg := range Contradictions(string(b), append(append([]Evidence{}, ev...), RunEvidence(p, recs)...), recs) {
+		contradicted := Contradictions
+		if p.EveryTopology {
+			contradicted = ContradictionsEverywhere
+		}
+		for _, msg := range contradicted(string(b), append(append([]Evidence{}, ev...), RunEvidence(p, recs)...), recs) {
 			errs = append(errs, fmt.Errorf("%s: contradicted: %s", p.File, msg))
 		}
 		for _, msg := range FigureProblems(string(b), recs, read) {
@@ -250,6 +254,10 @@ func checkProse(opt Options, recs map[string]Record, m Matrix, others Topologies
 		}
 		for _, msg := range BenchClaimProblems(string(b), bench) {
 			errs = append(errs, fmt.Errorf("%s: speed: %s", p.File, msg))
+		}
+		cells, names := pageCells(p, append(append(Matrix{}, m...), others.Cells...))
+		for _, msg := range DigitProblems(string(b), cells, names) {
+			errs = append(errs, fmt.Errorf("%s: figure: %s", p.File, msg))
 		}
 		for _, msg := range ProseFigureProblems(string(b), p, recs) {
 			errs = append(errs, fmt.Errorf("%s: figure: %s", p.File, msg))
@@ -523,6 +531,13 @@ func Rewrite(text string, blocks map[string]string) (string, error) {
 }
 
 func rewrite(path string, blocks map[string]string) error {
+	return rewriteLinked(path, blocks, false)
+}
+
+// rewriteLinked rewrites a page's generated blocks and, for a page of
+// docs/lessons (link), links the glossary terms the blocks use first
+// (LinkFirstUses).
+func rewriteLinked(path string, blocks map[string]string, link bool) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read the hand-written page: %w", err)
@@ -530,6 +545,9 @@ func rewrite(path string, blocks map[string]string) error {
 	text, err := Rewrite(string(b), blocks)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
+	}
+	if link {
+		text = LinkFirstUses(text)
 	}
 	return os.WriteFile(path, []byte(text), 0o644)
 }

@@ -3,6 +3,7 @@ package lessons
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -26,6 +27,21 @@ type Term struct {
 
 // Glossary lists the entries of glossary.md.
 var Glossary = []Term{
+	{Anchor: "lease", Use: regexp.MustCompile(`(?i)\bleases?\b`)},
+	{Anchor: "ttl", Use: regexp.MustCompile(`\bTTLs?\b`)},
+	{Anchor: "fencing-token", Use: regexp.MustCompile(`(?i)\bfencing tokens?\b`), Names: []string{"fencing tokens", "fencing"}},
+	{Anchor: "quorum", Use: regexp.MustCompile(`(?i)\bquorums?\b`)},
+	{Anchor: "failpoint", Use: regexp.MustCompile(`(?i)\bfailpoints?\b`)},
+	{Anchor: "guest", Use: regexp.MustCompile(`(?i)\bguests?\b(?:[^:/.-]|$)`)},
+	{Anchor: "peer", Use: regexp.MustCompile(`(?i)\bpeers?\b(?:[^:-]|$)`)},
+	{Anchor: "safe", Names: []string{"safe", "unsafe", "verdict", "expected"}},
+	{Anchor: "stuck", Use: regexp.MustCompile(`\bstuck\b`), Names: []string{"stuck"}},
+	{Anchor: "unavailable", Use: regexp.MustCompile(`\bunavailable\b`), Names: []string{"unavailable"}},
+	{Anchor: "inconclusive", Use: regexp.MustCompile(`(?i)\binconclusive\b`), Names: []string{"inconclusive"}},
+	{Anchor: "unknown", Names: []string{"unknown"}},
+	{Anchor: "n-a", Use: regexp.MustCompile(`(?:^|[^\w/])n/a\b`), Names: []string{"n/a"}},
+	{Anchor: "danger-window", Use: regexp.MustCompile(`(?i)\bnot exercised\b|\bdanger window\b`), Names: []string{"not exercised", "exercised"}},
+	{Anchor: "lease-left-ms", Use: regexp.MustCompile(`\blease-left-ms\b|\bheld-before-fault-ms\b`), Names: []string{"lease-left-ms", "held-before-fault-ms"}},
 	{Anchor: "porcupine", Use: regexp.MustCompile(`(?i)\bporcupine\b`)},
 	{Anchor: "linearizable", Use: regexp.MustCompile(`(?i)\blinearizab(le|ility)\b`)},
 	{Anchor: "sections-checked", Use: regexp.MustCompile(`(?i)\bsections checked\b|\bchecked \d+ critical sections\b`), Names: []string{"sections checked", "runs"}},
@@ -54,8 +70,8 @@ var Glossary = []Term{
 // notFigures are the table headings that name what a row is, not a
 // measurement: no entry needs to define them.
 var notFigures = map[string]bool{
-	"implementation": true, "scenario": true, "fencing": true, "verdict": true, "expected": true, "clients": true,
-	"backend": true, "fencing tokens": true, "lock": true, "kind": true, "page": true, "also on": true,
+	"implementation": true, "scenario": true, "clients": true,
+	"backend": true, "lock": true, "kind": true, "page": true, "also on": true,
 	"claim": true, "what it says": true, "each sale": true, "statement(s)": true, "coupon sale": true, "settings": true,
 	"clients' clocks": true, "topology": true, "paused past TTL": true, "paused, fenced": true, "slow past TTL": true,
 	"lock server lost": true,
@@ -68,8 +84,7 @@ var glossaryLinkRe = regexp.MustCompile(`\[[^\]]*\]\(glossary\.md#([a-z0-9-]+)\)
 // link to their glossary entry. The generated blocks count: where one
 // uses a term first, the generator links it.
 func GlossaryLinkProblems(page string) []string {
-	text := codeFenceRe.ReplaceAllStringFunc(page, func(m string) string { return strings.Repeat(" ", len(m)) })
-	text = commentRe.ReplaceAllStringFunc(text, func(m string) string { return strings.Repeat(" ", len(m)) })
+	text := usesOnly(page)
 	links := glossaryLinkRe.FindAllStringSubmatchIndex(text, -1)
 	var out []string
 	for _, t := range Glossary {
@@ -94,6 +109,32 @@ func GlossaryLinkProblems(page string) []string {
 	}
 	return out
 }
+
+// usesOnly blanks, keeping every offset, what is no use of a word in the
+// page's text: code blocks and inline code (a name, `guest:curator`),
+// comments, headings (a title names a topic; its page links the word
+// where it explains it), table rows (a value in a column whose heading
+// the glossary defines), and the text of links other than the
+// glossary's (a page title in a "Next:" link).
+func usesOnly(page string) string {
+	blank := func(m string) string { return strings.Repeat(" ", len(m)) }
+	text := codeFenceRe.ReplaceAllStringFunc(page, blank)
+	text = commentRe.ReplaceAllStringFunc(text, blank)
+	text = inlineCodeRe.ReplaceAllStringFunc(text, blank)
+	text = headingOrRowRe.ReplaceAllStringFunc(text, blank)
+	return otherLinkRe.ReplaceAllStringFunc(text, func(m string) string {
+		if strings.Contains(m, "](glossary.md#") {
+			return m
+		}
+		return blank(m)
+	})
+}
+
+var (
+	inlineCodeRe   = regexp.MustCompile("`[^`\n]*`")
+	headingOrRowRe = regexp.MustCompile(`(?m)^(#|\|).*$`)
+	otherLinkRe    = regexp.MustCompile(`!?\[[^\]]*\]\([^)]*\)`)
+)
 
 // glossaryEntry finds the entry that defines a figure name or heading
 // ("" when none does); a heading's settings in brackets, "(TTL 2s)", are
@@ -140,3 +181,110 @@ func tableHeadings(page string) []string {
 }
 
 var tableRuleRe = regexp.MustCompile(`^\|(-+\|)+$`)
+
+// LinkFirstUses links, in a page's generated blocks, the first use of
+// every glossary term whose first use on the page falls in one: the
+// generator's text (a lock's summary, a run's sentence, the expectation
+// it quotes) names the lab's words before the hand-written prose may, and
+// GlossaryLinkProblems holds the page to its first use wherever it is.
+func LinkFirstUses(page string) string {
+	for _, t := range Glossary {
+		if t.Use == nil {
+			continue
+		}
+		text := usesOnly(page)
+		loc := t.Use.FindStringSubmatchIndex(text)
+		if loc == nil {
+			continue
+		}
+		start, end := loc[0], loc[1]
+		// The word itself, without what the pattern reads around it
+		// ("n/a" after a space, "guest" before one).
+		for start < end && !isWordByte(page[start]) {
+			start++
+		}
+		for end > start && !isWordByte(page[end-1]) {
+			end--
+		}
+		word := page[start:end]
+		linked := false
+		for _, l := range glossaryLinkRe.FindAllStringSubmatchIndex(text, -1) {
+			if text[l[2]:l[3]] == t.Anchor && start < l[1] && l[0] < end {
+				linked = true
+			}
+		}
+		if linked || !inGeneratedBlock(page, start) {
+			continue
+		}
+		page = page[:start] + fmt.Sprintf("[%s](glossary.md#%s)", word, t.Anchor) + page[end:]
+	}
+	return page
+}
+
+func isWordByte(b byte) bool {
+	return b == '/' || b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
+
+// inGeneratedBlock reports whether offset at falls inside a generated
+// block of page.
+func inGeneratedBlock(page string, at int) bool {
+	for _, b := range blockRe.FindAllStringIndex(page, -1) {
+		if b[0] <= at && at < b[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// tableVerdicts lists the verdict words of every verdict cell of a page's
+// generated tables: a cell under "verdict" or "expected", or under a
+// decision column (a fault family or a deployment), each of its lines
+// ("unsafe<br>fenced: safe") without its link, count and the scenarios
+// named beside it. "·" and "–" mean no cell.
+func tableVerdicts(page string) []string {
+	var out []string
+	for _, blk := range blockRe.FindAllString(page, -1) {
+		lines := strings.Split(blk, "\n")
+		var head []string
+		for i, line := range lines {
+			if i+1 < len(lines) && tableRuleRe.MatchString(lines[i+1]) {
+				head = splitRow(line)
+				continue
+			}
+			if !strings.HasPrefix(line, "|") || tableRuleRe.MatchString(line) || head == nil {
+				continue
+			}
+			for j, cell := range splitRow(line) {
+				// A decision column only in the decision table (the sale's
+				// table has a "coupon sale" column of its own).
+				decision := familyHeading(head[j%len(head)]) && slices.Contains(head, "fencing tokens")
+				if j >= len(head) || !(head[j] == "verdict" || head[j] == "expected" || decision) {
+					continue
+				}
+				for _, part := range strings.Split(cell, "<br>") {
+					part = strings.TrimPrefix(strings.TrimSpace(part), "fenced: ")
+					part = linkTextRe.ReplaceAllString(part, "$1")
+					part = subRe.ReplaceAllString(part, "")
+					part = countRe.ReplaceAllString(part, "")
+					if part = strings.TrimSpace(part); part != "" && part != "·" && part != "–" {
+						out = appendString(out, part)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func splitRow(line string) []string {
+	var out []string
+	for _, c := range strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|") {
+		out = append(out, strings.TrimSpace(c))
+	}
+	return out
+}
+
+var (
+	subRe   = regexp.MustCompile(`\s*<sub>.*?</sub>`)
+	countRe = regexp.MustCompile(`\s*\(\d+ of \d+ exercised\)`)
+)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -48,6 +49,11 @@ func TestGlossary(t *testing.T) {
 			t.Errorf("%s: %s", filepath.Base(p), msg)
 		}
 	}
+	for _, v := range checker.Verdicts() {
+		if glossaryEntry(string(v)) == "" {
+			t.Errorf("the checker's verdict %q has no glossary entry (lessons.Glossary)", v)
+		}
+	}
 	m, err := LoadMatrix(filepath.Join("..", "results"))
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +92,11 @@ func undefinedNames(page string) []string {
 		}
 		out = append(out, "table heading "+h+" is defined by no glossary entry (lessons.Glossary)")
 	}
+	for _, w := range tableVerdicts(page) {
+		if glossaryEntry(w) == "" {
+			out = append(out, "verdict "+w+" in a table is defined by no glossary entry (lessons.Glossary)")
+		}
+	}
 	return out
 }
 
@@ -113,6 +124,10 @@ func TestGlossaryLinkProblems(t *testing.T) {
 	page := "<!-- generated:figures -->\n| implementation | frobs per s |\n|---|---|\n| x | 1 |\n<!-- /generated -->"
 	if got := undefinedNames(page); len(got) != 1 || !regexp.MustCompile(`frobs per s`).MatchString(got[0]) {
 		t.Errorf("an undefined heading passed: %q", got)
+	}
+	verdicts := "<!-- generated:figures -->\n| implementation | fencing tokens | verdict | holder crash |\n|---|---|---|---|\n| x | yes | [unsafe](a.html) | frobbed <sub>y</sub><br>fenced: safe |\n<!-- /generated -->"
+	if got := undefinedNames(verdicts); len(got) != 1 || !strings.Contains(got[0], "verdict frobbed") {
+		t.Errorf("an undefined verdict word passed: %q", got)
 	}
 	if glossaryEntry("frob-ms") != "" {
 		t.Errorf("an undefined figure name has an entry")

@@ -55,6 +55,10 @@ type Page struct {
 	// Sale measures the coupon sale on PostgreSQL each way (package
 	// workload/sale): the conditional update beside the locked sale.
 	Sale bool
+	// EveryTopology: the page's sentences speak of every topology the
+	// matrix runs (the decision page), and are held to all of them
+	// (ContradictionsEverywhere).
+	EveryTopology bool
 	// Takeover races redis-getset clients for abandoned locks (package
 	// workload/takeover): how often a loser's GETSET overwrites the
 	// winner's expiry.
@@ -267,7 +271,32 @@ var Pages = []Page{
 			{"etcd-lock @ etcd-cluster", "leader-isolated"}, {"peer-etcd-mutex @ etcd-cluster", "leader-isolated"}},
 	},
 	{
-		File: "15-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
+		File: "15-redis-cluster.md", Title: "Redis Cluster: a slot's fail-over loses the lock, and what writing to every node would buy",
+		Cells: []Cell{
+			{"redis-setnx-px @ redis-cluster", "contention"}, {"redis-setnx-px @ redis-cluster", "holder-crash"},
+			{"redis-setnx-px @ redis-cluster", "cluster-master-kill"}, {"redis-setnx-px @ redis-cluster", "cluster-master-split"},
+			{"redis-setnx-px-wait @ redis-cluster", "cluster-master-kill"}, {"redis-setnx-px-wait @ redis-cluster", "cluster-master-split"},
+			{"redis-reentrant @ redis-cluster", "cluster-master-kill"}, {"redis-reentrant @ redis-cluster", "cluster-master-split"},
+			{"peer-redsync @ redis-cluster", "cluster-master-kill"},
+			{"redlock", "redlock-restart"}, {"redlock", "redlock-restart-delayed"}, {"redlock", "pause-past-ttl"}, {"redlock", "redlock-clock-jump"},
+		},
+	},
+	{
+		File: "16-guest-locks.md", Title: "Guest locks: Curator, Redisson, redis-py and node-redlock under the same faults",
+		Cells: []Cell{
+			{"guest:curator @ zk-ensemble", "holder-server-cut"}, {"zookeeper @ zk-ensemble", "holder-server-cut"},
+			{"guest:curator @ zk-ensemble", "leader-isolated"}, {"zookeeper @ zk-ensemble", "leader-isolated"},
+			{"guest:curator", "pause-past-ttl"}, {"guest:curator", "holder-partition"},
+			{"guest:node-redisson", "slow-work-past-ttl"}, {"guest:node-redisson", "holder-partition"}, {"guest:node-redisson", "pause-past-ttl"},
+			{"guest:redis-py", "slow-work-past-ttl"}, {"guest:redis-py", "late-release"},
+			{"guest:node-redlock", "slow-work-past-ttl"}, {"guest:node-redlock-5", "redlock-partition"},
+			{"guest:lab-redis-setnx-px", "slow-work-past-ttl"}, {"redis-setnx-px", "slow-work-past-ttl"},
+			{"guest:redis-py", "holder-crash"}, {"guest:node-redlock", "holder-crash"}, {"guest:lab-redis-setnx-px", "holder-crash"}, {"redis-setnx-px", "holder-crash"},
+		},
+	},
+	{
+		File: "17-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
+		EveryTopology: true,
 	},
 }
 
@@ -281,6 +310,19 @@ func PageFor(impl string) string {
 		return ""
 	}
 	return strings.TrimPrefix(s.Page, lessonsDir)
+}
+
+// lessonPage is the lesson a lock's row on a lesson page links to: its
+// declared page, or the guests' lesson for a guest, which declares none.
+// (The project README's table links a guest to nothing, as PageFor does.)
+func lessonPage(impl string) string {
+	if p := PageFor(impl); p != "" {
+		return p
+	}
+	if s, err := impls.Lookup(impl); err == nil && s.Guest {
+		return GuestPage
+	}
+	return ""
 }
 
 // lessonsDir is where, from the repo root, a lock's declared Page lives.

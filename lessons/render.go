@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/report"
+	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/topology"
 )
 
@@ -201,7 +202,7 @@ func runBlock(recs map[string]Record, r Run) string {
 		who = fmt.Sprintf("%d client processes", rec.Clients)
 	}
 	fmt.Fprintf(&b, "Measured (seed %d, TTL %s, %s): **%s**. The lab expects %s: %s.",
-		rec.Seed, rec.TTL, who, rec.Verdict, rec.Expected, rec.Why)
+		rec.Seed, rec.TTL, who, rec.Verdict, rec.Expected, expectationWhy(rec))
 	if !checker.Agrees(rec.Expected, rec.Verdict) {
 		fmt.Fprintf(&b, " ⚠ This run differs from the expectation.")
 	}
@@ -227,6 +228,19 @@ func runBlock(recs map[string]Record, r Run) string {
 	}
 	fmt.Fprintf(&b, "\n<sub>Generated %s by `make lessons`.</sub>\n", rec.Generated)
 	return b.String()
+}
+
+// expectationWhy is why the lab expects a run's verdict: the expectation
+// table's reason as it reads now (scenarios/expectations.md, the file the
+// sentence quotes), so a reason corrected there reaches the page without
+// a rerun; the record's copy, from the run's day, only where the row is
+// gone or now expects another verdict.
+func expectationWhy(rec Record) string {
+	exp, err := scenarios.Expected(rec.Impl, topology.Or(rec.Topology), rec.Scenario, rec.Fencing)
+	if err != nil || exp.Verdict != rec.Expected {
+		return rec.Why
+	}
+	return exp.Why
 }
 
 func joinInts(xs []int64) string {
@@ -285,7 +299,7 @@ func figuresBlock(p Page, m Matrix, others Topologies, mErr error, mSet string, 
 					if !ok {
 						continue
 					}
-					v := string(r.Verdict)
+					v := verdictWithCount(r.Verdict, []record.Cell{r})
 					if r.Counterexample != "" {
 						v = fmt.Sprintf("[%s](../../results/%s)", v, filepath.ToSlash(r.Counterexample))
 					}
@@ -519,13 +533,15 @@ func locksIndex() string {
 	for _, s := range impls.All() {
 		kind := "ours"
 		switch {
+		case s.Guest:
+			kind = "guest"
 		case s.Peer:
 			kind = "peer library"
 		case s.Broken != "":
 			kind = "deliberately broken"
 		}
 		page, also := "no page yet", []string{}
-		if f := PageFor(s.Name); f != "" {
+		if f := lessonPage(s.Name); f != "" {
 			page = fmt.Sprintf("[%s](%s)", titleOf(f), f)
 			for _, o := range pagesCovering(s.Name) {
 				if o != f {
