@@ -132,6 +132,12 @@ type Injection struct {
 	// much of the holder's lease was left when the fault struck
 	// (checker.LeaseLeft).
 	HeldSince int64 `json:"held_since,omitempty"`
+	// Promotion is, for a fault that replaced a master or primary by a
+	// replica, what the servers' own replication positions said of it:
+	// how far the master had written when the fault struck, and how far
+	// the replica put in its place had it when it was promoted. nil: the
+	// fault promoted nothing (or the record predates it).
+	Promotion *Promotion `json:"promotion,omitempty"`
 }
 
 // FaultEvent is the one way a fault enters a history: a Fault event from

@@ -18,7 +18,7 @@ func init() {
 			"from the replicas, the sentinels and the other clients, past Sentinel's down-after time; a replica is promoted "+
 			"and the others are granted by it while the holder writes on the old side",
 		nil), topology.SentinelTopologies...))
-	Register(onTopologies(scheduleScenario("sentinel-master-kill", checker.RiskAtStrike,
+	Register(onTopologies(scheduleScenario("sentinel-master-kill", checker.RiskAtPromotion,
 		"on a Sentinel group, the master is SIGKILLed while the holder is in its section; Sentinel promotes a replica, "+
 			"which has the holder's grant only if replication had carried it there",
 		nil), topology.SentinelTopologies...))
