@@ -10,7 +10,10 @@ import (
 // MySQL's binary-log replica): plain contention (through the primary, with
 // every commit replicated) and the fail-over by promotion while the holder
 // is inside its section. One scenario for both kinds, so its text names
-// each kind's promotion.
+// each kind's promotion. Its runs are judged by what the promotion lost
+// (checker.RiskAtPromotion): the primary's write position at the kill
+// against the replica's own at its promotion, which the fault records; a
+// replica that had everything took nothing from the holder's claim.
 func init() {
 	// Alone: the holder must write within its lease right after the lab's
 	// own promotion, and under another cell's load the promotion took 2.7 s
