@@ -290,6 +290,9 @@ func (serverPause) Inject(ctx context.Context, sys System, target string) (strin
 	if err != nil {
 		return "", err
 	}
+	// A Redis master with replicas paused past down-after is failed over
+	// by its group: recorded as a kill's fail-over is.
+	markRedisStrike(ctx, sys, n)
 	return "SIGSTOP", n.Pause()
 }
 
@@ -298,6 +301,9 @@ func (serverPause) Heal(ctx context.Context, sys System, target string) (string,
 	if err != nil {
 		return "", err
 	}
+	// Before it wakes: the old master, resumed, is a master too until the
+	// sentinels demote it.
+	markPromotedAmong(ctx, sys, n)
 	return "SIGCONT", n.Resume()
 }
 
