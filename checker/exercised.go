@@ -32,6 +32,16 @@ const (
 	// the server, a quorum or a leader cut off): protection ends when it
 	// strikes.
 	RiskAtStrike Risk = lin.RiskAtStrike
+	// RiskAtPromotion: the fault kills a master or primary and puts a
+	// replica in its place (a Sentinel group's or a Redis Cluster's
+	// fail-over, the lab's own promotion of a database replica). The
+	// claim is lost at the strike only when the promoted replica lacked
+	// what the master had written by then, the holder's grant and fencing
+	// increment among it: read from the servers' replication positions,
+	// which the fault records (lin.Injection.Promotion), never assumed.
+	// A promoted replica that had everything holds the claim as the
+	// master did, and the fail-over put nothing at risk.
+	RiskAtPromotion Risk = lin.RiskAtPromotion
 	// RiskAtExpiry: the fault leaves the servers alone and stops or slows
 	// the holder (a pause, the holder cut off its servers, a late release,
 	// a slow section): protection ends when the holder's lease runs out on
@@ -98,7 +108,7 @@ func (x Exposure) Event() (lin.Event, bool) {
 // lock at the strike. A rule of RiskNotJudged, RiskContention or
 // RiskRecovery has no holder's claim to expose and returns nil.
 func Exposures(events []lin.Event, risk Risk, claim Claim, ttl time.Duration, holders []int) []Exposure {
-	if risk != RiskAtStrike && risk != RiskAtExpiry {
+	if risk != RiskAtStrike && risk != RiskAtExpiry && risk != RiskAtPromotion {
 		return nil
 	}
 	var out []Exposure
@@ -138,21 +148,29 @@ func exposure(events []lin.Event, f lin.Event, fi int, risk Risk, claim Claim, t
 	if claim.Lease > 0 {
 		lease = claim.Lease
 	}
+	var promoted promotion
+	tookNothing := false
+	if risk == RiskAtPromotion {
+		promoted, tookNothing = promotionStart(f, c)
+	}
 	// Another client granted the lock while the holder still worked
 	// under it is the servers' own word that its claim was no longer
-	// protected. Only before the holder's last act on the resource: a
-	// grant after it may be its own release handing the lock on, before
-	// the holder recorded that the release returned.
+	// protected, except after a fail-over that took nothing from the
+	// claim: a second grant in the holder's section then came from its
+	// lease running out while the schedule kept it stopped, which
+	// pause-past-ttl asks about; counting it would call the fail-over
+	// exercised although replication had carried everything first (issue
+	// 44: the fenced Redis locks on Sentinel and Redis Cluster
+	// fail-overs, safe 3 of 3 with nothing lost).
 	other := int64(0)
-	for _, e := range events {
-		if e.Kind == lin.Acquired && e.Client != c.client && e.Time > c.grant && e.Time <= c.work {
-			other = e.Time
-			break
-		}
+	if !tookNothing {
+		other = otherGrant(events, c)
 	}
 	switch {
 	case risk == RiskAtStrike:
 		x.Start, x.Rule = max(f.Time, c.grant), "the fault struck the servers holding the claim"
+	case risk == RiskAtPromotion:
+		x.Start, x.Rule = promoted.start, promoted.rule
 	case claim.Expires && claim.Renews:
 		x.Start, x.Rule = max(f.Time, c.grant)+int64(lease), fmt.Sprintf("the lease ran out %v after the strike, with no renewal since", lease)
 	case claim.Expires:
@@ -192,6 +210,55 @@ func exposure(events []lin.Event, f lin.Event, fi int, risk Risk, claim Claim, t
 		}
 	}
 	return x
+}
+
+// otherGrant is when another client was granted the lock while c's holder
+// still worked under it, or 0. Only before the holder's last act on the
+// resource: a grant after it may be its own release handing the lock on,
+// before the holder recorded that the release returned.
+func otherGrant(events []lin.Event, c claimSpan) int64 {
+	for _, e := range events {
+		if e.Kind == lin.Acquired && e.Client != c.client && e.Time > c.grant && e.Time <= c.work {
+			return e.Time
+		}
+	}
+	return 0
+}
+
+// promotion is where a fail-over's window starts (0: it never opens) and
+// why.
+type promotion struct {
+	start int64
+	rule  string
+}
+
+// promotionStart reads fault f's promotion record against claim c. The
+// master's position was read at the strike, which came after the
+// holder's grant was written (the schedules strike inside the holder's
+// section, or right after its acquire's write): a promoted replica behind
+// that position lacked the last writes before the strike, and so the
+// grant or the fencing increment that followed it, or both, as far as
+// the positions can tell (the grant's own position is not recorded; a
+// write after it, such as a replication ping, would count too, which
+// only ever calls a run exercised that replication had carried). A
+// promoted replica at or past it had them. tookNothing is true only when
+// the record says the promoted replica had everything.
+func promotionStart(f lin.Event, c claimSpan) (p promotion, tookNothing bool) {
+	if f.Injection == nil || f.Injection.Promotion == nil {
+		return promotion{rule: "the fault recorded no promotion, so what the promoted server had is unknown"}, false
+	}
+	rec := *f.Injection.Promotion
+	switch {
+	case !rec.Known():
+		return promotion{rule: "what the promoted server had is unknown (" + rec.String() + ")"}, false
+	case rec.Lacked():
+		return promotion{start: max(f.Time, c.grant), rule: fmt.Sprintf(
+			"the promoted replica %s lacked the last %d %s %s had written by the strike, after client %d's grant (%s against %s)",
+			rec.Promoted, rec.Behind, rec.Unit, rec.Master, c.client, rec.PromotedAt, rec.MasterAt)}, false
+	}
+	return promotion{rule: fmt.Sprintf(
+		"the promoted replica %s had all %s had written by the strike, client %d's grant among it (%s against %s): the fail-over took nothing from the claim",
+		rec.Promoted, rec.Master, c.client, rec.PromotedAt, rec.MasterAt)}, true
 }
 
 // claimAt finds the claim a fault striking at t put at risk: among the

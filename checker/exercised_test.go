@@ -26,6 +26,29 @@ func holderHistory(struck []int) []lin.Event {
 	}
 }
 
+// failOverHistory is client 0's claim struck at 200 by a master's kill
+// whose promotion record is p (nil: none recorded).
+func failOverHistory(p *lin.Promotion) []lin.Event {
+	return []lin.Event{
+		{Kind: lin.Acquired, Time: 100 * ms, Client: 0},
+		{Kind: lin.Call, Time: 120 * ms, Client: 0, Op: 1},
+		{Kind: lin.Read, Time: 150 * ms, Client: 0, Op: 1},
+		lin.FaultEvent(200*ms, 2000*ms, lin.Injection{Kind: "server-kill", Target: "master", Servers: []string{"redis-1"}, Promotion: p}, ""),
+		{Kind: lin.Return, Time: 2500 * ms, Client: 0, Op: 1, Status: lin.OK, Value: 1},
+		{Kind: lin.Released, Time: 2600 * ms, Client: 0},
+	}
+}
+
+// The promotion records of a Sentinel fail-over: the replica promoted had
+// the master's whole stream, lacked its last 37 bytes, or was not read.
+var (
+	hadAll = &lin.Promotion{Master: "redis-1", MasterAt: "master_repl_offset 5238", Promoted: "redis-2",
+		PromotedAt: "second_repl_offset-1 5238", Unit: "bytes"}
+	lacked = &lin.Promotion{Master: "redis-1", MasterAt: "master_repl_offset 5238", Promoted: "redis-2",
+		PromotedAt: "second_repl_offset-1 5201", Behind: 37, Unit: "bytes"}
+	unread = &lin.Promotion{Master: "redis-1", MasterAt: "master_repl_offset 5238", Unread: "redis-2 unreachable"}
+)
+
 func with(events []lin.Event, more ...lin.Event) []lin.Event {
 	out := append(append([]lin.Event(nil), events...), more...)
 	lin.SortEvents(out)
@@ -87,6 +110,23 @@ func TestExposures(t *testing.T) {
 			RiskAtStrike, lease, []int{0}, 200, 2600, 1, true},
 		{"nobody else in the window: not exercised",
 			holderHistory(nil), RiskAtStrike, lease, nil, 200, 2600, 0, false},
+		{"a promoted replica that lacked the master's last writes opens the window at the strike",
+			with(failOverHistory(lacked), lin.Event{Kind: lin.Acquired, Time: 1700 * ms, Client: 1}),
+			RiskAtPromotion, lease, []int{0}, 200, 2600, 1, true},
+		{"a promoted replica that lacked them, with nobody coming, is not exercised",
+			failOverHistory(lacked), RiskAtPromotion, lease, []int{0}, 200, 2600, 0, false},
+		{"a promoted replica that had everything opens no window, though its lease ran out and another was granted",
+			with(failOverHistory(hadAll), lin.Event{Kind: lin.Acquired, Time: 1700 * ms, Client: 1}),
+			RiskAtPromotion, lease, []int{0}, 0, 2600, 0, false},
+		{"the same history under the strike rule opens at the strike",
+			with(failOverHistory(hadAll), lin.Event{Kind: lin.Acquired, Time: 1700 * ms, Client: 1}),
+			RiskAtStrike, lease, []int{0}, 200, 2600, 1, true},
+		{"an unread promotion assumes nothing: only another grant in the holder's section opens it",
+			with(failOverHistory(unread), lin.Event{Kind: lin.Acquired, Time: 1700 * ms, Client: 1}),
+			RiskAtPromotion, lease, []int{0}, 1700, 2600, 1, true},
+		{"no promotion record and nobody granted: no window",
+			with(failOverHistory(nil), lin.Event{Kind: lin.AcquireFailed, Time: 1700 * ms, Client: 1}),
+			RiskAtPromotion, lease, []int{0}, 0, 2600, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,6 +175,12 @@ func TestDecideExercise(t *testing.T) {
 		{"a strike that finds no holder is a miss, not n/a", []lin.Event{
 			lin.FaultEvent(50*ms, 0, lin.Injection{Kind: "server-kill", Target: "master"}, ""),
 			{Kind: lin.Acquired, Time: 2650 * ms, Client: 0}}, RiskAtStrike, Claim{}, NotExercised},
+		{"a fail-over that lost the last writes, with another client refused in the window", with(failOverHistory(lacked),
+			lin.Event{Kind: lin.AcquireFailed, Time: 1500 * ms, Client: 1}, lin.Event{Kind: lin.Acquired, Time: 2650 * ms, Client: 0}),
+			RiskAtPromotion, Claim{Expires: true}, Safe},
+		{"a fail-over whose promoted replica had everything is not exercised, not n/a", with(failOverHistory(hadAll),
+			lin.Event{Kind: lin.AcquireFailed, Time: 1500 * ms, Client: 1}, lin.Event{Kind: lin.Acquired, Time: 2650 * ms, Client: 0}),
+			RiskAtPromotion, Claim{Expires: true}, NotExercised},
 		{"recovery with nobody granted after the strike", holderHistory([]int{0}), RiskRecovery, Claim{}, NotExercised},
 		{"recovery answered", with(holderHistory([]int{0}), lin.Event{Kind: lin.Acquired, Time: 2700 * ms, Client: 1}), RiskRecovery, Claim{}, Safe},
 		// The guest crash of issue 44: a kill 900 ms into a 1 s lease

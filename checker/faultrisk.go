@@ -20,7 +20,7 @@ func faultsExercised(in Input) Exercise {
 		}
 		bit := false
 		switch r := Risk(f.Injection.Risk); r {
-		case RiskAtStrike, RiskAtExpiry:
+		case RiskAtStrike, RiskAtPromotion, RiskAtExpiry:
 			x := exposure(in.Events, f, fi, r, in.Claim, in.TTL, nil)
 			ex.Exposures = append(ex.Exposures, x)
 			bit = x.Exercised()

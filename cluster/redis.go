@@ -238,6 +238,10 @@ type Replication struct {
 	// replica itself it is exact, where its master's count of it
 	// (ReplicaAck.Offset) is up to a second old.
 	ReplicaOffset int64
+	// PromotedAt is, on a master that followed another before (a promoted
+	// replica), the offset at which it stopped following: its
+	// second_repl_offset less one. -1 when it never followed one.
+	PromotedAt int64
 	// Replicas are the replicas the master counts (its slaveN lines).
 	// A cut that drops packets silently leaves them here, with their
 	// last acknowledgements, until the master notices.
@@ -329,6 +333,16 @@ func parseReplication(info string) (Replication, error) {
 		return r, fmt.Errorf("master_repl_offset %q: %w", f["master_repl_offset"], err)
 	}
 	r.Offset = off
+	r.PromotedAt = -1
+	if v, ok := f["second_repl_offset"]; ok {
+		second, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return r, fmt.Errorf("second_repl_offset %q: %w", v, err)
+		}
+		if second > 0 {
+			r.PromotedAt = second - 1
+		}
+	}
 	if v, ok := f["slave_repl_offset"]; ok && role == "replica" {
 		if r.ReplicaOffset, err = strconv.ParseInt(v, 10, 64); err != nil {
 			return r, fmt.Errorf("slave_repl_offset %q: %w", v, err)

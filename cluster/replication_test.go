@@ -27,19 +27,25 @@ func TestParseReplication(t *testing.T) {
 		want Replication
 		err  string // part of the error; "" means none
 	}{
-		{"master with replicas", master, Replication{Role: "master", Offset: 5238, Replicas: []ReplicaAck{
+		{"master with replicas", master, Replication{Role: "master", Offset: 5238, PromotedAt: -1, Replicas: []ReplicaAck{
 			{Addr: "10.77.0.3:16380", State: "online", Offset: 5210, Lag: 0},
 			{Addr: "10.77.0.4:16381", State: "wait_bgsave", Offset: 0, Lag: 1},
 		}}, ""},
-		{"replica", "role:slave\r\nmaster_host:10.77.0.2\r\nmaster_repl_offset:77\r\n", Replication{Role: "replica", Offset: 77}, ""},
+		{"replica", "role:slave\r\nmaster_host:10.77.0.2\r\nmaster_repl_offset:77\r\n", Replication{Role: "replica", Offset: 77, PromotedAt: -1}, ""},
 		{"replica with its processed offset", "role:slave\r\nslave_repl_offset:70\r\nmaster_repl_offset:77\r\n",
-			Replication{Role: "replica", Offset: 77, ReplicaOffset: 70}, ""},
+			Replication{Role: "replica", Offset: 77, ReplicaOffset: 70, PromotedAt: -1}, ""},
 		{"bad processed offset", "role:slave\r\nslave_repl_offset:x\r\nmaster_repl_offset:77\r\n",
-			Replication{Role: "replica", Offset: 77}, "slave_repl_offset"},
+			Replication{Role: "replica", Offset: 77, PromotedAt: -1}, "slave_repl_offset"},
+		// A replica promoted keeps where it stopped following, one past it,
+		// in second_repl_offset; a master that never followed says -1.
+		{"promoted replica", "role:master\r\nmaster_repl_offset:5300\r\nsecond_repl_offset:5211\r\n",
+			Replication{Role: "master", Offset: 5300, PromotedAt: 5210}, ""},
+		{"never followed", "role:master\r\nmaster_repl_offset:5300\r\nsecond_repl_offset:-1\r\n",
+			Replication{Role: "master", Offset: 5300, PromotedAt: -1}, ""},
 		{"no role", "master_repl_offset:1\r\n", Replication{}, "no role line"},
 		{"no offset", "role:master\r\n", Replication{Role: "master"}, "master_repl_offset"},
 		{"bad replica line", "role:master\r\nmaster_repl_offset:9\r\nslave0:ip=a,port=1,state=online,lag=0\r\n",
-			Replication{Role: "master", Offset: 9}, "slave0: offset"},
+			Replication{Role: "master", Offset: 9, PromotedAt: -1}, "slave0: offset"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

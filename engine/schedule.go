@@ -322,11 +322,17 @@ func (r *scheduleRun) record(f *strike, inj lin.Injection, healNote string) {
 		stopped = r.stopped // later steps find it gone on from its failpoint
 	}
 	inj.HeldSince = r.sys.heldSince(inj.Clients, f.begin, stopped)
+	// A fail-over's record of what the master had and the promoted
+	// replica had, read from the servers by the fault itself.
+	inj.Promotion = nemesis.TakePromotion(r.sys, f.target)
 	if _, role := nemesis.RoleOf(f.st.Target); role || f.st.Target == nemesis.HolderServerTarget {
 		// The record keeps which server had the role when it struck.
 		inj.Note = f.shown + ": " + inj.Note
 	}
 	text := fmt.Sprintf("%s %s for %v (%s; %s)", f.st.Kind, f.shown, f.duration(), f.note, healNote)
+	if inj.Promotion != nil {
+		text += "; " + inj.Promotion.String()
+	}
 	if f.awaited != "" {
 		text += "; awaited " + f.awaited
 	}

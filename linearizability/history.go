@@ -138,6 +138,12 @@ type Injection struct {
 	// schedule's faults each bring their kind's, so explore can say how
 	// many of its faults bit.
 	Risk string `json:"risk,omitempty"`
+	// Promotion is, for a fault that replaced a master or primary by a
+	// replica, what the servers' own replication positions said of it:
+	// how far the master had written when the fault struck, and how far
+	// the replica put in its place had it when it was promoted. nil: the
+	// fault promoted nothing (or the record predates it).
+	Promotion *Promotion `json:"promotion,omitempty"`
 }
 
 // The names of the rules for when a fault puts a lock at risk (the
@@ -145,10 +151,11 @@ type Injection struct {
 // because the nemesis, whose kinds declare them, never knows the checker,
 // which judges by them.
 const (
-	RiskAtStrike   = "strike"     // the servers lose or replace the holder's claim when it strikes
-	RiskAtExpiry   = "expiry"     // the holder is stopped or cut off; its claim ends when its lease does
-	RiskRecovery   = "recovery"   // a holder or waiter dies or stops; does the lock free for others?
-	RiskContention = "contention" // nothing is taken from a holder; the clients' contention is the risk
+	RiskAtStrike    = "strike"     // the servers lose or replace the holder's claim when it strikes
+	RiskAtPromotion = "promotion"  // a replica replaces the master: at risk only if it lacked the master's writes
+	RiskAtExpiry    = "expiry"     // the holder is stopped or cut off; its claim ends when its lease does
+	RiskRecovery    = "recovery"   // a holder or waiter dies or stops; does the lock free for others?
+	RiskContention  = "contention" // nothing is taken from a holder; the clients' contention is the risk
 )
 
 // FaultEvent is the one way a fault enters a history: a Fault event from

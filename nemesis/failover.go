@@ -77,6 +77,7 @@ func (failOver) Inject(ctx context.Context, sys System, target string) (string, 
 	if master.Host == nil || replica.Host == nil {
 		return "", errors.New("fail-over: the master and its replica must run on hosts of their own")
 	}
+	markStrike(ctx, master, []*cluster.Node{replica})
 	if err := master.Kill(); err != nil {
 		return "", fmt.Errorf("SIGKILL %s: %w", target, err)
 	}
@@ -87,6 +88,7 @@ func (failOver) Inject(ctx context.Context, sys System, target string) (string, 
 	if err := promoter.PromoteReplica(ctx, replica); err != nil {
 		return "", err
 	}
+	markPromoted(ctx, master, replica)
 	if err := moveAddress(ctx, master, replica); err != nil {
 		return "", err
 	}

@@ -101,6 +101,15 @@ func TestFailOverMovesAddress(t *testing.T) {
 	if _, err := (failOver{}).Heal(ctx, topoSystem{topo}, master.Name); err != nil {
 		t.Fatal(err)
 	}
+	// The record is read from the servers: the replica acknowledged every
+	// write before the kill, so its offset at the promotion reaches the
+	// master's at the kill.
+	rec := TakePromotion(topoSystem{topo}, master.Name)
+	if rec == nil || !rec.Known() || rec.Lacked() || rec.Promoted != ReplicaName {
+		t.Errorf("promotion record %+v, want %s promoted with everything", rec, ReplicaName)
+	} else {
+		t.Log(rec)
+	}
 
 	tests := []struct {
 		name  string

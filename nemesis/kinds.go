@@ -248,6 +248,10 @@ func (k serverKill) Inject(ctx context.Context, sys System, target string) (stri
 	if err != nil {
 		return "", err
 	}
+	// A Redis master with replicas is failed over by its group: the
+	// record says what it had written, and (at the heal) what the
+	// replica promoted in its place had.
+	markRedisStrike(ctx, sys, n)
 	if err := n.Kill(); err != nil {
 		return "", fmt.Errorf("SIGKILL %s: %w", target, err)
 	}
@@ -259,6 +263,10 @@ func (k serverKill) Heal(ctx context.Context, sys System, target string) (string
 	if err != nil {
 		return "", err
 	}
+	// Before the restart, while the promoted replica is the only master
+	// its group has (a Sentinel group's fail-over takes about 1.3 s, well
+	// inside the step).
+	markPromotedAmong(ctx, sys, n)
 	if err := n.Restart(ctx, k.keepData); err != nil {
 		return "", fmt.Errorf("restart %s: %w", target, err)
 	}
@@ -282,6 +290,9 @@ func (serverPause) Inject(ctx context.Context, sys System, target string) (strin
 	if err != nil {
 		return "", err
 	}
+	// A Redis master with replicas paused past down-after is failed over
+	// by its group: recorded as a kill's fail-over is.
+	markRedisStrike(ctx, sys, n)
 	return "SIGSTOP", n.Pause()
 }
 
@@ -290,6 +301,9 @@ func (serverPause) Heal(ctx context.Context, sys System, target string) (string,
 	if err != nil {
 		return "", err
 	}
+	// Before it wakes: the old master, resumed, is a master too until the
+	// sentinels demote it.
+	markPromotedAmong(ctx, sys, n)
 	return "SIGCONT", n.Resume()
 }
 

@@ -157,6 +157,7 @@ func (laggingMasterKill) Inject(ctx context.Context, sys System, target string) 
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", LaggingMasterKill, err)
 	}
+	markStrike(ctx, master, replicas)
 	if err := master.Kill(); err != nil {
 		return "", fmt.Errorf("SIGKILL %s: %w", target, err)
 	}
@@ -191,6 +192,7 @@ func (laggingMasterKill) Heal(ctx context.Context, sys System, target string) (s
 	if err != nil {
 		return "", err
 	}
+	markPromotedAmong(ctx, sys, master)
 	var seen []string
 	for _, r := range lagReplicas(master) {
 		rr, err := readReplication(ctx, r)
@@ -345,6 +347,10 @@ func endLag(ctx context.Context, sys System, heal func(context.Context, ...*host
 func replicasOf(sys System, mr cluster.Replication) ([]*cluster.Node, error) {
 	var out []*cluster.Node
 	for _, a := range mr.Replicas {
+		if n, ok := serverWithAddr(sys, a.Addr); ok {
+			out = append(out, n)
+			continue
+		}
 		ip, _, err := splitPort(a.Addr)
 		if err != nil {
 			return nil, err
@@ -356,6 +362,17 @@ func replicasOf(sys System, mr cluster.Replication) ([]*cluster.Node, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// serverWithAddr is the lock server listening on addr (ip:port), as
+// servers off the lab's hosts all share 127.0.0.1 and differ by port.
+func serverWithAddr(sys System, addr string) (*cluster.Node, bool) {
+	for _, name := range sys.LockServers() {
+		if n, err := sys.Server(name); err == nil && n.Addr == addr {
+			return n, true
+		}
+	}
+	return nil, false
 }
 
 // serverAt is the lock server whose host has address ip.

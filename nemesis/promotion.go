@@ -153,6 +153,7 @@ func (primaryPromotion) Inject(ctx context.Context, sys System, target string) (
 	if primary.Host == nil || replica.Host == nil {
 		return "", errors.New("promotion: the primary and its replica must run on hosts of their own")
 	}
+	markStrike(ctx, primary, []*cluster.Node{replica})
 	if err := primary.Kill(); err != nil {
 		return "", fmt.Errorf("SIGKILL %s: %w", target, err)
 	}
@@ -163,6 +164,7 @@ func (primaryPromotion) Inject(ctx context.Context, sys System, target string) (
 		return "", err
 	}
 	took := time.Since(start).Round(time.Millisecond)
+	markPromoted(ctx, primary, replica)
 	if err := moveAddress(ctx, primary, replica); err != nil {
 		return "", err
 	}

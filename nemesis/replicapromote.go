@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/topology"
 )
@@ -81,6 +82,7 @@ func (replicaPromote) Inject(ctx context.Context, sys System, target string) (st
 	if err != nil {
 		return "", err
 	}
+	markStrike(ctx, master, []*cluster.Node{replica})
 	if err := master.Kill(); err != nil {
 		return "", fmt.Errorf("SIGKILL %s: %w", target, err)
 	}
@@ -94,6 +96,10 @@ func (replicaPromote) Inject(ctx context.Context, sys System, target string) (st
 	if err := promoter.PromoteReplica(ctx, replica); err != nil {
 		return "", err
 	}
+	// Read from the promoted replica, not assumed from the stall: a
+	// stalled process's socket still takes in what its master sends, up
+	// to the kernel's buffer, and the replica reads it when resumed.
+	markPromoted(ctx, master, replica)
 	for _, l := range links {
 		if err := l.Retarget(replica.Name, replica.Addr); err != nil {
 			return "", err

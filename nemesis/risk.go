@@ -53,11 +53,14 @@ func (clientClockSkew) Risk(string) string { return lin.RiskContention }
 func (serverKill) Risk(string) string        { return lin.RiskAtStrike }
 func (clockJump) Risk(string) string         { return lin.RiskAtStrike }
 func (serverEndsSession) Risk(string) string { return lin.RiskAtStrike }
-func (failOver) Risk(string) string          { return lin.RiskAtStrike }
-func (laggingMasterKill) Risk(string) string { return lin.RiskAtStrike }
-func (laggingPromotion) Risk(string) string  { return lin.RiskAtStrike }
-func (primaryPromotion) Risk(string) string  { return lin.RiskAtStrike }
-func (replicaPromote) Risk(string) string    { return lin.RiskAtStrike }
+
+// A replica put in the master's place takes the claim only if it lacked
+// the master's writes, which the fault records from the servers.
+func (failOver) Risk(string) string          { return lin.RiskAtPromotion }
+func (laggingMasterKill) Risk(string) string { return lin.RiskAtPromotion }
+func (laggingPromotion) Risk(string) string  { return lin.RiskAtPromotion }
+func (primaryPromotion) Risk(string) string  { return lin.RiskAtPromotion }
+func (replicaPromote) Risk(string) string    { return lin.RiskAtPromotion }
 func (splitWithHolder) Risk(string) string   { return lin.RiskAtStrike }
 func (nodesCut) Risk(string) string          { return lin.RiskAtStrike }
 

@@ -110,6 +110,14 @@ func (k splitWithHolder) Inject(ctx context.Context, sys System, target string) 
 	if err != nil {
 		return "", err
 	}
+	// The master cut off is failed over by its group: what it had
+	// written by the cut, and (at the heal) what the replica promoted on
+	// the other side had, are recorded as a kill's fail-over is.
+	if _, server, ok := SplitLink(target); ok {
+		if n, err := sys.Server(server); err == nil {
+			markRedisStrike(ctx, sys, n)
+		}
+	}
 	if err := netfault.Partition(ctx, a, b); err != nil {
 		netfault.Heal(context.WithoutCancel(ctx), append(a, b...)...)
 		return "", fmt.Errorf("%s %s: %w", NetSplitWithHolder, target, err)
@@ -121,6 +129,11 @@ func (k splitWithHolder) Heal(ctx context.Context, sys System, target string) (s
 	a, b, _, err := k.sides(sys, target)
 	if err != nil {
 		return "", err
+	}
+	if _, server, ok := SplitLink(target); ok {
+		if n, err := sys.Server(server); err == nil {
+			markPromotedAmong(ctx, sys, n)
+		}
 	}
 	if err := netfault.Heal(ctx, append(a, b...)...); err != nil {
 		return "", err

@@ -16,7 +16,7 @@ import (
 // and cluster-master-kill; the replica promoted never received the
 // holder's grant nor its fencing token.
 func init() {
-	Register(onTopologies(scheduleScenario(nemesis.MasterKillUnderLag, checker.RiskAtStrike,
+	Register(onTopologies(scheduleScenario(nemesis.MasterKillUnderLag, checker.RiskAtPromotion,
 		"the master's replication stream is held back 5 s from its replicas (the lab's hosts' packet queue, on the master's port) "+
 			"from before the first grant; the master is SIGKILLed while the holder is inside its section, and its group "+
 			"(Sentinel, or the Redis Cluster) promotes a replica that never received the holder's grant nor its fencing token; "+
@@ -44,7 +44,7 @@ func grantsUnderLag(spec impls.Spec, _ bool) error {
 // primary-failover: the holder must write within its lease right after
 // the lab's own promotion, which another cell's load slows.
 func init() {
-	Register(alone(onTopologies(scheduleScenario(nemesis.PromotionUnderLag, checker.RiskAtStrike,
+	Register(alone(onTopologies(scheduleScenario(nemesis.PromotionUnderLag, checker.RiskAtPromotion,
 		"once the replica has applied what the primary had when the clients were built, the primary's stream (WAL, binary log) "+
 			"is held back 5 s from the replica; the primary is SIGKILLed while the holder is inside its section, the replica "+
 			"promoted with what it had (the record shows the primary's and the replica's positions at the kill) and the "+

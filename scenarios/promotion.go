@@ -10,14 +10,17 @@ import (
 // MySQL's binary-log replica): plain contention (through the primary, with
 // every commit replicated) and the fail-over by promotion while the holder
 // is inside its section. One scenario for both kinds, so its text names
-// each kind's promotion.
+// each kind's promotion. Its runs are judged by what the promotion lost
+// (checker.RiskAtPromotion): the primary's write position at the kill
+// against the replica's own at its promotion, which the fault records; a
+// replica that had everything took nothing from the holder's claim.
 func init() {
 	// Alone: the holder must write within its lease right after the lab's
 	// own promotion, and under another cell's load the promotion took 2.7 s
 	// where it takes about 0.55 s (mysql-optimistic on
 	// mysql-replica-semisync, unsafe in a matrix at 12a87be4 where it ran
 	// beside two cells).
-	Register(alone(onTopologies(scheduleScenario(nemesis.PrimaryFailover, checker.RiskAtStrike,
+	Register(alone(onTopologies(scheduleScenario(nemesis.PrimaryFailover, checker.RiskAtPromotion,
 		"once the replica has applied what the primary had when the clients were built (the lock's table), "+
 			"the database primary is SIGKILLed while the holder is inside its section, its replica is promoted "+
 			"(PostgreSQL: pg_promote; MySQL: the relay log applied, then STOP SLAVE, RESET SLAVE ALL, read_only off) "+

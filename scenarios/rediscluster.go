@@ -15,7 +15,7 @@ func init() {
 			"from the other members and clients, past the node timeout; the cluster promotes its replica, the old master refuses "+
 			"commands once it sees it is in a minority, and the others are granted by the new one while the holder works on",
 		nil), topology.RedisClusterName))
-	Register(onTopologies(scheduleScenario("cluster-master-kill", checker.RiskAtStrike,
+	Register(onTopologies(scheduleScenario("cluster-master-kill", checker.RiskAtPromotion,
 		"on a Redis Cluster, the master of the lock key's slot is SIGKILLed while the holder is in its section; the cluster "+
 			"promotes its replica, which has the holder's grant only if replication had carried it there",
 		nil), topology.RedisClusterName))

@@ -12,13 +12,21 @@ import (
 // (the same meaning as on one server, through the sentinels), and the
 // fail-overs Sentinel itself decides: the master cut off with the holder
 // on its side, and the master killed.
+//
+// Only the kill is judged by what the promotion lost
+// (checker.RiskAtPromotion): the master is gone, so whether the holder's
+// claim survived is whether the replica promoted had the master's writes,
+// which the fault records from both servers' offsets. A split or a pause
+// leaves the old master serving the holder's side, and the kill at the
+// grant asks where the holder's WAIT goes after the fail-over, not what
+// the promotion lost: those keep the strike's rule.
 func init() {
 	Register(onTopologies(scheduleScenario("sentinel-master-split", checker.RiskAtStrike,
 		"on a Sentinel group, whichever server is the master while the holder is in its section is cut off, with the holder, "+
 			"from the replicas, the sentinels and the other clients, past Sentinel's down-after time; a replica is promoted "+
 			"and the others are granted by it while the holder writes on the old side",
 		nil), topology.SentinelTopologies...))
-	Register(onTopologies(scheduleScenario("sentinel-master-kill", checker.RiskAtStrike,
+	Register(onTopologies(scheduleScenario("sentinel-master-kill", checker.RiskAtPromotion,
 		"on a Sentinel group, the master is SIGKILLed while the holder is in its section; Sentinel promotes a replica, "+
 			"which has the holder's grant only if replication had carried it there",
 		nil), topology.SentinelTopologies...))

@@ -10,7 +10,7 @@ func init() {
 	// The grant never reaches the replica (replica-promote stalls it
 	// first), and the clients move to the promoted replica through the
 	// in-process proxy, which works in container mode too.
-	Register(alone(scheduleScenario("redis-failover", checker.RiskAtStrike,
+	Register(alone(scheduleScenario("redis-failover", checker.RiskAtPromotion,
 		"the grant never reaches the replica; the master dies; the replica is promoted and clients move to it",
 		singleRedis)))
 }
