@@ -112,6 +112,22 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			continue
 		}
 		r := MutantResult{Mutant: p.m.Name, Lock: p.m.Lock, Breaks: p.m.Breaks, Catcher: p.m.Catcher, CaughtBy: []string{}}
+		if _, _, ok := p.m.Test(); ok {
+			// Its designed catcher is a Go test: run first, as a designed
+			// cell is.
+			mc, err := runTestCatcher(ctx, p.m)
+			if err != nil {
+				return fmt.Errorf("mutant %s: %w", p.m.Name, err)
+			}
+			mark := ""
+			if mc.Caught {
+				mark = "   CAUGHT"
+				r.Caught = true
+				r.CaughtBy = append(r.CaughtBy, mc.Cell)
+			}
+			fmt.Fprintf(stderr, "[%d/%d] %-30s %-36s %5.1fs %s%s\n", pi+1, len(plans), p.m.Name, mc.Cell, mc.Seconds, mc.Detail, mark)
+			r.Cells = append(r.Cells, mc)
+		}
 		for ci, c := range p.cells {
 			exp, err := c.Expect()
 			mc := MutantCell{Cell: cellLabel(c), Expected: exp.Verdict}

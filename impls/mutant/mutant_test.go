@@ -4,7 +4,11 @@ package mutant_test
 
 import (
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +51,16 @@ func TestRegistry(t *testing.T) {
 			continue
 		}
 		byLock[m.Lock]++
+		if pkg, test, ok := m.Test(); ok {
+			if !declaresTest(t, pkg, test) {
+				t.Errorf("mutant %s: its catcher %q names no test %s in %s", m.Name, m.Catcher, test, pkg)
+			}
+			continue
+		}
+		if strings.HasPrefix(m.Catcher, "test") {
+			t.Errorf("mutant %s: catcher %q is neither a cell nor \"test PACKAGE TEST\"", m.Name, m.Catcher)
+			continue
+		}
 		cells, err := scenarios.Cells([]impls.Spec{spec}, scenarios.Names())
 		if err != nil {
 			t.Fatal(err)
@@ -164,6 +178,31 @@ func TestMutantsCaught(t *testing.T) {
 			}
 		})
 	}
+}
+
+// declaresTest says whether the package at pkg (a directory from the
+// module's root, two levels above this one) declares the top-level test
+// func test in one of its test files.
+func declaresTest(t *testing.T, pkg, test string) bool {
+	t.Helper()
+	dir := filepath.Join("..", "..", filepath.FromSlash(pkg))
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatalf("parse %s: %v", f, err)
+		}
+		for _, d := range file.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == test {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func findCell(cells []scenarios.Cell, name string) (scenarios.Cell, bool) {
