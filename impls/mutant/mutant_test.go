@@ -4,10 +4,12 @@ package mutant_test
 
 import (
 	"context"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,6 +130,10 @@ func TestMutantsCaught(t *testing.T) {
 		// setnx-px-wait-shortfall-kept, caught by the same cell, is
 		// `make mutants`'s.
 		{mutant.SetNXPXWaitOtherConnection, checker.Unsafe},
+		// The new wings' fences: a token or version handed out again
+		// passes the resource's check after the pause.
+		{mutant.EtcdTokenReused, checker.Unsafe},
+		{mutant.MySQLOptimisticVersionReused, checker.Unsafe},
 	}
 	for i, tt := range tests {
 		t.Run(tt.mutant, func(t *testing.T) {
@@ -203,6 +209,44 @@ func declaresTest(t *testing.T, pkg, test string) bool {
 		}
 	}
 	return false
+}
+
+// A mutant whose catcher is a Go test (one the matrix cannot see: it only
+// changes what the lock tells its holder) is caught by that test: the test
+// fails with the mutant live and passes without it. One of them here, run
+// as `bench mutants` runs it; `make mutants` runs every one.
+func TestTestCatcherCatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a package's tests against real servers; run without -short")
+	}
+	m, err := mutant.Lookup(mutant.ReentrantRenewUnchecked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, test, ok := m.Test()
+	if !ok {
+		t.Fatalf("mutant %s's catcher %q is no Go test", m.Name, m.Catcher)
+	}
+	tests := []struct {
+		live     string
+		wantFail bool
+	}{
+		{m.Name, true},
+		{"", false},
+	}
+	for _, tt := range tests {
+		cmd := exec.Command("go", "test", "-tags", mutant.Tag, "-count=1", "-run", "^"+test+"$", pkg)
+		cmd.Dir = filepath.Join("..", "..")
+		cmd.Env = append(os.Environ(), mutant.EnvVar+"="+tt.live)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatalf("go test %s: %v", pkg, err)
+		}
+		if failed := err != nil; failed != tt.wantFail || strings.Contains(string(out), "no tests to run") {
+			t.Errorf("with %s=%q, go test -run %s %s failed=%v, want %v:\n%s", mutant.EnvVar, tt.live, test, pkg, failed, tt.wantFail, out)
+		}
+	}
 }
 
 func findCell(cells []scenarios.Cell, name string) (scenarios.Cell, bool) {
