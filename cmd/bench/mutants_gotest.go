@@ -54,7 +54,7 @@ func runTestCatcher(ctx context.Context, m mutant.Mutant) (MutantCell, error) {
 // that says why. An error is a test that could not be run at all (no go
 // tool, a build failure).
 func goTest(ctx context.Context, pkg, test, live string) (failed bool, why string, err error) {
-	cmd := exec.CommandContext(ctx, "go", "test", "-tags", mutant.Tag, "-count=1", "-p", "1", "-run", "^"+test+"$", pkg)
+	cmd := exec.CommandContext(ctx, "go", "test", "-tags", mutant.Tag, "-count=1", "-p", "1", "-v", "-run", "^"+test+"$", pkg)
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, mutant.EnvVar+"=") {
@@ -72,6 +72,19 @@ func goTest(ctx context.Context, pkg, test, live string) (failed bool, why strin
 		return false, "", ctx.Err()
 	}
 	text := out.String()
+	lines := strings.Split(text, "\n")
+	// A skip passes: a test that cannot start its servers in this
+	// backend (a Redis Cluster in containers) would count as a survivor's
+	// pass, or an unmutated pass, so it is no run at all.
+	for i, line := range lines {
+		if strings.HasPrefix(line, "--- SKIP: "+test+" ") {
+			reason := ""
+			if i > 0 {
+				reason = strings.TrimSpace(lines[i-1])
+			}
+			return false, "", fmt.Errorf("go test %s -run %s skipped: %s", pkg, test, reason)
+		}
+	}
 	if runErr == nil {
 		if strings.Contains(text, "no tests to run") {
 			return false, "", fmt.Errorf("go test %s -run %s ran no test: the catcher names no test of the package", pkg, test)
@@ -81,13 +94,19 @@ func goTest(ctx context.Context, pkg, test, live string) (failed bool, why strin
 	if strings.Contains(text, "[build failed]") || strings.Contains(text, "[setup failed]") {
 		return false, "", fmt.Errorf("go test %s -run %s did not build: %s", pkg, test, firstLines(text, 5))
 	}
-	// The first failing assertion: a line of the test's own output.
-	for _, line := range strings.Split(text, "\n") {
-		if l := strings.TrimSpace(line); strings.Contains(l, "_test.go:") {
-			return true, l, nil
+	// Why it failed: the test's last message before the first failure is
+	// reported (-v interleaves its logs, and a Fatal is the last word).
+	why = firstLines(text, 1)
+	for _, line := range lines {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "--- FAIL") {
+			break
+		}
+		if strings.Contains(l, "_test.go:") {
+			why = l
 		}
 	}
-	return true, firstLines(text, 1), nil
+	return true, why, nil
 }
 
 // firstLines is the first n lines of s, joined by " / ".

@@ -115,7 +115,7 @@ var all = []Mutant{
 	// behaviour catches each.
 	{ReentrantRenewUnchecked, "redis-reentrant", "the watchdog's renewal is a plain PEXPIRE with no check that our owner field is still in the hash: it extends whoever holds the lock, and a lock deleted or expired behind the holder's back is reported renewed, so Lost never closes", testCatcher + "./impls/redisson TestLostWhenKeyDeletedBehindHoldersBack"},
 	{ZooKeeperLostNeverReported, "zookeeper", "a dropped connection or an expired session never closes the holder's Lost", testCatcher + "./impls/zklock TestLostClosesWhenTheSessionMayBeGone"},
-	{SetNXPXWaitCountIgnored, "redis-setnx-px-wait", "a WAIT that answers is taken for a confirmation however few replicas it counts (0 too); a WAIT that fails still gives the grant back", testCatcher + "./impls/redislock TestSetNXPXWaitAsksTheKeysOwnMastersReplica"},
+	{SetNXPXWaitCountIgnored, "redis-setnx-px-wait", "a WAIT that answers is taken for a confirmation however few replicas it counts (0 too); a WAIT that fails still gives the grant back", testCatcher + "./impls/redislock TestSetNXPXWaitGivesBackAGrantNoReplicaAcknowledged"},
 }
 
 // Cell is the full name of the mutant's designed catcher (none for a
