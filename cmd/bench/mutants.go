@@ -112,6 +112,27 @@ func mutantsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			continue
 		}
 		r := MutantResult{Mutant: p.m.Name, Lock: p.m.Lock, Breaks: p.m.Breaks, Catcher: p.m.Catcher, CaughtBy: []string{}}
+		if _, _, ok := p.m.Test(); ok {
+			// Its designed catcher is a Go test: run first, as a designed
+			// cell is.
+			mc, err := runTestCatcher(ctx, p.m)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil {
+				// As a cell that could not run: the report shows why (a
+				// test that skips in this server backend, say).
+				mc.NotRun = "the test could not run: " + err.Error()
+			}
+			mark := ""
+			if mc.Caught {
+				mark = "   CAUGHT"
+				r.Caught = true
+				r.CaughtBy = append(r.CaughtBy, mc.Cell)
+			}
+			fmt.Fprintf(stderr, "[%d/%d] %-30s %-36s %5.1fs %s%s%s\n", pi+1, len(plans), p.m.Name, mc.Cell, mc.Seconds, mc.NotRun, mc.Detail, mark)
+			r.Cells = append(r.Cells, mc)
+		}
 		for ci, c := range p.cells {
 			exp, err := c.Expect()
 			mc := MutantCell{Cell: cellLabel(c), Expected: exp.Verdict}

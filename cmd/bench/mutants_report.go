@@ -101,7 +101,9 @@ func writeMutantsReport(dir string, results []MutantResult, cmdline, commit stri
 	fmt.Fprintf(&b, "Each mutant is one of our correct locks broken on purpose in one small way, compiled in only under the build tag `%s` and live only under `%s=<name>` (package `impls/mutant`; worker processes inherit it). "+
 		"Each cell of the mutant's lock runs once with the mutant live. A cell **catches** the mutant when its verdict moves from what the lab expects of the correct lock (`scenarios` expectation table) to unsafe or stuck, "+
 		"and the same cell, run right after with no mutant, does not. A cell expected unsafe already, or whose fault does not reach the lock, cannot catch anything and is not run. "+
-		"A mutant no cell catches is a scenario the matrix is missing.\n\n", mutant.Tag, mutant.EnvVar)
+		"A mutant no cell catches is a scenario the matrix is missing. "+
+		"A mutant whose break no verdict can see (what a lock tells its holder, which no worker acts on) names a Go test for its catcher (`test PACKAGE TEST`), "+
+		"run first with the mutant live and, if it failed, again without: it catches the mutant when it fails only with it.\n\n", mutant.Tag, mutant.EnvVar)
 
 	summary := report.NewTable("mutant", "lock", "what it breaks", "caught by", "cells run", "not run")
 	for _, r := range results {

@@ -462,7 +462,7 @@ func (s *lease) Key() string { return s.key }
 // deleted, so every later grant's key was created after this one (or
 // waited behind it), with a higher revision. It is the fence etcd's own
 // documentation recommends for its locks.
-func (s *lease) Token() (uint64, bool) { return uint64(s.rev), true }
+func (s *lease) Token() (uint64, bool) { return tokenOf(s.rev), true }
 
 // Lost closes when the lease the key is attached to is lost.
 func (s *lease) Lost() <-chan struct{} { return s.s.lost }

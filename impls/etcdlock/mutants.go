@@ -17,3 +17,12 @@ func heads(owner []*mvccpb.KeyValue, rev int64) bool {
 	}
 	return len(owner) > 0 && owner[0].CreateRevision == rev
 }
+
+// tokenOf is a grant's fencing token: its key's create revision, or 1
+// under the token-reused mutant, which hands every holder the same token.
+func tokenOf(rev int64) uint64 {
+	if mutant.On(mutant.EtcdTokenReused) {
+		return 1
+	}
+	return uint64(rev)
+}

@@ -12,3 +12,6 @@ import "go.etcd.io/etcd/api/v3/mvccpb"
 func heads(owner []*mvccpb.KeyValue, rev int64) bool {
 	return len(owner) > 0 && owner[0].CreateRevision == rev
 }
+
+// tokenOf is a grant's fencing token: its key's create revision.
+func tokenOf(rev int64) uint64 { return uint64(rev) }

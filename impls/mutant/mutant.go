@@ -12,33 +12,38 @@ import (
 // The mutants' names: the code under a switch names its mutant with one of
 // these constants, so a misspelt switch does not compile.
 const (
-	SetNXPXReleaseUnchecked    = "setnx-px-release-unchecked"
-	SetNXPXNoExpiry            = "setnx-px-no-expiry"
-	SetNXPXFenceReused         = "setnx-px-fence-reused"
-	SetNXPXGrantWithoutNX      = "setnx-px-grant-without-nx"
-	SetNXPXWaitShortfallKept   = "setnx-px-wait-shortfall-kept"
-	SetNXPXWaitOtherConnection = "setnx-px-wait-other-connection"
-	LuaSetNXExpireNoExpiry     = "lua-setnx-expire-no-expiry"
-	ReentrantReleaseUnchecked  = "reentrant-release-unchecked"
-	ReentrantNoWatchdog        = "reentrant-no-watchdog"
-	ReentrantGrantWhenHeld     = "reentrant-grant-when-held"
-	ReentrantFencedTokenReused = "reentrant-fenced-token-reused"
-	FairReleaseUnchecked       = "fair-release-unchecked"
-	RedlockMinorityGrant       = "redlock-minority-grant"
-	RedlockNoValidityCheck     = "redlock-no-validity-check"
-	ZooKeeperNotLowest         = "zookeeper-not-lowest"
-	EtcdNotHead                = "etcd-lock-not-head"
-	ZooKeeperTokenReused       = "zookeeper-token-reused"
-	ZooKeeperGrantOnWake       = "zookeeper-grant-on-wake"
-	PGAdvisoryIgnoreTryResult  = "pg-advisory-ignore-try-result"
-	PGAdvisoryReleaseKeepsLock = "pg-advisory-release-keeps-lock"
-	PGOptimisticNoCompare      = "pg-optimistic-no-compare"
-	PGOptimisticReleaseAny     = "pg-optimistic-release-unchecked"
-	PGOptimisticVersionReused  = "pg-optimistic-version-reused"
-	PGForUpdateSkipLocked      = "pg-for-update-skip-locked-grants"
-	MySQLGetLockIgnoreResult   = "mysql-get-lock-ignore-result"
-	MySQLForUpdateSkipLocked   = "mysql-for-update-skip-locked-grants"
-	MySQLOptimisticNoCompare   = "mysql-optimistic-no-compare"
+	SetNXPXReleaseUnchecked      = "setnx-px-release-unchecked"
+	SetNXPXNoExpiry              = "setnx-px-no-expiry"
+	SetNXPXFenceReused           = "setnx-px-fence-reused"
+	SetNXPXGrantWithoutNX        = "setnx-px-grant-without-nx"
+	SetNXPXWaitShortfallKept     = "setnx-px-wait-shortfall-kept"
+	SetNXPXWaitOtherConnection   = "setnx-px-wait-other-connection"
+	LuaSetNXExpireNoExpiry       = "lua-setnx-expire-no-expiry"
+	ReentrantReleaseUnchecked    = "reentrant-release-unchecked"
+	ReentrantNoWatchdog          = "reentrant-no-watchdog"
+	ReentrantGrantWhenHeld       = "reentrant-grant-when-held"
+	ReentrantFencedTokenReused   = "reentrant-fenced-token-reused"
+	FairReleaseUnchecked         = "fair-release-unchecked"
+	RedlockMinorityGrant         = "redlock-minority-grant"
+	RedlockNoValidityCheck       = "redlock-no-validity-check"
+	ZooKeeperNotLowest           = "zookeeper-not-lowest"
+	EtcdNotHead                  = "etcd-lock-not-head"
+	ZooKeeperTokenReused         = "zookeeper-token-reused"
+	ZooKeeperGrantOnWake         = "zookeeper-grant-on-wake"
+	PGAdvisoryIgnoreTryResult    = "pg-advisory-ignore-try-result"
+	PGAdvisoryReleaseKeepsLock   = "pg-advisory-release-keeps-lock"
+	PGOptimisticNoCompare        = "pg-optimistic-no-compare"
+	PGOptimisticReleaseAny       = "pg-optimistic-release-unchecked"
+	PGOptimisticVersionReused    = "pg-optimistic-version-reused"
+	PGForUpdateSkipLocked        = "pg-for-update-skip-locked-grants"
+	MySQLGetLockIgnoreResult     = "mysql-get-lock-ignore-result"
+	MySQLForUpdateSkipLocked     = "mysql-for-update-skip-locked-grants"
+	MySQLOptimisticNoCompare     = "mysql-optimistic-no-compare"
+	EtcdTokenReused              = "etcd-lock-token-reused"
+	MySQLOptimisticVersionReused = "mysql-optimistic-version-reused"
+	ReentrantRenewUnchecked      = "reentrant-renew-unchecked"
+	ZooKeeperLostNeverReported   = "zookeeper-lost-never-reported"
+	SetNXPXWaitCountIgnored      = "setnx-px-wait-count-ignored"
 )
 
 // Mutant is one known break of one lock.
@@ -50,8 +55,26 @@ type Mutant struct {
 	Breaks string
 	// Catcher is the cell the lab's design says must catch it
 	// ("scenario" or "scenario/fenced"): `bench mutants` runs it first,
-	// and the short test asserts it.
+	// and the short test asserts it. A mutant whose break no verdict can
+	// see (it changes what the lock tells its holder, and no worker acts
+	// on that) names a Go test instead, "test PACKAGE TEST" (see Test).
 	Catcher string
+}
+
+// testCatcher starts a Catcher that names a Go test.
+const testCatcher = "test "
+
+// Test returns the package (a directory from the module root, "./impls/x")
+// and the top-level test that catch the mutant, when its Catcher names a
+// Go test rather than a cell: `go test -tags mutants -run '^TEST$' PACKAGE`
+// must fail with the mutant live and pass without it.
+func (m Mutant) Test() (pkg, test string, ok bool) {
+	rest, ok := strings.CutPrefix(m.Catcher, testCatcher)
+	if !ok {
+		return "", "", false
+	}
+	pkg, test, ok = strings.Cut(rest, " ")
+	return pkg, test, ok && pkg != "" && test != ""
 }
 
 // all is the registry, in one table.
@@ -83,9 +106,20 @@ var all = []Mutant{
 	{PGOptimisticNoCompare, "pg-optimistic", "the acquire's upsert has no WHERE: it takes the row whoever holds it", "contention"},
 	{PGOptimisticReleaseAny, "pg-optimistic", "release frees the row without checking owner and version", "late-release"},
 	{PGOptimisticVersionReused, "pg-optimistic", "a grant keeps the row's version instead of bumping it, so the token repeats", "pause-past-ttl/fenced"},
+	{EtcdTokenReused, "etcd-lock", "every grant's fencing token is 1 instead of its key's create revision", "pause-past-ttl/fenced"},
+	{MySQLOptimisticVersionReused, "mysql-optimistic", "a grant keeps the row's version instead of bumping it, so the token repeats", "pause-past-ttl/fenced"},
+	// The three below break what a lock tells its holder or how it counts
+	// an acknowledgement, which no cell's verdict reads (a worker never
+	// acts on Lost, and the fail-over cells cannot make a WAIT answer short
+	// without an error; see docs/mutants.md): a Go test that asserts the
+	// behaviour catches each.
+	{ReentrantRenewUnchecked, "redis-reentrant", "the watchdog's renewal is a plain PEXPIRE with no check that our owner field is still in the hash: it extends whoever holds the lock, and a lock deleted or expired behind the holder's back is reported renewed, so Lost never closes", testCatcher + "./impls/redisson TestLostWhenKeyDeletedBehindHoldersBack"},
+	{ZooKeeperLostNeverReported, "zookeeper", "a dropped connection or an expired session never closes the holder's Lost", testCatcher + "./impls/zklock TestLostClosesWhenTheSessionMayBeGone"},
+	{SetNXPXWaitCountIgnored, "redis-setnx-px-wait", "a WAIT that answers is taken for a confirmation however few replicas it counts (0 too); a WAIT that fails still gives the grant back", testCatcher + "./impls/redislock TestSetNXPXWaitGivesBackAGrantNoReplicaAcknowledged"},
 }
 
-// Cell is the full name of the mutant's designed catcher: a single-topology
+// Cell is the full name of the mutant's designed catcher (none for a
+// catcher that is a Go test: see Test): a single-topology
 // cell is "lock/scenario[/fenced]", a cell off it "lock@topology/scenario",
 // and Catcher is that name without the lock (and its slash).
 func (m Mutant) Cell() string {

@@ -4,7 +4,13 @@ package mutant_test
 
 import (
 	"context"
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +53,16 @@ func TestRegistry(t *testing.T) {
 			continue
 		}
 		byLock[m.Lock]++
+		if pkg, test, ok := m.Test(); ok {
+			if !declaresTest(t, pkg, test) {
+				t.Errorf("mutant %s: its catcher %q names no test %s in %s", m.Name, m.Catcher, test, pkg)
+			}
+			continue
+		}
+		if strings.HasPrefix(m.Catcher, "test") {
+			t.Errorf("mutant %s: catcher %q is neither a cell nor \"test PACKAGE TEST\"", m.Name, m.Catcher)
+			continue
+		}
 		cells, err := scenarios.Cells([]impls.Spec{spec}, scenarios.Names())
 		if err != nil {
 			t.Fatal(err)
@@ -114,6 +130,10 @@ func TestMutantsCaught(t *testing.T) {
 		// setnx-px-wait-shortfall-kept, caught by the same cell, is
 		// `make mutants`'s.
 		{mutant.SetNXPXWaitOtherConnection, checker.Unsafe},
+		// The new wings' fences: a token or version handed out again
+		// passes the resource's check after the pause.
+		{mutant.EtcdTokenReused, checker.Unsafe},
+		{mutant.MySQLOptimisticVersionReused, checker.Unsafe},
 	}
 	for i, tt := range tests {
 		t.Run(tt.mutant, func(t *testing.T) {
@@ -163,6 +183,69 @@ func TestMutantsCaught(t *testing.T) {
 				t.Errorf("with no mutant, %s came out %s (%s; counterexample %s), want safe", c.Name(), out.Verdict, out.Detail, out.HTML)
 			}
 		})
+	}
+}
+
+// declaresTest says whether the package at pkg (a directory from the
+// module's root, two levels above this one) declares the top-level test
+// func test in one of its test files.
+func declaresTest(t *testing.T, pkg, test string) bool {
+	t.Helper()
+	dir := filepath.Join("..", "..", filepath.FromSlash(pkg))
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatalf("parse %s: %v", f, err)
+		}
+		for _, d := range file.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == test {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// A mutant whose catcher is a Go test (one the matrix cannot see: it only
+// changes what the lock tells its holder) is caught by that test: the test
+// fails with the mutant live and passes without it. One of them here, run
+// as `bench mutants` runs it; `make mutants` runs every one.
+func TestTestCatcherCatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a package's tests against real servers; run without -short")
+	}
+	m, err := mutant.Lookup(mutant.ReentrantRenewUnchecked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, test, ok := m.Test()
+	if !ok {
+		t.Fatalf("mutant %s's catcher %q is no Go test", m.Name, m.Catcher)
+	}
+	tests := []struct {
+		live     string
+		wantFail bool
+	}{
+		{m.Name, true},
+		{"", false},
+	}
+	for _, tt := range tests {
+		cmd := exec.Command("go", "test", "-tags", mutant.Tag, "-count=1", "-run", "^"+test+"$", pkg)
+		cmd.Dir = filepath.Join("..", "..")
+		cmd.Env = append(os.Environ(), mutant.EnvVar+"="+tt.live)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatalf("go test %s: %v", pkg, err)
+		}
+		if failed := err != nil; failed != tt.wantFail || strings.Contains(string(out), "no tests to run") {
+			t.Errorf("with %s=%q, go test -run %s %s failed=%v, want %v:\n%s", mutant.EnvVar, tt.live, test, pkg, failed, tt.wantFail, out)
+		}
 	}
 }
 

@@ -48,10 +48,19 @@ const mutantOptimisticNoCompare = `UPDATE locklab_optimistic_lock
 SET owner = ?, version = LAST_INSERT_ID(version + 1), expires_at = NOW(6) + INTERVAL ? MICROSECOND
 WHERE lock_key = ?`
 
-// optimisticGrantSQL is mysql-optimistic's grant, or its mutant's.
+// mutantOptimisticVersionReused is the grant keeping the row's version
+// instead of bumping it: every grant of a key hands out the same token.
+const mutantOptimisticVersionReused = `UPDATE locklab_optimistic_lock
+SET owner = ?, version = LAST_INSERT_ID(version), expires_at = NOW(6) + INTERVAL ? MICROSECOND
+WHERE lock_key = ? AND (owner IS NULL OR expires_at <= NOW(6))`
+
+// optimisticGrantSQL is mysql-optimistic's grant, or a mutant's.
 func optimisticGrantSQL() string {
-	if mutant.On(mutant.MySQLOptimisticNoCompare) {
+	switch {
+	case mutant.On(mutant.MySQLOptimisticNoCompare):
 		return mutantOptimisticNoCompare
+	case mutant.On(mutant.MySQLOptimisticVersionReused):
+		return mutantOptimisticVersionReused
 	}
 	return optimisticGrant
 }

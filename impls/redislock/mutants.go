@@ -78,10 +78,17 @@ func setnxReleaseScript() *redis.Script {
 	return redisclient.ReleaseScript
 }
 
-// waitShortfall is redis-setnx-px-wait's check of its WAIT, or its
-// mutant's, which takes any answer for a confirmation.
+// waitShortfall is redis-setnx-px-wait's check of its WAIT, or a
+// mutant's: shortfall-kept takes any outcome for a confirmation, a failed
+// WAIT too; count-ignored still gives a failed WAIT's grant back, but takes
+// any answer for a confirmation, however few replicas it counts.
 func waitShortfall(n int64, err error) error {
-	if mutant.On(mutant.SetNXPXWaitShortfallKept) {
+	switch {
+	case mutant.On(mutant.SetNXPXWaitShortfallKept):
+		return nil
+	case mutant.On(mutant.SetNXPXWaitCountIgnored) && err == nil:
+		// A WAIT that answered is taken for a confirmation, whatever
+		// number of replicas it says acknowledged the grant (0 too).
 		return nil
 	}
 	return replicaShortfall(n, err)

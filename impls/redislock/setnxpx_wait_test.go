@@ -176,3 +176,66 @@ func waitReplicaOnline(t *testing.T, addr string) {
 		}
 	}
 }
+
+// A grant the replica did not acknowledge is given back, on one Redis and
+// its replica, a topology both server backends start (a Redis Cluster or
+// a Sentinel group starts only as processes): with the replica stopped
+// (SIGSTOP, or the container's freezer) WAIT 1 answers 0 when its time is
+// up, with no error, and the lock must report a backend failure and leave
+// no key behind; with the replica following, the grant stands. A lock that
+// took any answer of WAIT for a confirmation, whatever number of replicas
+// it counts, would hand out the stopped case's grant.
+func TestSetNXPXWaitGivesBackAGrantNoReplicaAcknowledged(t *testing.T) {
+	ctx := context.Background()
+	topo, err := cluster.Start(ctx, topology.Of(topology.RedisNodes(1), topology.ReplicaOf("redis-1")), cluster.External{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(topo.Close)
+	master := topo.Node("redis-1").Addr
+	waitReplicaOnline(t, master)
+	// A 2 s lease gives each WAIT a quarter second: a following replica
+	// answers well within it on a loaded machine, a stopped one never.
+	const ttl = 2 * time.Second
+	rdb := redis.NewClient(&redis.Options{Addr: master, MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	lock := redislock.NewSetNXPXWait(rdb, ttl, nil)
+	t.Cleanup(func() { lock.Close() })
+
+	tests := []struct {
+		name    string
+		stopped bool
+		wantErr error
+	}{
+		{"replica following", false, nil},
+		{"replica stopped", true, impls.ErrBackend},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key := fmt.Sprintf("unacknowledged-%d-%d", time.Now().UnixNano(), i)
+			if tt.stopped {
+				replica := topo.Node(topology.ReplicaName)
+				if err := replica.Pause(); err != nil {
+					t.Fatal(err)
+				}
+				defer replica.Resume()
+			}
+			lease, err := lock.TryAcquire(ctx, key)
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatalf("TryAcquire with the replica following: %v", err)
+				}
+				if err := lease.Release(ctx); err != nil {
+					t.Fatalf("Release: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("TryAcquire with the replica stopped = %v, %v; want %v", lease, err, tt.wantErr)
+			}
+			if n, err := rdb.Exists(ctx, "{"+key+"}").Result(); err != nil || n != 0 {
+				t.Fatalf("the unacknowledged grant's key is still on the master (EXISTS %d, %v)", n, err)
+			}
+		})
+	}
+}

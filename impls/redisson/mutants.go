@@ -64,6 +64,24 @@ redis.call('pexpire', KEYS[2], ARGV[1])
 return 1
 `)
 
+// mutantRenewUncheckedScript: the renewal is a plain PEXPIRE, as a
+// hand-written watchdog often is, with no check that our owner field is
+// still in the hash: it extends whoever holds the lock now, and answers
+// "renewed" even when the lock is gone, so the holder never learns it lost
+// it.
+var mutantRenewUncheckedScript = redis.NewScript(`
+redis.call('pexpire', KEYS[1], ARGV[1])
+return 1
+`)
+
+// renewScriptNow is the renewal script, or the mutant's.
+func renewScriptNow() *redis.Script {
+	if mutant.On(mutant.ReentrantRenewUnchecked) {
+		return mutantRenewUncheckedScript
+	}
+	return renewScript
+}
+
 // acquireScriptNow is the acquire script, or a mutant's.
 func acquireScriptNow() *redis.Script {
 	switch {

@@ -10,6 +10,9 @@ import "github.com/redis/go-redis/v9"
 // acquireScriptNow is the acquire script.
 func acquireScriptNow() *redis.Script { return acquireScript }
 
+// renewScriptNow is the renewal script.
+func renewScriptNow() *redis.Script { return renewScript }
+
 // releaseScriptNow is the release script.
 func releaseScriptNow() *redis.Script { return releaseScript }
 

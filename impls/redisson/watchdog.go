@@ -74,6 +74,6 @@ func (l *Locker) renewFor(h *hold, timeout time.Duration) (bool, error) {
 
 // renew extends the lock by a TTL if our owner field is still in it.
 func (l *Locker) renew(ctx context.Context, key string) (bool, error) {
-	n, err := renewScript.Run(ctx, l.rdb, []string{lockKey(key)}, l.ttl.Milliseconds(), l.owner).Int64()
+	n, err := renewScriptNow().Run(ctx, l.rdb, []string{lockKey(key)}, l.ttl.Milliseconds(), l.owner).Int64()
 	return n == 1, err
 }

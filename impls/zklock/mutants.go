@@ -23,6 +23,10 @@ func tokenOf(dirCzxid, seq int64) uint64 {
 	return uint64(dirCzxid) + uint64(seq)
 }
 
+// lossUnreported is true under the mutant whose holder is never told its
+// connection dropped or its session ended: Lost never closes.
+func lossUnreported() bool { return mutant.On(mutant.ZooKeeperLostNeverReported) }
+
 // grantOnWake says whether a waiter takes the lock on its predecessor's
 // deletion without listing again: only under the grant-on-wake mutant, the
 // shortcut that a waiter frozen in line turns into two holders.

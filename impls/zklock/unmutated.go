@@ -13,6 +13,10 @@ func isLowest(pred string) bool { return pred == "" }
 // plus its node's sequence number (see lease.Token).
 func tokenOf(dirCzxid, seq int64) uint64 { return uint64(dirCzxid) + uint64(seq) }
 
+// lossUnreported is false: a dropped connection or an ended session closes
+// the holder's Lost.
+func lossUnreported() bool { return false }
+
 // grantOnWake is false: a waiter woken by its predecessor's deletion lists
 // the line again on its session before it takes the lock.
 func grantOnWake() bool { return false }

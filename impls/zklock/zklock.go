@@ -571,7 +571,12 @@ func (s *lease) String() string        { return s.key + "#" + strconv.FormatUint
 // Node is the lease's ephemeral node, for inspection.
 func (s *lease) Node() string { return s.path }
 
-func (s *lease) markLost() { s.lostOnce.Do(func() { close(s.lost) }) }
+func (s *lease) markLost() {
+	if lossUnreported() {
+		return
+	}
+	s.lostOnce.Do(func() { close(s.lost) })
+}
 
 func (s *lease) isLost() bool {
 	select {
