@@ -532,13 +532,22 @@ func (mysqlKind) ClockShift() error {
 	return errors.New("the lab starts MySQL without the clock shim; its lock and session timeouts are not what a clock jump tests")
 }
 
-// HolderPartition: not yet a cell. A holder cut off MySQL keeps its
-// session (and the locks it holds) until the server's timeouts end it;
-// what the lab shows there, and the expectation rows that review it, are
-// issue 45's (partitions longer than keep-alive), so the cell stays out
-// until then, saying so.
-func (mysqlKind) HolderPartition(int) error {
-	return errors.New("a holder cut off MySQL is not yet a reviewed cell: its runs and expectation rows are issue 45's")
+// HolderPartition: a holder cut off its MySQL server keeps its session,
+// and the named locks and row locks bound to it, until the server's
+// keep-alive or wait_timeout ends it (SilentClient): past the cut on the
+// single topology, within it on mysql-keepalives. The lab shows both
+// (holder-partition, holder-partition-long) and reviews them.
+func (mysqlKind) HolderPartition(int) error { return nil }
+
+// SilentClient: MariaDB ends a silent client's session when its keep-alive
+// gives the connection up (tcp_keepalive_time, else the kernel's two
+// hours) or when the session has waited for a command past wait_timeout
+// (eight hours by default); a topology that declares neither leaves a
+// partitioned holder's session, its named locks and its row locks, in
+// place for longer than any cut the lab waits out.
+func (mysqlKind) SilentClient(settings map[string]string) error {
+	return declaresAny(settings, "MySQL", "the kernel's TCP keep-alive (its first probe after two hours of silence) and wait_timeout's eight hours",
+		"tcp_keepalive_time", "wait_timeout")
 }
 
 // SingleServerFaults: the crash between an acquire's steps, the restart

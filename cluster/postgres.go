@@ -401,6 +401,17 @@ func (postgresKind) ClockShift() error {
 // reviewed it.
 func (postgresKind) HolderPartition(int) error { return nil }
 
+// SilentClient: PostgreSQL ends a silent client's session only when its
+// keep-alive gives the connection up (tcp_keepalives_*, the kernel's two
+// hours when unset) or an idle timeout ends it (idle_session_timeout,
+// idle_in_transaction_session_timeout); a topology that declares none of
+// them leaves a partitioned holder's session, and its advisory and row
+// locks, in place for longer than any cut the lab waits out.
+func (postgresKind) SilentClient(settings map[string]string) error {
+	return declaresAny(settings, "PostgreSQL", "the kernel's TCP keep-alive (its first probe after two hours of silence) and no idle timeout",
+		"tcp_keepalives_idle", "idle_session_timeout", "idle_in_transaction_session_timeout")
+}
+
 // SingleServerFaults: the crash between an acquire's steps, the restart
 // and the scripted fail-over the single-server scenarios aim at a lock's
 // one server are shown and reviewed on a single Redis node's locks only

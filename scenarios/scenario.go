@@ -39,6 +39,11 @@ type Scenario struct {
 	// topology (the engine adds the protected resource); nil: the lock's
 	// own, as its backend declares them there.
 	Topology func(spec impls.Spec, topo string) topology.Declaration
+	// OnServers, if set, returns nil when the scenario's fault reaches the
+	// lock on its servers as the topology declares them (decl), or why it
+	// does not: a fault that waits out a server's own limit needs a server
+	// whose declared settings have one.
+	OnServers func(spec impls.Spec, decl topology.Declaration) error
 	// Schedule names the nemesis's fixed schedule the scenario runs
 	// (nemesis.Fixed), on the servers the schedule's faults need.
 	Schedule string
@@ -198,6 +203,11 @@ func (s Scenario) AppliesOn(spec impls.Spec, topo string, fencing bool) error {
 	if decl, err := spec.Backend.On(named); err == nil {
 		if err := cluster.Ensembles(decl); err != nil {
 			return err
+		}
+		if s.OnServers != nil && !spec.Backend.InProcess {
+			if err := s.OnServers(spec, decl); err != nil {
+				return err
+			}
 		}
 	}
 	if s.Applies != nil {
