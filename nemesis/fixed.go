@@ -362,13 +362,13 @@ func queued(impl string, fencing bool, ttl time.Duration, kind string) Schedule 
 }
 
 // LongCut is how much longer than holder-partition's cut
-// holder-partition-long's lasts: 8 s in all at the matrix's 1 s TTL. The
-// keep-alive topologies' servers give a silent connection up 3 s after the
-// last packet they heard (topology.KeepaliveSilence), up to a third of a
-// TTL before the cut (a lock's watcher pings that often); the holder goes
-// on a TTL before the heal (InCut), so another client has about 3.5 s to
-// be granted the freed lock and act under it, with a second's margin for
-// a loaded machine.
+// holder-partition-long's lasts: 8 s in all at the matrix's 1 s TTL.
+// pg-keepalives' server gives a silent connection up 3 s after it last
+// heard it (topology.PGSilence), mysql-wait-timeout's 1 s after its last
+// command, up to a third of a TTL before the cut (a lock's watcher pings
+// that often); the holder goes on a TTL before the heal (InCut), so
+// another client has about 3.5 s to be granted the freed lock and act
+// under it, with a second's margin for a loaded machine.
 const LongCut = 5 * time.Second
 
 // pastTTL is how long a pause or a cut lasts: well past the lease (or

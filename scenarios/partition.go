@@ -33,8 +33,8 @@ func holderPartition(spec impls.Spec, _ bool) error {
 // endsSilentSessions applies holder-partition-long where the lock's
 // servers, as the topology declares them, end a silent client's session
 // on their own (cluster.ServerKind.SilentClient): a ZooKeeper session,
-// an etcd lease, a database with a keep-alive or an idle timeout
-// declared. Elsewhere the longer cut shows nothing holder-partition does
+// an etcd lease, a database with a keep-alive and user timeout or an
+// idle timeout declared. Elsewhere the longer cut shows nothing holder-partition does
 // not, and the kind says why.
 func endsSilentSessions(spec impls.Spec, decl topology.Declaration) error {
 	k, err := cluster.KindOf(spec.Backend.Kind)
@@ -59,12 +59,12 @@ func init() {
 		holderPartition))
 	long := scheduleScenario("holder-partition-long", checker.RiskAtExpiry,
 		"holder-partition's cut, 5 s longer (8 s at a 1 s TTL): past the server's own limit on a silent client, "+
-			"which the topology declares (ZooKeeper's session timeout and etcd's lease TTL are the lock's TTL on the single topology; "+
-			topology.PGKeepalivesName+" and "+topology.MySQLKeepalivesName+" give a silent connection up after "+topology.KeepaliveSilence+
-			"), so the server ends the holder's session, and the locks bound to it, while the holder still reaches the resource; "+
-			"it writes a TTL before the heal",
+			"which the topology declares (on the single topology, ZooKeeper's session timeout and etcd's lease TTL, the lock's TTL; "+
+			"on "+topology.PGKeepalivesName+", TCP keep-alive and tcp_user_timeout giving the connection up "+topology.PGSilence+" after the server last heard it; "+
+			"on "+topology.MySQLWaitTimeoutName+", wait_timeout ending a session that sent no command for 1 s), so the server ends the holder's session, "+
+			"and the locks bound to it, while the holder still reaches the resource; it writes a TTL before the heal",
 		holderPartition)
 	long.OnServers = endsSilentSessions
-	long.Topologies = []string{topology.SingleName, topology.PGKeepalivesName, topology.MySQLKeepalivesName}
+	long.Topologies = []string{topology.SingleName, topology.PGKeepalivesName, topology.MySQLWaitTimeoutName}
 	Register(long)
 }

@@ -1,64 +1,53 @@
 package topology
 
-// The TCP keep-alive production database servers are configured with so
-// that a client gone silent (its host down, a partition) does not keep
-// its session, and the locks bound to it, for the kernel's default two
-// hours: one server of the kind, as on the single topology, that probes a
-// connection idle for a second, a second apart, and ends the session when
-// two probes go unanswered. The probes are answered by the client's
-// kernel, so a stopped or slow holder keeps its session; only a holder
-// the server can no longer reach loses it, about
-// KeepaliveSilence after the last packet it heard.
-const (
-	// PGKeepalivesName is one PostgreSQL with tcp_keepalives_idle,
-	// tcp_keepalives_interval and tcp_keepalives_count set.
-	PGKeepalivesName = "pg-keepalives"
-	// MySQLKeepalivesName is one MySQL (MariaDB) with tcp_keepalive_time,
-	// tcp_keepalive_interval and tcp_keepalive_probes set (MariaDB 10.3.6
-	// and later; the server turns keep-alive on for every client socket).
-	MySQLKeepalivesName = "mysql-keepalives"
-)
+// PGKeepalivesName is one PostgreSQL, as on the single topology, with the
+// settings production servers are given so that a client gone silent
+// (its host down, a partition) does not keep its session, and the locks
+// bound to it, for hours: a TCP keep-alive that probes a connection idle
+// for a second, a second apart, and gives it up when two probes go
+// unanswered (tcp_keepalives_idle, tcp_keepalives_interval,
+// tcp_keepalives_count), and a user timeout that gives it up when data
+// the server sent stays unacknowledged for 3 s (tcp_user_timeout). The
+// keep-alive alone is not enough: a connection with a reply in flight is
+// not idle, so the kernel retransmits it on its backoff for about 15
+// minutes (tcp_retries2) and sends no probe. Measured: a cut landing a
+// few milliseconds after the grant's reply, before the client's delayed
+// acknowledgement, kept pg-advisory's session past an 8 s cut in 3 runs
+// of 3 with the keep-alive alone (ss showed the server's 36-byte reply
+// retransmitting). The probes are answered by the client's kernel, so a
+// stopped or slow holder keeps its session; only a holder the server can
+// no longer reach loses it, about PGSilence after the last packet it
+// heard or its first unacknowledged reply.
+const PGKeepalivesName = "pg-keepalives"
 
-// The keep-alive both topologies declare, in whole seconds (the least
-// either server takes): the first probe after KeepaliveIdle of silence,
-// then one every KeepaliveInterval, KeepaliveCount unanswered ending it.
+// The keep-alive and user timeout pg-keepalives declares, in the units
+// PostgreSQL takes them (seconds; tcp_user_timeout in milliseconds).
 const (
-	KeepaliveIdle     = "1"
-	KeepaliveInterval = "1"
-	KeepaliveCount    = "2"
-	// KeepaliveSilence is idle + count × interval: how long after the last
-	// packet it heard the server's kernel gives the connection up.
-	KeepaliveSilence = "3s"
+	PGKeepaliveIdle     = "1"
+	PGKeepaliveInterval = "1"
+	PGKeepaliveCount    = "2"
+	PGUserTimeoutMillis = "3000"
+	// PGSilence is idle + count × interval, and the user timeout: how long
+	// after the last packet it heard the server's kernel gives the
+	// connection up.
+	PGSilence = "3s"
 )
 
 func init() {
 	Register(Named{
 		Name: PGKeepalivesName,
-		Summary: "one PostgreSQL that probes a connection silent for " + KeepaliveIdle + " s every " + KeepaliveInterval +
-			" s and ends its session after " + KeepaliveCount + " unanswered probes (tcp_keepalives_idle, tcp_keepalives_interval, " +
-			"tcp_keepalives_count; " + KeepaliveSilence + " of silence in all), as production servers are configured against clients that vanish",
+		Summary: "one PostgreSQL that gives a silent client's connection up, and ends its session, " + PGSilence + " after it last heard it: " +
+			"keep-alive probes after " + PGKeepaliveIdle + " s idle, every " + PGKeepaliveInterval + " s, " + PGKeepaliveCount + " unanswered " +
+			"(tcp_keepalives_idle, tcp_keepalives_interval, tcp_keepalives_count), and tcp_user_timeout=" + PGUserTimeoutMillis +
+			" ms for a reply left unacknowledged, as production servers are configured against clients that vanish",
 		SameRequestsAs: SingleName,
 		Kinds:          []Kind{Postgres},
 		Declare: func(need Need) (Declaration, error) {
 			return timedOut(need, Postgres, map[string]string{
-				"tcp_keepalives_idle":     KeepaliveIdle,
-				"tcp_keepalives_interval": KeepaliveInterval,
-				"tcp_keepalives_count":    KeepaliveCount,
-			})
-		},
-	})
-	Register(Named{
-		Name: MySQLKeepalivesName,
-		Summary: "one MySQL (MariaDB) that probes a connection silent for " + KeepaliveIdle + " s every " + KeepaliveInterval +
-			" s and ends its session after " + KeepaliveCount + " unanswered probes (tcp_keepalive_time, tcp_keepalive_interval, " +
-			"tcp_keepalive_probes; " + KeepaliveSilence + " of silence in all), as production servers are configured against clients that vanish",
-		SameRequestsAs: SingleName,
-		Kinds:          []Kind{MySQL},
-		Declare: func(need Need) (Declaration, error) {
-			return timedOut(need, MySQL, map[string]string{
-				"tcp_keepalive_time":     KeepaliveIdle,
-				"tcp_keepalive_interval": KeepaliveInterval,
-				"tcp_keepalive_probes":   KeepaliveCount,
+				"tcp_keepalives_idle":     PGKeepaliveIdle,
+				"tcp_keepalives_interval": PGKeepaliveInterval,
+				"tcp_keepalives_count":    PGKeepaliveCount,
+				"tcp_user_timeout":        PGUserTimeoutMillis,
 			})
 		},
 	})
