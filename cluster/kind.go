@@ -79,8 +79,10 @@ type ServerKind interface {
 	// declared settings, does not end on its own, within seconds, the
 	// session of a client it has stopped hearing from, and so the locks
 	// bound to that session (nil when it does: a ZooKeeper session's
-	// timeout, an etcd lease's TTL, a database's keep-alive or idle
-	// timeout). holder-partition-long cuts a holder off for longer than
+	// timeout, an etcd lease's TTL, PostgreSQL's keep-alive with
+	// tcp_user_timeout, MariaDB's wait_timeout). A keep-alive alone is not
+	// enough: it gives up idle connections only, never one whose last
+	// reply is unacknowledged. holder-partition-long cuts a holder off for longer than
 	// that; where nothing ends the session, or nothing is bound to one,
 	// the cut has nothing to show that holder-partition does not.
 	SilentClient(settings map[string]string) error
