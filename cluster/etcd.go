@@ -441,13 +441,16 @@ func (etcdKind) ClockShift() error {
 	return errors.New("etcd is a Go program: it reads the clock without the C library calls the clock shim replaces")
 }
 
-// HolderPartition: not yet a cell. A holder cut off its etcd member keeps
-// its lease until the leader lets it expire; what the lab shows there, and
-// the expectation rows that review it, are issue 45's (partitions longer
-// than keep-alive), so the cell stays out until then, saying so.
-func (etcdKind) HolderPartition(int) error {
-	return errors.New("a holder cut off etcd is not yet a reviewed cell: its runs and expectation rows are issue 45's")
-}
+// HolderPartition: a holder cut off its etcd members sends no keep-alive,
+// so the leader revokes its lease a TTL later and deletes its key; the
+// next waiter is granted the lock while the cut holder, which still
+// reaches the resource, works on. The lab shows it (scenarios'
+// holder-partition and holder-partition-long) and reviews it.
+func (etcdKind) HolderPartition(int) error { return nil }
+
+// SilentClient: etcd's leader revokes a lease no keep-alive renewed within
+// its TTL (the lab's, in whole seconds), deleting the keys attached to it.
+func (etcdKind) SilentClient(map[string]string) error { return nil }
 
 // SingleServerFaults: the crash between an acquire's steps, the restart
 // and the scripted fail-over the single-server scenarios aim at a lock's

@@ -75,6 +75,17 @@ type ServerKind interface {
 	// (nil when it is): holder-partition runs only where this is nil, so a
 	// kind left out says why instead of being missing from a list.
 	HolderPartition(nodes int) error
+	// SilentClient says why the kind's server, started with a group's
+	// declared settings, does not end on its own, within seconds, the
+	// session of a client it has stopped hearing from, and so the locks
+	// bound to that session (nil when it does: a ZooKeeper session's
+	// timeout, an etcd lease's TTL, PostgreSQL's keep-alive with
+	// tcp_user_timeout, MariaDB's wait_timeout). A keep-alive alone is not
+	// enough: it gives up idle connections only, never one whose last
+	// reply is unacknowledged. holder-partition-long cuts a holder off for longer than
+	// that; where nothing ends the session, or nothing is bound to one,
+	// the cut has nothing to show that holder-partition does not.
+	SilentClient(settings map[string]string) error
 	// SingleServerFaults says why the faults the lab aims at a lock's one
 	// server (its client crashed between the acquire's steps, the server
 	// restarted, its replica promoted by script), on a lock over nodes of

@@ -44,6 +44,7 @@ func TestKindAnswersEveryQuestion(t *testing.T) {
 		}},
 		{"ClockShift", func(k ServerKind) string { return reason(k.ClockShift()) }},
 		{"HolderPartition", func(k ServerKind) string { return reason(k.HolderPartition(1)) }},
+		{"SilentClient", func(k ServerKind) string { return reason(k.SilentClient(nil)) }},
 		{"SingleServerFaults", func(k ServerKind) string { return reason(k.SingleServerFaults(1)) }},
 		{"OneServerSession", func(k ServerKind) string { return reason(k.OneServerSession()) }},
 		{"Describe without an address", func(k ServerKind) string {

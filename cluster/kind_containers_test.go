@@ -33,6 +33,7 @@ func TestEveryTopologyStartsInContainersOrSaysWhy(t *testing.T) {
 		{"etcd-cluster", topology.Etcd, ""},
 		{"pg-idle-timeouts", topology.Postgres, ""},
 		{"mysql-wait-timeout", topology.MySQL, ""},
+		{"pg-keepalives", topology.Postgres, ""},
 		{"pg-replica-async", topology.Postgres, "PostgreSQL replica runs in local mode only"},
 		{"pg-replica-sync", topology.Postgres, "PostgreSQL replica runs in local mode only"},
 		{"mysql-replica-async", topology.MySQL, "MySQL replica runs in local mode only"},

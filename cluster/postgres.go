@@ -401,6 +401,29 @@ func (postgresKind) ClockShift() error {
 // reviewed it.
 func (postgresKind) HolderPartition(int) error { return nil }
 
+// SilentClient: PostgreSQL ends a silent client's session when its
+// connection is given up or an idle timeout ends it. The keep-alive
+// (tcp_keepalives_*) gives up an idle connection only: one whose last
+// reply is still unacknowledged (a cut a few milliseconds after it, before
+// the client's delayed acknowledgement) is retransmitted for about 15
+// minutes instead, unless tcp_user_timeout bounds that (pg-keepalives
+// declares both; measured, topology/keepalives.go). idle_session_timeout
+// and idle_in_transaction_session_timeout end a session that sent nothing,
+// whatever its connection's state. A topology that declares neither pair
+// leaves a partitioned holder's session, and its advisory and row locks,
+// in place for longer than any cut the lab waits out.
+func (postgresKind) SilentClient(settings map[string]string) error {
+	if settings["tcp_keepalives_idle"] != "" && settings["tcp_user_timeout"] != "" {
+		return nil
+	}
+	if settings["idle_session_timeout"] != "" && settings["idle_in_transaction_session_timeout"] != "" {
+		return nil
+	}
+	return errors.New("PostgreSQL here runs without both a keep-alive and tcp_user_timeout (the kernel's keep-alive probes after two hours idle, " +
+		"and a reply in flight is retransmitted for about 15 minutes) and without both idle timeouts, so a partitioned holder keeps its session " +
+		"for longer than any cut the lab waits out (holder-partition shows it); pg-keepalives declares them")
+}
+
 // SingleServerFaults: the crash between an acquire's steps, the restart
 // and the scripted fail-over the single-server scenarios aim at a lock's
 // one server are shown and reviewed on a single Redis node's locks only

@@ -578,6 +578,14 @@ func (redisKind) HolderPartition(nodes int) error {
 	return errors.New("a lock over several independent Redis nodes is cut off some of them by redlock-partition, not off one server")
 }
 
+// SilentClient: the lab's Redis locks are keys with an expiry of their
+// own, bound to no connection: a cut holder's key expires by it however
+// long the cut lasts, as holder-partition shows.
+func (redisKind) SilentClient(map[string]string) error { return errRedisNoSession }
+
+// errRedisNoSession is why a longer cut shows nothing more on Redis.
+var errRedisNoSession = errors.New("a Redis lock is a key with an expiry of its own, bound to no session: holder-partition's cut already outlasts it")
+
 // SingleServerFaults: the faults on a lock's one server are shown and
 // reviewed on a lock on one Redis node; a lock over several is faulted by
 // the Redlock scenarios instead.

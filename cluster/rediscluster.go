@@ -406,6 +406,10 @@ func (redisClusterKind) HolderPartition(int) error {
 	return errors.New("a holder cut off a Redis Cluster's master is a fail-over scenario's, not holder-partition's")
 }
 
+// SilentClient: a lock on a Redis Cluster is a Redis lock, a key with an
+// expiry of its own.
+func (redisClusterKind) SilentClient(map[string]string) error { return errRedisNoSession }
+
 // SingleServerFaults: a lock on a Redis Cluster is a Redis lock; its faults are the fail-over scenarios'.
 func (redisClusterKind) SingleServerFaults(int) error {
 	return errors.New("it faults the single Redis node a lock runs on")

@@ -352,6 +352,10 @@ func (sentinelKind) HolderPartition(int) error {
 	return errors.New("a holder cut off a Sentinel group's master is a fail-over scenario's, not holder-partition's")
 }
 
+// SilentClient: a lock through a Sentinel group is a Redis lock, a key
+// with an expiry of its own.
+func (sentinelKind) SilentClient(map[string]string) error { return errRedisNoSession }
+
 // SingleServerFaults: a lock through a Sentinel group is a Redis lock; its faults are the fail-over scenarios'.
 func (sentinelKind) SingleServerFaults(int) error {
 	return errors.New("it faults the single Redis node a lock runs on")

@@ -431,6 +431,10 @@ func (zooKeeperKind) ClockShift() error {
 // session there; the lab has shown and reviewed it.
 func (zooKeeperKind) HolderPartition(int) error { return nil }
 
+// SilentClient: ZooKeeper expires a session it has heard no ping on for its
+// timeout, the lab's TTL, deleting the session's ephemeral nodes.
+func (zooKeeperKind) SilentClient(map[string]string) error { return nil }
+
 // SingleServerFaults: the crash between an acquire's steps, the restart
 // and the scripted fail-over the single-server scenarios aim at a lock's
 // one server are shown and reviewed on a single Redis node's locks only

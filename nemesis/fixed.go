@@ -48,6 +48,15 @@ var fixedSchedules = map[string]FixedSchedule{
 		return fixed(impl, fencing, ttl, Step{Kind: NetPartitionClient, Target: "client-0", After: failpoint.InCriticalSection,
 			Duration: Duration(pastTTL(ttl))})
 	},
+	// holder-partition-long: holder-partition's cut, LongCut past a lease
+	// longer: past the server's own limit on a silent client (a ZooKeeper
+	// session, an etcd lease, a database's keep-alive as its topology
+	// declares it), and long enough after it for another client to be
+	// granted what the server freed while the holder still works.
+	"holder-partition-long": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: NetPartitionClient, Target: "client-0", After: failpoint.InCriticalSection,
+			Duration: Duration(pastTTL(ttl) + LongCut)})
+	},
 	// holder-crash: the holder is SIGKILLed inside its critical section; a
 	// new process takes its slot a TTL later.
 	"holder-crash": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
@@ -351,6 +360,16 @@ func queued(impl string, fencing bool, ttl time.Duration, kind string) Schedule 
 	return fixed(impl, fencing, ttl, Step{Kind: kind, Target: "client-0", Holder: "client-1", Queue: true,
 		After: failpoint.BeforeRelease, Duration: Duration(pastTTL(ttl))}, shape{observe: ttl + time.Second})
 }
+
+// LongCut is how much longer than holder-partition's cut
+// holder-partition-long's lasts: 8 s in all at the matrix's 1 s TTL.
+// pg-keepalives' server gives a silent connection up 3 s after it last
+// heard it (topology.PGSilence), mysql-wait-timeout's 1 s after its last
+// command, up to a third of a TTL before the cut (a lock's watcher pings
+// that often); the holder goes on a TTL before the heal (InCut), so
+// another client has about 3.5 s to be granted the freed lock and act
+// under it, with a second's margin for a loaded machine.
+const LongCut = 5 * time.Second
 
 // pastTTL is how long a pause or a cut lasts: well past the lease (or
 // ZooKeeper session), as in the scripted scenarios.

@@ -119,3 +119,31 @@ func TestBriefEnsembleCells(t *testing.T) {
 		t.Errorf("brief cells on zk-ensemble: %v, want %v", got, want)
 	}
 }
+
+// make test runs holder-partition-long once, on the single topology, for
+// the first correct lock of ours, unfenced: the 8 s cut costs its length
+// in every cell (onceOnSingle), and the keep-alive and wait_timeout
+// topologies' cells are make matrix's.
+func TestBriefLongPartitionOnce(t *testing.T) {
+	cells, err := scenarios.Cells(impls.All(), scenarios.Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, all []string
+	for _, c := range cells {
+		if c.Scenario == "holder-partition-long" {
+			all = append(all, c.Name())
+		}
+	}
+	for _, c := range scenarios.Brief(cells) {
+		if c.Scenario == "holder-partition-long" {
+			got = append(got, c.Name())
+		}
+	}
+	if len(all) == 0 {
+		t.Skip("no holder-partition-long cell applies here (it needs the lab's hosts)")
+	}
+	if want := []string{"etcd-lock/holder-partition-long"}; !slices.Equal(got, want) {
+		t.Errorf("brief holder-partition-long cells: %v, want %v (of %d cells)", got, want, len(all))
+	}
+}

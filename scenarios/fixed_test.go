@@ -33,6 +33,7 @@ func TestScenarioSchedules(t *testing.T) {
 		{"crash-after-setnx", true, ""},
 		{"server-restart", true, ""},
 		{"holder-partition", true, ""},
+		{"holder-partition-long", true, ""},
 		{"redlock-partition", true, ""},
 		{"contention", false, "no fault"},
 		{"release-hand-off", false, "no fault: a figure of how the lock hands over"},

@@ -35,6 +35,11 @@ type Scenario struct {
 	// Topologies names the topologies the scenario runs on (nil: the
 	// single one). A topology that cannot carry the lock is left out.
 	Topologies []string
+	// OnServers, if set, returns nil when the scenario's fault reaches the
+	// lock on its servers as the topology declares them (decl), or why it
+	// does not: a fault that waits out a server's own limit needs a server
+	// whose declared settings have one.
+	OnServers func(spec impls.Spec, decl topology.Declaration) error
 	// Schedule names the nemesis's fixed schedule the scenario runs
 	// (nemesis.Fixed), on the servers the schedule's faults need.
 	Schedule string
@@ -194,6 +199,11 @@ func (s Scenario) AppliesOn(spec impls.Spec, topo string, fencing bool) error {
 	if decl, err := spec.Backend.On(named); err == nil {
 		if err := cluster.Ensembles(decl); err != nil {
 			return err
+		}
+		if s.OnServers != nil && !spec.Backend.InProcess {
+			if err := s.OnServers(spec, decl); err != nil {
+				return err
+			}
 		}
 	}
 	if s.Applies != nil {
