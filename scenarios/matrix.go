@@ -82,10 +82,9 @@ func Cells(specs []impls.Spec, names []string) ([]Cell, error) {
 
 // UnderProfiles returns cells once under each profile named, in the
 // profiles' order (the fast one's cells keep their places, and so their
-// seeds): under a profile that runs on some topologies only
-// (topology.Profile.Topologies), the cells there, less the contention run,
-// which has no fault and so no timeout to race. An unknown profile is an
-// error.
+// seeds): under a profile that runs some cells only
+// (topology.Profile.Runs), those, and never the contention run, which has
+// no fault and so no timeout to race. An unknown profile is an error.
 func UnderProfiles(cells []Cell, profiles []string) ([]Cell, error) {
 	var out []Cell
 	for _, name := range profiles {
@@ -99,7 +98,7 @@ func UnderProfiles(cells []Cell, profiles []string) ([]Cell, error) {
 				out = append(out, c)
 				continue
 			}
-			if !p.RunsOn(c.Topology) || c.Scenario == "contention" {
+			if !p.RunsCell(c.Topology, c.Scenario) || c.Scenario == "contention" {
 				continue
 			}
 			c.Profile = p.Name

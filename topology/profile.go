@@ -49,16 +49,30 @@ type Profile struct {
 	// profile's fixed faults were chosen for its own times, and it
 	// stretches nothing.
 	FailOver map[Kind]time.Duration
-	// Topologies, when set, are the only topologies the profile's cells
-	// run on: those where a ratio of timeouts decides a verdict. Elsewhere
-	// the profile would repeat the fast profile's verdicts at ten times
-	// their length.
-	Topologies []string
+	// Runs, when set, are the only cells the profile runs: by topology,
+	// the scenarios whose verdict a ratio of timeouts decides there.
+	// Elsewhere the profile would repeat the fast profile's verdicts at
+	// ten times their length (a pause of 2.5 leases outlasts a lease under
+	// either profile). Nil: every cell.
+	Runs map[string][]string
 }
 
-// RunsOn reports whether the profile's cells run on the named topology.
-func (p Profile) RunsOn(topo string) bool {
-	return len(p.Topologies) == 0 || slices.Contains(p.Topologies, Or(topo))
+// Topologies are the topologies the profile runs cells on, in name order
+// (nil: every one).
+func (p Profile) Topologies() []string {
+	if p.Runs == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(p.Runs))
+}
+
+// RunsCell reports whether the profile runs the scenario's cells on the
+// named topology.
+func (p Profile) RunsCell(topo, scenario string) bool {
+	if p.Runs == nil {
+		return true
+	}
+	return slices.Contains(p.Runs[Or(topo)], scenario)
 }
 
 // The profiles' names.
@@ -148,13 +162,28 @@ var Production = Profile{
 		// an election timeout (randomized up to twice) and a vote.
 		Etcd: 3 * time.Second,
 	},
-	// The ensembles (a session or lease against an election and a
-	// client's reconnect back-off), the Sentinel groups and the cluster
-	// (a lease against detection and promotion), the database replicas
-	// (a commit against replication and the semi-sync timeout) and the
-	// session timeouts (a stall against the server's idle limit).
-	Topologies: []string{ZKEnsembleName, EtcdClusterName, RedisSentinelName, RedisSentinelMinReplicasName, RedisClusterName,
-		PGReplicaAsyncName, PGReplicaSyncName, MySQLReplicaAsyncName, MySQLReplicaSemisyncName, PGIdleTimeoutsName, MySQLWaitTimeoutName},
+	Runs: map[string][]string{
+		// A session or lease against an election and a client's
+		// reconnect back-off (a constant of the client, not a fraction of
+		// the session).
+		ZKEnsembleName:  {"leader-isolated", "holder-server-cut"},
+		EtcdClusterName: {"leader-isolated"},
+		// A lease against detection and promotion; min-replicas-max-lag
+		// (1 s) against down-after (30 s instead of 0.5 s).
+		RedisSentinelName:            {"sentinel-master-split", "sentinel-master-kill"},
+		RedisSentinelMinReplicasName: {"sentinel-master-split"},
+		RedisClusterName:             {"cluster-master-split"},
+		// A commit against replication: synchronous_commit, the semi-sync
+		// timeout.
+		PGReplicaAsyncName:       {"primary-failover"},
+		PGReplicaSyncName:        {"primary-failover"},
+		MySQLReplicaAsyncName:    {"primary-failover"},
+		MySQLReplicaSemisyncName: {"primary-failover"},
+		// A stall against the server's idle limit and the watcher's
+		// interval (a third of the TTL).
+		PGIdleTimeoutsName:   {"pause-past-ttl", "slow-work-past-ttl"},
+		MySQLWaitTimeoutName: {"pause-past-ttl", "slow-work-past-ttl"},
+	},
 }
 
 var profiles = map[string]Profile{FastName: Fast, ProductionName: Production}

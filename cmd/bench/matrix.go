@@ -121,7 +121,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if len(cells) == 0 {
 		return fmt.Errorf("%w: no scenario applies to the chosen implementations, topologies and profiles (%s runs on %s)",
-			errUsage, topology.ProductionName, strings.Join(topology.Production.Topologies, ", "))
+			errUsage, topology.ProductionName, strings.Join(topology.Production.Topologies(), ", "))
 	}
 	var partial *shard.Partial
 	if sh.Sharded() {
