@@ -418,7 +418,7 @@ func (zooKeeperKind) Describe(ctx context.Context, ep topology.Endpoint) (Descri
 		return Description{}, err
 	}
 	return Description{Version: m["Zookeeper version"], Settings: map[string]string{"mode": m["Mode"]},
-		LabSettings: map[string]string{"forceSync": "no (cluster/zookeeper.go)", "tickTime": "100ms (cluster/zookeeper.go)"}}, nil
+		LabSettings: map[string]string{"forceSync": "no (cluster/zookeeper.go)", "tickTime": topology.Setting(topology.ZooKeeper, "tickTime") + "ms (the fast profile, topology/profile.go)"}}, nil
 }
 
 // OwnServers: a user's ZooKeeper servers are one ensemble, reached
