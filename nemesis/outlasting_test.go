@@ -23,14 +23,35 @@ func TestOutlasting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := Schedule{Faults: []Step{tt.step}}
+			s := Schedule{Faults: []Step{tt.step}, Duration: Duration(time.Minute + 10*time.Second)}
 			got := s.Outlasting(45 * time.Second)
 			if d := time.Duration(got.Faults[0].Duration); d != tt.want {
 				t.Fatalf("duration %v, want %v", d, tt.want)
+			}
+			// The time after the heal is the schedule's as declared.
+			before := time.Duration(s.Duration) - s.Faults[0].Heal()
+			if after := time.Duration(got.Duration) - got.Faults[0].Heal(); after != before {
+				t.Fatalf("the run goes on %v after the heal, was %v", after, before)
 			}
 			if s.Faults[0] != tt.step {
 				t.Fatal("Outlasting changed the schedule it was given")
 			}
 		})
+	}
+}
+
+// A later fault moves by as much as the one before it was stretched, so
+// faults that did not overlap still do not.
+func TestOutlastingMovesLaterFaults(t *testing.T) {
+	s := Schedule{Duration: Duration(30 * time.Second), Faults: []Step{
+		{Kind: NetIsolate, Target: LeaderTarget, Duration: Duration(5 * time.Second)},
+		{At: Duration(8 * time.Second), Kind: ServerKill, Target: "zookeeper-2", Duration: Duration(time.Minute)},
+	}}
+	got := s.Outlasting(20 * time.Second)
+	if at := time.Duration(got.Faults[1].At); at != 23*time.Second {
+		t.Fatalf("the second fault starts at %v, want 23s", at)
+	}
+	if d := time.Duration(got.Duration); d != 45*time.Second {
+		t.Fatalf("the run lasts %v, want 45s", d)
 	}
 }
