@@ -30,8 +30,11 @@ type matrixRow struct {
 }
 
 type gridEntry struct {
-	Name    string // the cell, as the matrix names it
-	Fenced  bool
+	Name   string // the cell, as the matrix names it
+	Fenced bool
+	// Profile labels a cell run under another profile than fast
+	// ("production: "); empty for a fast one.
+	Profile string
 	V       verdictView
 	Href    string
 	Summary string // the tooltip: expectation and agreement
@@ -43,7 +46,7 @@ func newGridEntry(l links, from string, c record.Cell) gridEntry {
 	if !v.Agrees {
 		agrees = "differs"
 	}
-	return gridEntry{Name: cellName(c), Fenced: c.Fencing, V: v, Href: l.page(from, cellPage(c)),
+	return gridEntry{Name: cellName(c), Fenced: c.Fencing, Profile: c.ProfileLabel(), V: v, Href: l.page(from, cellPage(c)),
 		Summary: fmt.Sprintf("%s: %s, expected %s (%s)", cellName(c), c.Verdict, c.Expected, agrees)}
 }
 
