@@ -12,6 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster/hosts"
+
+	"github.com/locklab/locklab/topology"
 )
 
 // Container mode (LOCKLAB_SERVERS=containers): every server the lab needs runs
@@ -165,7 +167,11 @@ func startZooKeeperContainer(ctx context.Context, opts ZooKeeperOptions) (*Node,
 		opts.Name = "zookeeper"
 	}
 	if opts.TickTime <= 0 {
-		opts.TickTime = 100 * time.Millisecond
+		t, err := profileMillis(opts.Settings, topology.ZooKeeper, "tickTime")
+		if err != nil {
+			return nil, err
+		}
+		opts.TickTime = t
 	}
 	if err := containerCannot(opts.Name, opts.Host); err != nil {
 		return nil, err
@@ -196,7 +202,7 @@ func startZooKeeperEnsembleContainers(ctx context.Context, members []Member) ([]
 	}
 	return startTogether(members, func(i int, m Member) (*Node, error) {
 		return StartZooKeeper(ctx, ZooKeeperOptions{Name: m.Name, TickTime: m.TickTime, Host: m.Host,
-			ID: i + 1, Ensemble: lines, Alias: alias(m)})
+			ID: i + 1, Ensemble: lines, Alias: alias(m), Settings: m.Settings})
 	})
 }
 

@@ -28,7 +28,8 @@ import (
 // KindEtcd is etcd under the name cluster's code uses for kinds.
 const KindEtcd = topology.Etcd
 
-// Raft timing of every etcd the lab starts. etcd refuses a lease shorter
+// Raft timing of the fast profile (topology.Fast; the run's profile gives
+// each member its own, etcd's defaults 100ms/1s under production). etcd refuses a lease shorter
 // than 1.5 election timeouts (rounded up to whole seconds), and the lab's
 // TTL is 1s: with etcd's defaults (100ms, 1s) every 1s lease would be
 // granted as 2s, so the lab would measure a lock with twice the TTL it
@@ -36,8 +37,8 @@ const KindEtcd = topology.Etcd
 // about ten heartbeats) and gives a 750ms floor, so a 1s lease is 1s.
 // Elections are then quick too, which keeps a leader-isolation cell short.
 const (
-	etcdHeartbeat = 50 * time.Millisecond
-	etcdElection  = 500 * time.Millisecond
+	etcdHeartbeatName = "heartbeat-interval"
+	etcdElectionName  = "election-timeout"
 )
 
 // EtcdOptions configures one etcd member.
@@ -55,6 +56,9 @@ type EtcdOptions struct {
 	// other (a leftover member on a reused port would otherwise be taken
 	// for a peer).
 	Token string
+	// Settings are the member's declared settings (the profile's raft
+	// timing: heartbeat-interval, election-timeout, in ms).
+	Settings map[string]string
 }
 
 // etcdBinary finds Debian's etcd (package etcd-server).
@@ -111,7 +115,8 @@ func StartEtcd(ctx context.Context, opts EtcdOptions) (*Node, error) {
 	launch := func(ctx context.Context, n *Node) (*Process, error) {
 		cmd := exec.Command(bin, etcdArgs(etcdMember{name: opts.Name, dataDir: filepath.Join(n.Dir, "data"),
 			listenClient: "http://" + n.Addr, advertiseClient: "http://" + n.Addr,
-			listenPeer: peerURL, advertisePeer: peerURL, initial: initial, token: token})...)
+			listenPeer: peerURL, advertisePeer: peerURL, initial: initial, token: token,
+			heartbeat: profileSetting(opts.Settings, KindEtcd, etcdHeartbeatName), election: profileSetting(opts.Settings, KindEtcd, etcdElectionName)})...)
 		return n.spawnLogged(cmd)
 	}
 	n.ready = etcdReady
@@ -129,6 +134,7 @@ type etcdMember struct {
 	listenClient, advertiseClient string
 	listenPeer, advertisePeer     string
 	initial, token                string
+	heartbeat, election           string
 }
 
 // etcdArgs is a member's command line after the binary, the same for a
@@ -147,8 +153,8 @@ func etcdArgs(m etcdMember) []string {
 		"--initial-cluster", m.initial,
 		"--initial-cluster-state", "new",
 		"--initial-cluster-token", m.token,
-		"--heartbeat-interval", strconv.FormatInt(etcdHeartbeat.Milliseconds(), 10),
-		"--election-timeout", strconv.FormatInt(etcdElection.Milliseconds(), 10),
+		"--heartbeat-interval", m.heartbeat,
+		"--election-timeout", m.election,
 		"--logger", "zap", "--log-outputs", "stderr", "--log-level", "warn",
 	}
 }
@@ -186,7 +192,8 @@ func startEtcdContainer(ctx context.Context, opts EtcdOptions) (*Node, error) {
 	}
 	cmd := etcdArgs(etcdMember{name: opts.Name, dataDir: "/var/lib/locklab-etcd/data",
 		listenClient: "http://0.0.0.0:2379", advertiseClient: "http://" + alias + ":2379",
-		listenPeer: "http://0.0.0.0:2380", advertisePeer: peer, initial: initial, token: token})
+		listenPeer: "http://0.0.0.0:2380", advertisePeer: peer, initial: initial, token: token,
+		heartbeat: profileSetting(opts.Settings, KindEtcd, etcdHeartbeatName), election: profileSetting(opts.Settings, KindEtcd, etcdElectionName)})
 	return startContainer(ctx, containerSpec{kind: KindEtcd, name: opts.Name, server: "etcd", port: 2379,
 		cmd: cmd, alias: alias, ready: etcdReady})
 }
@@ -208,7 +215,7 @@ func startEtcdContainers(ctx context.Context, members []Member) ([]*Node, error)
 		initial = append(initial, m.Name+"=http://"+etcdAlias(EtcdOptions{Name: m.Name, Token: token})+":2380")
 	}
 	return startTogether(members, func(i int, m Member) (*Node, error) {
-		return StartEtcd(ctx, EtcdOptions{Name: m.Name, Host: m.Host, InitialCluster: strings.Join(initial, ","), Token: token})
+		return StartEtcd(ctx, EtcdOptions{Name: m.Name, Host: m.Host, InitialCluster: strings.Join(initial, ","), Token: token, Settings: m.Settings})
 	})
 }
 
@@ -293,7 +300,7 @@ func (etcdKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 	}
 	return startTogether(members, func(i int, m Member) (*Node, error) {
 		return StartEtcd(ctx, EtcdOptions{Name: m.Name, Host: m.Host, Port: m.Port,
-			PeerPort: m.Ports["peer"], InitialCluster: strings.Join(initial, ","), Token: token})
+			PeerPort: m.Ports["peer"], InitialCluster: strings.Join(initial, ","), Token: token, Settings: m.Settings})
 	})
 }
 

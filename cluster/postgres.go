@@ -201,7 +201,8 @@ func postgresArgs(data, bind string, port int, socketDir string, settings map[st
 		"-c", "max_connections=300",
 		// The lab measures locking, not the disk: see results/ for the settings.
 		"-c", "fsync=off",
-		"-c", "synchronous_commit=off",
+		// The profile's (topology.Profile; settings below carry the run's).
+		"-c", "synchronous_commit=" + topology.Setting(topology.Postgres, "synchronous_commit"),
 		"-c", "full_page_writes=off",
 		"-c", "shared_buffers=64MB"}
 	for _, kv := range settingsArgs(settings, "", "=") {

@@ -15,7 +15,9 @@ import (
 	"github.com/locklab/locklab/topology"
 )
 
-// The lab's Redis Cluster node timeout, chosen against the lab's 1 s lease
+// The fast profile's Redis Cluster node timeout (topology.Fast; the run's
+// profile gives the members their own, 15 s under production), chosen
+// against the lab's 1 s lease
 // and beside Sentinel's down-after (cluster/sentinel.go), so the two
 // topologies fail over on the same clock:
 //
@@ -35,7 +37,7 @@ import (
 //   - Shorter would fail over on a loaded machine's hiccups (two shared
 //     cores under nice); the link is also dropped and redialled after half
 //     the node timeout without a reply.
-const redisClusterNodeTimeout = 500 * time.Millisecond
+const redisClusterNodeTimeoutName = "cluster-node-timeout"
 
 // redisClusterKind is the home of a Redis Cluster's members: redis-server
 // with cluster mode on. The group is how lock clients reach Redis: its
@@ -77,8 +79,12 @@ func (redisClusterKind) Start(ctx context.Context, members []Member) ([]*Node, e
 		return nil, fmt.Errorf("a Redis Cluster needs masters and a replica of each, an even number of members, got %d", len(members))
 	}
 	nodes, err := startEach(members, func(m Member) (*Node, error) {
-		return StartRedis(ctx, RedisOptions{Name: m.Name, Host: m.Host, Port: m.Port, ClusterNodeTimeout: redisClusterNodeTimeout,
-			Settings: m.Settings})
+		timeout, err := profileMillis(m.Settings, topology.RedisCluster, redisClusterNodeTimeoutName)
+		if err != nil {
+			return nil, err
+		}
+		return StartRedis(ctx, RedisOptions{Name: m.Name, Host: m.Host, Port: m.Port, ClusterNodeTimeout: timeout,
+			Settings: withoutSettings(m.Settings, redisClusterNodeTimeoutName)})
 	})
 	if err != nil {
 		return nil, err

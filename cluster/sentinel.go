@@ -21,7 +21,8 @@ import (
 // monitor: what a client gives Sentinel to be told the master's address.
 const SentinelMaster = "locklab"
 
-// The lab's Sentinel timing, chosen against the lab's 1 s lease:
+// The fast profile's Sentinel timing (topology.Fast; the run's profile
+// gives the member its own), chosen against the lab's 1 s lease:
 //
 //   - down-after 500 ms: a sentinel calls the master down after half a
 //     lease without a valid reply, so a master cut off past a lease (the
@@ -37,11 +38,9 @@ const SentinelMaster = "locklab"
 // Quorum 2 of 3: two sentinels must agree the master is down, and a
 // majority of the three must elect the one that fails it over, so one
 // isolated sentinel can neither fail over nor stop a fail-over.
-const (
-	sentinelDownAfter       = 500 * time.Millisecond
-	sentinelFailoverTimeout = 2 * time.Second
-	sentinelQuorum          = 2
-)
+//
+// The production profile gives Sentinel's defaults, 30 s and 3 minutes.
+const sentinelQuorum = 2
 
 // StartSentinel starts one Redis Sentinel on m's address, monitoring
 // master as SentinelMaster, and waits until it answers PING. Sentinel
@@ -70,6 +69,16 @@ func StartSentinel(ctx context.Context, m Member, master *Node) (*Node, error) {
 		n.Stop()
 		return nil, err
 	}
+	downAfter, err := profileMillis(m.Settings, topology.Sentinel, "down-after-milliseconds")
+	if err != nil {
+		n.Stop()
+		return nil, err
+	}
+	failoverTimeout, err := profileMillis(m.Settings, topology.Sentinel, "failover-timeout")
+	if err != nil {
+		n.Stop()
+		return nil, err
+	}
 	conf := filepath.Join(dir, "sentinel.conf")
 	lines := []string{
 		"bind " + m.Bind,
@@ -78,8 +87,8 @@ func StartSentinel(ctx context.Context, m Member, master *Node) (*Node, error) {
 		"daemonize no",
 		"protected-mode no",
 		fmt.Sprintf("sentinel monitor %s %s %s %d", SentinelMaster, mhost, mport, sentinelQuorum),
-		fmt.Sprintf("sentinel down-after-milliseconds %s %d", SentinelMaster, sentinelDownAfter.Milliseconds()),
-		fmt.Sprintf("sentinel failover-timeout %s %d", SentinelMaster, sentinelFailoverTimeout.Milliseconds()),
+		fmt.Sprintf("sentinel down-after-milliseconds %s %d", SentinelMaster, downAfter.Milliseconds()),
+		fmt.Sprintf("sentinel failover-timeout %s %d", SentinelMaster, failoverTimeout.Milliseconds()),
 		fmt.Sprintf("sentinel parallel-syncs %s 1", SentinelMaster),
 	}
 	if err := os.WriteFile(conf, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {

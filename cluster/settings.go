@@ -2,8 +2,13 @@ package cluster
 
 import (
 	"fmt"
+	"maps"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/locklab/locklab/topology"
 )
 
 // settingsArgs renders a topology's declared server settings as command
@@ -39,4 +44,35 @@ func declaresAny(settings map[string]string, kind, instead string, names ...stri
 	}
 	return fmt.Errorf("%s here runs with %s, so a partitioned holder keeps its session for longer than any cut the lab waits out (holder-partition shows it); a topology that declares %s ends it",
 		kind, instead, strings.Join(names, " or "))
+}
+
+// profileSetting is the kind's setting called name as the run's profile
+// gave it to the member (topology.Profile.Apply), or the fast profile's
+// when the member was declared without one (a test of the server alone):
+// the lab's timeouts are the profile's, never a constant of this package.
+func profileSetting(settings map[string]string, kind topology.Kind, name string) string {
+	if v, ok := settings[name]; ok {
+		return v
+	}
+	return topology.Setting(kind, name)
+}
+
+// profileMillis is profileSetting for a setting in milliseconds.
+func profileMillis(settings map[string]string, kind topology.Kind, name string) (time.Duration, error) {
+	v := profileSetting(settings, kind, name)
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms <= 0 {
+		return 0, fmt.Errorf("%s %s %q: want a positive number of milliseconds", kind, name, v)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// withoutSettings returns settings less the names given, for a kind that
+// passes those on its own (a flag, a config line) and the rest as they are.
+func withoutSettings(settings map[string]string, names ...string) map[string]string {
+	out := maps.Clone(settings)
+	for _, n := range names {
+		delete(out, n)
+	}
+	return out
 }

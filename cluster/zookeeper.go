@@ -25,8 +25,12 @@ import (
 type ZooKeeperOptions struct {
 	Name string // defaults to "zookeeper"
 	// TickTime is ZooKeeper's time unit; session timeouts are bounded below by
-	// 2 ticks, so a short tick lets tests use sub-second sessions. Default 100ms.
+	// 2 ticks, so a short tick lets tests use sub-second sessions. Default:
+	// the profile's tickTime (Settings), 100ms under fast.
 	TickTime time.Duration
+	// Settings are the member's declared settings: the profile's tickTime,
+	// initLimit and syncLimit (topology.Profile).
+	Settings map[string]string
 	// Host runs the server on a host of the lab's own, bound to its address.
 	Host *hosts.Host
 	// Port, when set, is the client port (fixed by a group's start).
@@ -78,7 +82,9 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 		opts.Name = "zookeeper"
 	}
 	if opts.TickTime <= 0 {
-		opts.TickTime = 100 * time.Millisecond
+		if opts.TickTime, err = profileMillis(opts.Settings, topology.ZooKeeper, "tickTime"); err != nil {
+			return nil, err
+		}
 	}
 	bind, port, err := listenOn(opts.Host, opts.Port)
 	if err != nil {
@@ -108,8 +114,10 @@ func StartZooKeeper(ctx context.Context, opts ZooKeeperOptions) (*Node, error) {
 	}, "\n")
 	if len(opts.Ensemble) > 0 {
 		// A follower must connect and sync within initLimit ticks and stay
-		// within syncLimit of the leader: 2s and 1s at the lab's tick.
-		cfg += "initLimit=20\nsyncLimit=10\n" + strings.Join(opts.Ensemble, "\n") + "\n"
+		// within syncLimit of the leader: the profile's (2s and 1s at the
+		// fast profile's tick, 20s and 10s under production).
+		cfg += fmt.Sprintf("initLimit=%s\nsyncLimit=%s\n", profileSetting(opts.Settings, topology.ZooKeeper, "initLimit"),
+			profileSetting(opts.Settings, topology.ZooKeeper, "syncLimit")) + strings.Join(opts.Ensemble, "\n") + "\n"
 	}
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		n.Stop()
@@ -233,7 +241,7 @@ func (zooKeeperKind) Image() string       { return "zookeeper" }
 func (zooKeeperKind) Start(ctx context.Context, members []Member) ([]*Node, error) {
 	if len(members) == 1 && !members[0].Ensemble {
 		m := members[0]
-		n, err := StartZooKeeper(ctx, ZooKeeperOptions{Name: m.Name, TickTime: m.TickTime, Host: m.Host, Port: m.Port})
+		n, err := StartZooKeeper(ctx, ZooKeeperOptions{Name: m.Name, TickTime: m.TickTime, Host: m.Host, Port: m.Port, Settings: m.Settings})
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +268,7 @@ func (zooKeeperKind) Start(ctx context.Context, members []Member) ([]*Node, erro
 	}
 	return startTogether(members, func(i int, m Member) (*Node, error) {
 		return StartZooKeeper(ctx, ZooKeeperOptions{Name: m.Name, TickTime: m.TickTime,
-			Host: m.Host, Port: m.Port, ID: i + 1, Ensemble: lines})
+			Host: m.Host, Port: m.Port, ID: i + 1, Ensemble: lines, Settings: m.Settings})
 	})
 }
 
@@ -410,7 +418,7 @@ func (zooKeeperKind) Describe(ctx context.Context, ep topology.Endpoint) (Descri
 		return Description{}, err
 	}
 	return Description{Version: m["Zookeeper version"], Settings: map[string]string{"mode": m["Mode"]},
-		LabSettings: map[string]string{"forceSync": "no (cluster/zookeeper.go)", "tickTime": "100ms (cluster/zookeeper.go)"}}, nil
+		LabSettings: map[string]string{"forceSync": "no (cluster/zookeeper.go)", "tickTime": topology.Setting(topology.ZooKeeper, "tickTime") + "ms (the fast profile, topology/profile.go)"}}, nil
 }
 
 // OwnServers: a user's ZooKeeper servers are one ensemble, reached

@@ -46,6 +46,12 @@ func FixedJob(name string, spec impls.Spec, topo string) (Job, error) {
 		Topology: decl,
 		Body: func(ctx context.Context, env *Env) (*Outcome, error) {
 			s := schedule(env.Fencing, env.TTL)
+			if env.FailOver > 0 {
+				// A fault on a server must outlast the profile's fail-over
+				// and then a lease, as the fast profile's fixed faults
+				// outlast its own.
+				s = s.Outlasting(env.FailOver + env.TTL)
+			}
 			s.Seed = env.Seed
 			return RunFixed(ctx, env, s)
 		},

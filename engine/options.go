@@ -15,6 +15,10 @@ type Options struct {
 	// Topology names the servers' topology (topology.Named); empty is the
 	// single-server one.
 	Topology string
+	// Profile names the timeouts the run's servers start with
+	// (topology.Profile); empty is the fast one. The TTL is the caller's:
+	// the profile's own (Profile.TTL) or the -ttl it was given.
+	Profile  string
 	Fencing  bool
 	Seed     int64
 	Clients  int           // concurrent clients
@@ -35,6 +39,7 @@ type Options struct {
 
 func (o *Options) defaults() {
 	o.Topology = topology.Or(o.Topology)
+	o.Profile = topology.OrFast(o.Profile)
 	if o.Clients <= 0 {
 		o.Clients = 8
 	}
@@ -60,6 +65,7 @@ type Outcome struct {
 	Scenario string
 	Impl     string
 	Topology string
+	Profile  string
 	Fencing  bool
 	Seed     int64
 	Verdict  checker.Verdict

@@ -45,6 +45,10 @@ type Env struct {
 	// SessionLease is how long the run's servers let a session sit idle
 	// before they end it (Job.SessionLease).
 	SessionLease time.Duration
+	// FailOver is how long the run's profile gives its servers to notice a
+	// lost member and replace it (topology.Profile.FailOverOf; 0: the
+	// fixed faults were chosen for the profile's own times).
+	FailOver time.Duration
 
 	workDir string // worker histories and logs, removed after the run
 	clock   *phaseClock
@@ -88,8 +92,13 @@ func Run(ctx context.Context, job Job, opts Options) (*Outcome, error) {
 			return nil, err
 		}
 	}
+	profile, err := topology.LookupProfile(opts.Profile)
+	if err != nil {
+		return nil, err
+	}
+	decl = profile.Apply(decl)
 	start := time.Now()
-	opts.Logf("starting servers for %s / %s (seed %d)", opts.Impl.Name, job.Name, opts.Seed)
+	opts.Logf("starting servers for %s / %s (seed %d, profile %s)", opts.Impl.Name, job.Name, opts.Seed, profile.Name)
 	env, stop, err := startRun(ctx, decl, opts, job.Name)
 	if err != nil {
 		return nil, err
@@ -101,7 +110,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Outcome, error) {
 		}
 	}()
 	env.clock = newPhaseClock(start)
-	env.Risk, env.SessionLease = job.Risk, job.SessionLease
+	env.Risk, env.SessionLease, env.FailOver = job.Risk, job.SessionLease, profile.FailOverOf(decl)
 	env.Phase(PhaseServers)
 	out, err := job.Body(ctx, env)
 	if err != nil {
@@ -110,7 +119,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Outcome, error) {
 	stop()
 	stopped = true
 	env.Phase(PhaseTeardown)
-	out.Scenario, out.Impl, out.Topology, out.Fencing, out.Seed = job.Name, opts.Impl.Name, opts.Topology, opts.Fencing, opts.Seed
+	out.Scenario, out.Impl, out.Topology, out.Profile, out.Fencing, out.Seed = job.Name, opts.Impl.Name, opts.Topology, profile.Name, opts.Fencing, opts.Seed
 	out.Elapsed = time.Since(start)
 	out.Phases = env.clock.phases()
 	return out, nil

@@ -33,7 +33,11 @@ func RunScenario(ctx context.Context, name string, opts Options) (*Outcome, erro
 // workload it names (workloads[s.Workload]), on the servers its topology
 // declares.
 func ScenarioJob(s scenarios.Scenario, opts Options) (Job, error) {
-	job := Job{Name: s.Name, Risk: s.Risk, SessionLease: scenarios.SessionIdle(opts.Topology)}
+	profile, err := topology.LookupProfile(opts.Profile)
+	if err != nil {
+		return Job{}, err
+	}
+	job := Job{Name: s.Name, Risk: s.Risk, SessionLease: scenarios.SessionIdle(opts.Topology, profile)}
 	switch {
 	case s.Schedule != "":
 		fixed, err := FixedJob(s.Schedule, opts.Impl, topology.Or(opts.Topology))
@@ -76,7 +80,7 @@ func RunCellWhile(ctx context.Context, c scenarios.Cell, base Options, more func
 	var outs []*Outcome
 	for i := 0; more(outs); i++ {
 		o := base
-		o.Impl, o.Topology, o.Fencing = c.Impl, c.Topology, c.Fencing
+		o.Impl, o.Topology, o.Profile, o.Fencing = c.Impl, c.Topology, c.Profile, c.Fencing
 		o.Seed = base.Seed + int64(i)
 		out, err := RunScenario(ctx, c.Scenario, o)
 		if err != nil {

@@ -60,9 +60,7 @@ type Topologies struct {
 // another topology then reads as not measured.
 func LoadTopologies(dir string) (Topologies, error) {
 	out := Topologies{OwnFile: map[string]bool{}}
-	key := func(c record.Cell) string {
-		return fmt.Sprintf("%s|%s|%s|%t", c.Impl, topology.Or(c.Topology), c.Scenario, c.Fencing)
-	}
+	key := func(c record.Cell) string { return c.Key() }
 	have := map[string]bool{}
 	add := func(c record.Cell, own bool) {
 		if topology.Or(c.Topology) != topology.SingleName && !have[key(c)] {

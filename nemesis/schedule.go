@@ -485,3 +485,30 @@ func validAwait(topo Topology, st Step) error {
 	}
 	return nil
 }
+
+// Outlasting returns s with every step that strikes a server or a link
+// between servers (not a client slot, not the holder) and lasts less than
+// d stretched to d: a fault meant to outlast the servers' fail-over and a
+// lease does so under a profile whose detection times are longer than
+// the ones its length was chosen for (topology.Profile.FailOver). A client
+// fault's length is the TTL's business alone and scales with it already.
+// The steps after a stretched one, and the run's end, move by as much, so
+// every gap the schedule declared (faults apart, the time after the last
+// heal) stays as it was.
+func (s Schedule) Outlasting(d time.Duration) Schedule {
+	s.Faults = slices.Clone(s.Faults)
+	var shift time.Duration
+	for i, st := range s.Faults {
+		s.Faults[i].At = Duration(time.Duration(st.At) + shift)
+		if st.Duration <= 0 || time.Duration(st.Duration) >= d || st.Target == HolderTarget {
+			continue
+		}
+		if _, err := ClientSlot(st.Target); err == nil {
+			continue
+		}
+		shift += d - time.Duration(st.Duration)
+		s.Faults[i].Duration = Duration(d)
+	}
+	s.Duration = Duration(time.Duration(s.Duration) + shift)
+	return s
+}

@@ -15,7 +15,11 @@ type Cell struct {
 	Impl string `json:"impl"`
 	// Topology names the servers' topology; empty (a matrix older than the
 	// axis) means the single one (topology.Or).
-	Topology    string            `json:"topology,omitempty"`
+	Topology string `json:"topology,omitempty"`
+	// Profile names the timeouts the cell ran with (topology.Profile);
+	// empty is the fast one, as in every matrix older than the axis, so a
+	// fast cell's row reads as it always did.
+	Profile     string            `json:"profile,omitempty"`
 	Scenario    string            `json:"scenario"`
 	Fencing     bool              `json:"fencing"`
 	Verdict     checker.Verdict   `json:"verdict"`
@@ -83,6 +87,26 @@ const (
 	RaceRow       = "race row"
 	RunsDisagreed = "runs disagreed"
 )
+
+// Key identifies the cell in a matrix: lock, topology, scenario, fencing,
+// and its profile when it is not the fast one (a fast cell's key is the
+// one it always had).
+func (r Cell) Key() string {
+	k := fmt.Sprintf("%s|%s|%s|%t", r.Impl, topology.Or(r.Topology), r.Scenario, r.Fencing)
+	if p := topology.OrFast(r.Profile); p != topology.FastName {
+		k += "|" + p
+	}
+	return k
+}
+
+// ProfileLabel is how a table shows the cell's profile beside its verdict
+// ("production: "), empty for the fast one.
+func (r Cell) ProfileLabel() string {
+	if p := topology.OrFast(r.Profile); p != topology.FastName {
+		return p + ": "
+	}
+	return ""
+}
 
 // Row is the matrix row a cell is in: its lock, and its topology when it
 // is not the single one ("zookeeper @ zk-ensemble"), for every table and

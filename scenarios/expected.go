@@ -48,8 +48,21 @@ func rowKey(impl, topo, scenario string, fencing bool) string {
 	return fmt.Sprintf("%s|%s|%s|%t", impl, topology.Or(topo), scenario, fencing)
 }
 
-// parseExpectations reads the Markdown table's rows:
+// profileRowKey is the key of a row for one profile: the default row's
+// under the fast profile, which the table's main rows describe.
+func profileRowKey(profile, impl, topo, scenario string, fencing bool) string {
+	k := rowKey(impl, topo, scenario, fencing)
+	if p := topology.OrFast(profile); p != topology.FastName {
+		k += "|" + p
+	}
+	return k
+}
+
+// parseExpectations reads the Markdown tables' rows: the main table's
 // | lock | topology | scenario | fenced | expected | why |
+// and the profiles' table's, which name a profile other than the fast one
+// before the verdict:
+// | lock | topology | scenario | fenced | profile | expected | why |
 func parseExpectations(text string) (map[string]Expectation, error) {
 	out := map[string]Expectation{}
 	for i, line := range strings.Split(text, "\n") {
@@ -58,11 +71,22 @@ func parseExpectations(text string) (map[string]Expectation, error) {
 			continue
 		}
 		cols := strings.Split(strings.Trim(line, "|"), "|")
-		if len(cols) != 6 {
-			return nil, fmt.Errorf("expectations.md line %d: %d columns, want 6", i+1, len(cols))
+		if len(cols) != 6 && len(cols) != 7 {
+			return nil, fmt.Errorf("expectations.md line %d: %d columns, want 6 (or 7 with a profile)", i+1, len(cols))
 		}
 		for j := range cols {
 			cols[j] = strings.TrimSpace(strings.Trim(strings.TrimSpace(cols[j]), "`"))
+		}
+		profile := ""
+		if len(cols) == 7 {
+			profile = cols[4]
+			if _, err := topology.LookupProfile(profile); err != nil {
+				return nil, fmt.Errorf("expectations.md line %d: %w", i+1, err)
+			}
+			if profile == topology.FastName {
+				return nil, fmt.Errorf("expectations.md line %d: the fast profile's rows are the main table's", i+1)
+			}
+			cols = append(cols[:4], cols[5:]...)
 		}
 		var fenced bool
 		if _, err := topology.Lookup(cols[1]); err != nil {
@@ -82,9 +106,9 @@ func parseExpectations(text string) (map[string]Expectation, error) {
 		if cols[5] == "" {
 			return nil, fmt.Errorf("expectations.md line %d: no reason given", i+1)
 		}
-		k := rowKey(cols[0], cols[1], cols[2], fenced)
+		k := profileRowKey(profile, cols[0], cols[1], cols[2], fenced)
 		if _, dup := out[k]; dup {
-			return nil, fmt.Errorf("expectations.md line %d: a second row for %s on %s / %s", i+1, cols[0], cols[1], cols[2])
+			return nil, fmt.Errorf("expectations.md line %d: a second row for %s on %s / %s %s", i+1, cols[0], cols[1], cols[2], profile)
 		}
 		out[k] = Expectation{Verdict: v, Why: cols[5]}
 	}
@@ -153,6 +177,22 @@ func Expected(impl, topo, scenario string, fencing bool) (Expectation, error) {
 		return Expectation{}, fmt.Errorf("scenarios/expectations.md has no row for | %s | %s | %s | %s |: review the cell and add one with its reason", impl, topology.Or(topo), scenario, f)
 	}
 	return e, nil
+}
+
+// ExpectedUnder returns the table's row for one cell under profile: the
+// profile's own row when the table has one, else the default row (the
+// fast profile's), or an error when it has neither.
+func ExpectedUnder(profile, impl, topo, scenario string, fencing bool) (Expectation, error) {
+	if p := topology.OrFast(profile); p != topology.FastName {
+		tableOnce.Do(loadTable)
+		if tableErr != nil {
+			return Expectation{}, tableErr
+		}
+		if e, ok := table[profileRowKey(p, impl, topo, scenario, fencing)]; ok {
+			return e, nil
+		}
+	}
+	return Expected(impl, topo, scenario, fencing)
 }
 
 // ExpectedRows returns every row's key, for the test that every row names

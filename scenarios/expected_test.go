@@ -25,6 +25,11 @@ func TestExpectationTableCoversTheMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Under every profile: a profile's row must name a cell that profile
+	// runs.
+	if cells, err = scenarios.UnderProfiles(cells, topology.ProfileNames()); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range cells {
 		if _, err := c.Expect(); err != nil {
 			t.Error(err)
@@ -36,7 +41,11 @@ func TestExpectationTableCoversTheMatrix(t *testing.T) {
 	}
 	exists := map[string]bool{}
 	for _, c := range cells {
-		exists[fmt.Sprintf("%s|%s|%s|%t", c.Impl.Name, topology.Or(c.Topology), c.Scenario, c.Fencing)] = true
+		k := fmt.Sprintf("%s|%s|%s|%t", c.Impl.Name, topology.Or(c.Topology), c.Scenario, c.Fencing)
+		if c.Profile != "" {
+			k += "|" + c.Profile
+		}
+		exists[k] = true
 	}
 	for _, k := range rows {
 		parts := strings.Split(k, "|")

@@ -14,13 +14,18 @@ import (
 type Cell struct {
 	Impl     impls.Spec
 	Topology string // a topology.Named's name; empty is the single one
+	// Profile names the timeouts the cell runs with (topology.Profile);
+	// empty is the fast one.
+	Profile  string
 	Scenario string
 	Fencing  bool
 }
 
 // Name identifies the cell, e.g. "redis-setnx-px/pause-past-ttl/fenced",
-// or "zookeeper@zk-ensemble/leader-isolated" off the single topology (so a
-// single-topology cell keeps the name, and the shard, it always had).
+// "zookeeper@zk-ensemble/leader-isolated" off the single topology, and
+// "zookeeper@zk-ensemble/leader-isolated~production" under a profile other
+// than the fast one (so a fast cell keeps the name, and the shard, it
+// always had).
 func (c Cell) Name() string {
 	n := c.Impl.Name
 	if t := topology.Or(c.Topology); t != topology.SingleName {
@@ -30,12 +35,20 @@ func (c Cell) Name() string {
 	if c.Fencing {
 		n += "/fenced"
 	}
+	if p := topology.OrFast(c.Profile); p != topology.FastName {
+		n += ProfileSep + p
+	}
 	return n
 }
 
-// Expect is the cell's row in the reviewed expectation table.
+// ProfileSep joins a cell's name and its profile when that is not the
+// fast one.
+const ProfileSep = "~"
+
+// Expect is the cell's row in the reviewed expectation table: the row for
+// its profile when the table has one, else the default row.
 func (c Cell) Expect() (Expectation, error) {
-	return Expected(c.Impl.Name, c.Topology, c.Scenario, c.Fencing)
+	return ExpectedUnder(c.Profile, c.Impl.Name, c.Topology, c.Scenario, c.Fencing)
 }
 
 // Cells lists every applicable cell of specs × topologies × scenario
@@ -62,6 +75,34 @@ func Cells(specs []impls.Spec, names []string) ([]Cell, error) {
 					out = append(out, Cell{Impl: spec, Topology: t.Name, Scenario: name, Fencing: fencing})
 				}
 			}
+		}
+	}
+	return out, nil
+}
+
+// UnderProfiles returns cells once under each profile named, in the
+// profiles' order (the fast one's cells keep their places, and so their
+// seeds): under a profile that runs some cells only
+// (topology.Profile.Runs), those, and never the contention run, which has
+// no fault and so no timeout to race. An unknown profile is an error.
+func UnderProfiles(cells []Cell, profiles []string) ([]Cell, error) {
+	var out []Cell
+	for _, name := range profiles {
+		p, err := topology.LookupProfile(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cells {
+			if p.Name == topology.FastName {
+				c.Profile = ""
+				out = append(out, c)
+				continue
+			}
+			if !p.RunsCell(c.Topology, c.Scenario) || c.Scenario == "contention" {
+				continue
+			}
+			c.Profile = p.Name
+			out = append(out, c)
 		}
 	}
 	return out, nil

@@ -19,20 +19,28 @@ func init() {
 }
 
 // SessionIdle is how long a session sits idle before the named topology's
-// server ends it, and with it a lock bound to the session (0: never, as
-// far as the lab sets). It is such a lock's lease there: the danger
-// window of a stalled holder opens when its session has been idle that
-// long (checker.Claim.Lease).
-func SessionIdle(topo string) time.Duration {
+// server ends it under profile, and with it a lock bound to the session
+// (0: never, as far as the lab sets). It is such a lock's lease there: the
+// danger window of a stalled holder opens when its session has been idle
+// that long (checker.Claim.Lease).
+func SessionIdle(topo string, profile topology.Profile) time.Duration {
 	switch topology.Or(topo) {
 	case topology.PGIdleTimeoutsName:
-		d, err := time.ParseDuration(topology.PGIdleTimeout)
-		if err != nil {
-			panic("scenarios: topology.PGIdleTimeout " + topology.PGIdleTimeout + ": " + err.Error())
-		}
-		return d
+		return timeoutSetting(profile, "idle_session_timeout", time.ParseDuration)
 	case topology.MySQLWaitTimeoutName:
-		return time.Second // wait_timeout=1
+		// wait_timeout is in whole seconds.
+		return timeoutSetting(profile, "wait_timeout", func(s string) (time.Duration, error) { return time.ParseDuration(s + "s") })
 	}
 	return 0
+}
+
+// timeoutSetting reads the profile's timeout called name with parse; the
+// profiles are data in this binary, so a value that does not parse is a
+// programming error any test run finds.
+func timeoutSetting(profile topology.Profile, name string, parse func(string) (time.Duration, error)) time.Duration {
+	d, err := parse(profile.Timeouts[name])
+	if err != nil {
+		panic("scenarios: the " + profile.Name + " profile's " + name + ": " + err.Error())
+	}
+	return d
 }

@@ -19,10 +19,12 @@ const (
 )
 
 // PGIdleTimeout is the idle time after which pg-idle-timeouts' server ends
-// a session: longer than the lab's locks' watcher interval at the
-// matrix's TTL (a third of 1s), so a live holder's watcher keeps its
-// session busy, and shorter than any pause or stall past the TTL.
-const PGIdleTimeout = "500ms"
+// a session under the fast profile: longer than the lab's locks' watcher
+// interval at the matrix's TTL (a third of 1s), so a live holder's watcher
+// keeps its session busy, and shorter than any pause or stall past the
+// TTL. Its length is the profile's (Profile.Timeouts; 10 s under
+// production, Profile.Apply).
+var PGIdleTimeout = Fast.Timeouts["idle_session_timeout"]
 
 func init() {
 	Register(Named{
@@ -47,7 +49,7 @@ func init() {
 		Kinds:          []Kind{MySQL},
 		Alone:          "a live holder keeps its session only as long as its watcher, every third of a TTL, comes within wait_timeout's second, as on pg-idle-timeouts",
 		Declare: func(need Need) (Declaration, error) {
-			return timedOut(need, MySQL, map[string]string{"wait_timeout": "1"})
+			return timedOut(need, MySQL, map[string]string{"wait_timeout": Fast.Timeouts["wait_timeout"]})
 		},
 	})
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/scenarios"
@@ -112,4 +114,43 @@ func onTopologies(cells []scenarios.Cell, chosen []string) []scenarios.Cell {
 		return cells
 	}
 	return slices.DeleteFunc(cells, func(c scenarios.Cell) bool { return !slices.Contains(chosen, topology.Or(c.Topology)) })
+}
+
+// profilesFlag is -profile: the comma-separated timeout profiles
+// (topology.Profile) a command's cells run under; fast by default, today's
+// settings. A bad name is a usage error at parse time, before any work.
+func profilesFlag(fs *flag.FlagSet) *[]string {
+	s := &[]string{topology.FastName}
+	fs.Func("profile", "comma-separated timeout profiles: "+strings.Join(topology.ProfileNames(), ", ")+
+		" (default fast; production runs only on the topologies where a ratio of timeouts decides a verdict; see docs)", func(v string) error {
+		names, err := splitNames(v, nil, func(n string) error { _, err := topology.LookupProfile(n); return err })
+		if err != nil {
+			return err
+		}
+		if len(names) == 0 {
+			return fmt.Errorf("no profile named")
+		}
+		*s = slices.Compact(names)
+		return nil
+	})
+	return s
+}
+
+// ttlFor is the TTL a profile's cells run with: -ttl when it was given,
+// else the profile's own, checked against the profile's least.
+func ttlFor(p topology.Profile, ttl time.Duration, given bool) (time.Duration, error) {
+	if !given {
+		return p.TTL, nil
+	}
+	if err := p.CheckTTL(ttl); err != nil {
+		return 0, err
+	}
+	return ttl, nil
+}
+
+// flagGiven reports whether the command line set the flag called name.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }

@@ -239,7 +239,8 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	seed := seedFlag(fs, "seed: fixes the lock key and each client's random work and think times, not the order in which things happen")
 	clients := fs.Int("clients", 8, "concurrent clients")
 	sections := fs.Int("sections", 2000, "critical sections in total")
-	ttl := ttlFlag(fs, 2*time.Second, "")
+	ttl := ttlFlag(fs, 2*time.Second, "(under a profile other than fast: the profile's unless given)")
+	profile := fs.String("profile", topology.FastName, "timeout profile: "+strings.Join(topology.ProfileNames(), ", "))
 	out := outFlag(fs, "", "counterexample timelines (default: $TMPDIR/locklab)")
 	keep := fs.Bool("history", false, "keep the recorded history (JSON lines) even when the run is safe")
 	schedule := fs.String("schedule", "", "replay a schedule file written by `bench explore` (alone, or with -out)")
@@ -267,13 +268,24 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *clients < 1 || *sections < 1 || *ttl <= 0 {
 		return fmt.Errorf("%w: -clients and -sections must be at least 1 and -ttl positive", errUsage)
 	}
+	prof, err := topology.LookupProfile(*profile)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if prof.Name != topology.FastName {
+		// The fast profile keeps check's own default TTL; another runs
+		// with its own unless -ttl was given.
+		if *ttl, err = ttlFor(prof, *ttl, flagGiven(fs, "ttl")); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
 	if err := checkOutDir("out", counterexampleDir(*out)); err != nil {
 		return err
 	}
 	if *seed == 0 {
 		*seed = time.Now().UnixNano()
 	}
-	fmt.Fprintf(stdout, "impl: %s\ntopology: %s\nscenario: %s\nfencing: %v\nseed: %d\n", spec.Name, *topo, *scenarioName, *fencing, *seed)
+	fmt.Fprintf(stdout, "impl: %s\ntopology: %s\nscenario: %s\nfencing: %v\nprofile: %s\nttl: %v\nseed: %d\n", spec.Name, *topo, *scenarioName, *fencing, prof.Name, *ttl, *seed)
 	m, err := liveMutant()
 	if err != nil {
 		return err
@@ -283,7 +295,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "mutant: %s (%s is set: the lock is broken on purpose)\n", m, mutant.EnvVar)
 	}
 	o, err := engine.RunScenario(ctx, *scenarioName, engine.Options{
-		Impl: spec, Topology: *topo, Fencing: *fencing, Seed: *seed, Clients: *clients, Sections: *sections, TTL: *ttl,
+		Impl: spec, Topology: *topo, Profile: prof.Name, Fencing: *fencing, Seed: *seed, Clients: *clients, Sections: *sections, TTL: *ttl,
 		OutDir: *out, KeepHistory: *keep, External: external(),
 		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) },
 	})

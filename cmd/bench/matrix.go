@@ -47,10 +47,11 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	implList := fs.String("impl", "", "comma-separated implementations (default: all)")
 	scenarioList := fs.String("scenario", "", "comma-separated scenarios (default: all)")
 	topos := topologiesFlag(fs)
+	profiles := profilesFlag(fs)
 	runs := fs.Int("runs", 3, "runs per cell, the same for every cell but a race-sensitive one, which runs on until stable (see -max-runs); one counterexample makes the cell unsafe, one inconclusive run keeps it from safe")
 	maxRuns := maxRunsFlag(fs)
 	historyPath := historyFlag(fs)
-	ttl := ttlFlag(fs, time.Second, "")
+	ttl := ttlFlag(fs, time.Second, "(default: the profile's, 1s under fast, 10s under production)")
 	seed := seedFlag(fs, "base seed; run i of a cell uses seed+i")
 	out := outFlag(fs, "results", "correctness.md, correctness.json and counterexamples/ (with -shard: the partial result)")
 	sh := shardFlag(fs)
@@ -80,6 +81,17 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *runs < 1 || *ttl <= 0 || *parallel < 1 {
 		return fmt.Errorf("%w: -runs and -parallel must be at least 1 and -ttl positive", errUsage)
 	}
+	// Each profile's cells run with its own TTL, or -ttl when given.
+	ttls := map[string]time.Duration{}
+	for _, name := range *profiles {
+		p, err := topology.LookupProfile(name)
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if ttls[p.Name], err = ttlFor(p, *ttl, flagGiven(fs, "ttl")); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
 	if max(*runs, *maxRuns) > cellSeedSpan {
 		// Cell i's runs take seeds seed+i*cellSeedSpan onward: more runs
 		// would reuse the next cell's.
@@ -104,14 +116,18 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	cells = onTopologies(cells, *topos)
+	if cells, err = scenarios.UnderProfiles(cells, *profiles); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	if len(cells) == 0 {
-		return fmt.Errorf("%w: no scenario applies to the chosen implementations", errUsage)
+		return fmt.Errorf("%w: no scenario applies to the chosen implementations, topologies and profiles (%s runs on %s)",
+			errUsage, topology.ProductionName, strings.Join(topology.Production.Topologies(), ", "))
 	}
 	var partial *shard.Partial
 	if sh.Sharded() {
 		partial, err = newPartial("matrix", *sh, *seed, args, matrixOptions{Impls: implNames, Scenarios: scenarioNames,
-			Runs: *runs, TTL: ttl.String(), Seed: *seed, Servers: serversMode(), Hosts: hostsAvailable(),
-			MaxRuns: *maxRuns, History: history.path}, len(cells))
+			Runs: *runs, TTL: ttls[(*profiles)[0]].String(), Seed: *seed, Servers: serversMode(), Hosts: hostsAvailable(),
+			MaxRuns: *maxRuns, History: history.path, Profiles: profilesOption(*profiles), TTLs: ttlsOption(ttls)}, len(cells))
 		if err != nil {
 			return err
 		}
@@ -154,8 +170,9 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		exp, _ := c.Expect()
 		cellStart := time.Now()
 		stable := history.untilStable(c, exp)
+		cellTTL := ttls[topology.OrFast(c.Profile)]
 		outs, err := engine.RunCellWhile(ctx, c, engine.Options{
-			Seed: *seed + int64(i)*cellSeedSpan, TTL: *ttl, OutDir: ceDir, Clients: 8, Sections: 2000,
+			Seed: *seed + int64(i)*cellSeedSpan, TTL: cellTTL, OutDir: ceDir, Clients: 8, Sections: 2000,
 		}, cellRuns(*runs, *maxRuns, stable))
 		if ctx.Err() != nil {
 			// Interrupted (Ctrl-C): whatever the cell's runs returned came
@@ -177,7 +194,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			printMu.Unlock()
 			return nil
 		}
-		r := cellResult(c, exp, outs, stage, *ttl, time.Since(cellStart))
+		r := cellResult(c, exp, outs, stage, cellTTL, time.Since(cellStart))
 		r.UntilStable = stable
 		mark := ""
 		if !checker.Agrees(r.Expected, r.Verdict) {
@@ -229,7 +246,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return writePartial(partial, *out, start, stdout)
 	}
 	cmdline := "go run ./cmd/bench matrix " + strings.Join(args, " ")
-	if err := writeMatrixReport(stage, *out, results, cmdline, commitNamed(), *ttl, *runs, *maxRuns, *seed, time.Since(start)); err != nil {
+	if err := writeMatrixReport(stage, *out, results, cmdline, commitNamed(), ttls[(*profiles)[0]], *runs, *maxRuns, *seed, time.Since(start)); err != nil {
 		return err
 	}
 	return publishMatrix(stage, *out, results, stdout)
@@ -273,6 +290,36 @@ type matrixOptions struct {
 	// (-max-runs, -history); absent in partials older than them.
 	MaxRuns int    `json:"max_runs,omitempty"`
 	History string `json:"history,omitempty"`
+	// Profiles and TTLs are the timeout profiles other than fast the
+	// matrix ran and each one's TTL (absent when it ran the fast one
+	// alone, as every matrix before the axis did).
+	Profiles []string          `json:"profiles,omitempty"`
+	TTLs     map[string]string `json:"ttls,omitempty"`
+}
+
+// profilesOption is -profile as matrixOptions keeps it: nothing when the
+// matrix ran the fast profile alone, so such a matrix's options read as
+// they always did.
+func profilesOption(profiles []string) []string {
+	if len(profiles) == 1 && profiles[0] == topology.FastName {
+		return nil
+	}
+	return profiles
+}
+
+// ttlsOption is each profile's TTL as matrixOptions keeps it, nothing for
+// the fast profile alone.
+func ttlsOption(ttls map[string]time.Duration) map[string]string {
+	if len(ttls) == 1 {
+		if _, fast := ttls[topology.FastName]; fast {
+			return nil
+		}
+	}
+	out := map[string]string{}
+	for p, t := range ttls {
+		out[p] = t.String()
+	}
+	return out
 }
 
 // mergeMatrix writes the matrix the shards of run make, as `bench matrix`
@@ -340,8 +387,8 @@ func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit s
 	var b strings.Builder
 	host, _ := os.Hostname()
 	fmt.Fprintf(&b, "# Correctness matrix\n\n")
-	fmt.Fprintf(&b, "Generated by `%s` at commit %s on %s (%s, %d cores, host %s) in %v. TTL / session timeout %v, %d run(s) per cell, base seed %d. ",
-		strings.TrimSpace(cmdline), commit, time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), host, took.Round(time.Second), ttl, runs, seed)
+	fmt.Fprintf(&b, "Generated by `%s` at commit %s on %s (%s, %d cores, host %s) in %v. TTL / session timeout %s, %d run(s) per cell, base seed %d. ",
+		strings.TrimSpace(cmdline), commit, time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), host, took.Round(time.Second), ttlText(results, ttl), runs, seed)
 	fmt.Fprintf(&b, "Every verdict comes from real servers and real worker processes; each history was checked by porcupine. Every cell gets the same number of runs at least, whatever the lab expects of it; one counterexample makes a cell unsafe (a fault lands when the scheduler lets it; *unsafe* means a counterexample exists). %s Every run must check at least %d critical sections and see at least %d grants after its fault, or it is *inconclusive*, never safe. Expectations come from the reviewed table %s. Do not edit: rerun the command.\n\n", untilStableNote(results, runs, maxRuns), checker.DefaultMinimum.Sections, checker.DefaultMinimum.GrantsAfterFault, expectationsLink(out))
 	fmt.Fprintf(&b, "Verdicts: **safe** linearizable in every run; **unsafe** porcupine found a counterexample (linked: open it in a browser; the faults are on the `faults` row); **stuck** no client held the lock within the bound after the fault; **unavailable** no grants while a quorum was cut; **inconclusive** too little progress to judge; **n/a** the fault never reached the lock (measured in the run); **unknown** the checker timed out. A cell marked ⚠ differs from the lab's expectation (see the notes below the table).\n\n")
 
@@ -374,6 +421,7 @@ func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit s
 				if r.Fencing {
 					v = "fenced: " + v
 				}
+				v = r.ProfileLabel() + v
 				if !checker.Agrees(r.Expected, r.Verdict) {
 					v += " ⚠"
 				}
@@ -387,6 +435,7 @@ func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit s
 		grid.Row(row...)
 	}
 	b.WriteString(grid.String())
+	b.WriteString(profileDifferences(results))
 
 	b.WriteString("\n## Every cell\n\n")
 	cells := report.NewTable("cell", "verdict", "expected", "why expected", "runs (verdicts)", "sections checked (unknown), least per run",
@@ -395,6 +444,9 @@ func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit s
 		name := r.Row() + " / " + r.Scenario
 		if r.Fencing {
 			name += " / fenced"
+		}
+		if r.Profile != "" {
+			name += " / " + r.Profile
 		}
 		rec := ""
 		if len(r.RecoveryMillis) > 0 {
@@ -439,8 +491,67 @@ func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit s
 			rec, strings.Join(figs, ", "), ce)
 	}
 	b.WriteString(cells.String())
-	fmt.Fprintf(&b, "\nReproduce one cell: `go run ./cmd/bench check -impl IMPL -scenario SCENARIO [-fencing] -ttl %v -seed SEED` with a seed from correctness.json.\n", ttl)
+	fmt.Fprintf(&b, "\nReproduce one cell: `go run ./cmd/bench check -impl IMPL -topology TOPOLOGY -scenario SCENARIO [-fencing] [-profile PROFILE] -ttl TTL -seed SEED` with the cell's TTL and a seed from correctness.json.\n")
 	return os.WriteFile(filepath.Join(dir, "correctness.md"), []byte(b.String()), 0o644)
+}
+
+// ttlText is the matrix's TTL for its header: ttl when every cell ran
+// under the fast profile, as every matrix before the profile axis did,
+// else each profile's TTL, read off its cells.
+func ttlText(results []record.Cell, ttl time.Duration) string {
+	byProfile := map[string]string{}
+	var order []string
+	for _, r := range results {
+		p := topology.OrFast(r.Profile)
+		if _, seen := byProfile[p]; !seen {
+			order = append(order, p)
+			byProfile[p] = r.TTL
+		}
+	}
+	if len(order) == 0 || (len(order) == 1 && order[0] == topology.FastName) {
+		return ttl.String()
+	}
+	var parts []string
+	for _, p := range order {
+		parts = append(parts, fmt.Sprintf("%s under the %s profile", byProfile[p], p))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// profileDifferences is the matrix's section on the cells whose verdict
+// differs between the fast profile and another one, both measured in this
+// matrix, each with the other profile's row, which says which timeout
+// decided it; empty when the matrix ran one profile or none differ.
+func profileDifferences(results []record.Cell) string {
+	fast := map[string]record.Cell{}
+	for _, r := range results {
+		if r.Profile == "" {
+			fast[r.Key()] = r
+		}
+	}
+	t := report.NewTable("cell", "fast", "profile", "verdict there", "why (the profile's row)")
+	n := 0
+	for _, r := range results {
+		if r.Profile == "" {
+			continue
+		}
+		f := r
+		f.Profile = ""
+		base, ok := fast[f.Key()]
+		if !ok || base.Verdict == r.Verdict {
+			continue
+		}
+		name := r.Row() + " / " + r.Scenario
+		if r.Fencing {
+			name += " / fenced"
+		}
+		t.Row(name, base.VerdictText(), r.Profile, r.VerdictText(), r.Why)
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	return "\n## Where the profile decides\n\nThe cells whose verdict differs between the fast profile and another, with the reason the other profile's row gives (which timeout decided it).\n\n" + t.String()
 }
 
 // scenarioRank orders the matrix's columns as the lessons tell the story.
@@ -481,7 +592,11 @@ func phaseLine(outs []*engine.Outcome) string {
 
 // cellResult sums a cell's runs into its row of correctness.json.
 func cellResult(c scenarios.Cell, exp scenarios.Expectation, outs []*engine.Outcome, stage string, ttl, took time.Duration) record.Cell {
-	r := record.Cell{Impl: c.Impl.Name, Topology: topology.Or(c.Topology), Scenario: c.Scenario, Fencing: c.Fencing,
+	profile := ""
+	if p := topology.OrFast(c.Profile); p != topology.FastName {
+		profile = p
+	}
+	r := record.Cell{Impl: c.Impl.Name, Topology: topology.Or(c.Topology), Profile: profile, Scenario: c.Scenario, Fencing: c.Fencing,
 		Expected: exp.Verdict, Why: exp.Why, Runs: len(outs),
 		Figures: map[string]float64{}, Seconds: took.Seconds(), TTL: ttl.String()}
 	for j, o := range outs {

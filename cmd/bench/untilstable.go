@@ -41,8 +41,12 @@ type runHistory struct {
 
 // cellKey names a cell the same in the matrix being run and in an earlier
 // one's correctness.json.
-func cellKey(impl, topo, scenario string, fencing bool) string {
-	return fmt.Sprintf("%s|%s|%s|%t", impl, topology.Or(topo), scenario, fencing)
+func cellKey(impl, topo, scenario string, fencing bool, profile string) string {
+	k := fmt.Sprintf("%s|%s|%s|%t", impl, topology.Or(topo), scenario, fencing)
+	if p := topology.OrFast(profile); p != topology.FastName {
+		k += "|" + p
+	}
+	return k
 }
 
 // readRunHistory reads an earlier matrix's correctness.json. A path the
@@ -68,7 +72,7 @@ func readRunHistory(path string, named bool) (runHistory, error) {
 		return h, fmt.Errorf("-history %s: %w", path, err)
 	}
 	for _, c := range cells {
-		h.cells[cellKey(c.Impl, c.Topology, c.Scenario, c.Fencing)] = c
+		h.cells[cellKey(c.Impl, c.Topology, c.Scenario, c.Fencing, c.Profile)] = c
 	}
 	return h, nil
 }
@@ -82,7 +86,7 @@ func (h runHistory) untilStable(c scenarios.Cell, exp scenarios.Expectation) *re
 	if exp.Race != "" {
 		return &record.StableRuns{Because: record.RaceRow, Evidence: exp.Race}
 	}
-	before, ok := h.cells[cellKey(c.Impl.Name, c.Topology, c.Scenario, c.Fencing)]
+	before, ok := h.cells[cellKey(c.Impl.Name, c.Topology, c.Scenario, c.Fencing, c.Profile)]
 	if !ok {
 		return nil
 	}

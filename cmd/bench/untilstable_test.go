@@ -24,7 +24,7 @@ func TestUntilStableReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := scenarios.Cell{Impl: spec, Topology: topology.ZKEnsembleName, Scenario: "leader-isolated"}
-	key := cellKey(spec.Name, c.Topology, c.Scenario, false)
+	key := cellKey(spec.Name, c.Topology, c.Scenario, false, "")
 	earlier := func(r record.Cell) runHistory {
 		r.Impl, r.Topology, r.Scenario = spec.Name, c.Topology, c.Scenario
 		return runHistory{path: "old.json", cells: map[string]record.Cell{key: r}}
@@ -124,7 +124,7 @@ func TestUntilStableCellsOfTheMatrix(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := h.untilStable(c, exp)
-		before, inHistory := h.cells[cellKey(c.Impl.Name, c.Topology, c.Scenario, c.Fencing)]
+		before, inHistory := h.cells[cellKey(c.Impl.Name, c.Topology, c.Scenario, c.Fencing, c.Profile)]
 		want := exp.Race != "" || (inHistory && (checker.Disagree(before.RunVerdicts) || before.UntilStable != nil && before.UntilStable.Because == record.RunsDisagreed))
 		if (got != nil) != want {
 			t.Errorf("%s: runs until stable %v, want %v", c.Name(), got != nil, want)

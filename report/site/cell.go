@@ -66,6 +66,13 @@ func reproduce(c record.Cell, ttl time.Duration, seed int64) string {
 	if c.Fencing {
 		cmd += " -fencing"
 	}
+	if c.Profile != "" {
+		cmd += " -profile " + c.Profile
+		if d, err := time.ParseDuration(c.TTL); err == nil {
+			// The cell ran with its profile's TTL, not the matrix's.
+			ttl = d
+		}
+	}
 	return fmt.Sprintf("%s -ttl %v -seed %d", cmd, ttl, seed)
 }
 

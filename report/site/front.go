@@ -25,8 +25,11 @@ type frontPage struct {
 }
 
 type gridEntry struct {
-	Name    string // the cell, as the matrix names it
-	Fenced  bool
+	Name   string // the cell, as the matrix names it
+	Fenced bool
+	// Profile labels a cell run under another profile than fast
+	// ("production: "); empty for a fast one.
+	Profile string
 	V       verdictView
 	Href    string
 	Summary string // the tooltip: expectation and agreement

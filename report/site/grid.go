@@ -199,7 +199,7 @@ func newGridEntry(r *Results, l links, from string, c record.Cell) gridEntry {
 	if !v.Agrees {
 		agrees = "differs"
 	}
-	e := gridEntry{Name: cellName(c), Fenced: c.Fencing, V: v, Href: l.page(from, cellPage(c)),
+	e := gridEntry{Name: cellName(c), Fenced: c.Fencing, Profile: c.ProfileLabel(), V: v, Href: l.page(from, cellPage(c)),
 		Exercised: exercisedNote(r, c)}
 	// A table of many columns says the count where it is news: a cell
 	// whose runs did not all exercise the fault (every not-exercised one,

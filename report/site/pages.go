@@ -22,6 +22,11 @@ func cellPage(c record.Cell) string {
 	if c.Fencing {
 		name += "--fenced"
 	}
+	if c.Profile != "" {
+		// A cell under another profile than fast has a page of its own;
+		// a fast cell keeps the path it always had.
+		name += "--" + c.Profile
+	}
 	return "cells/" + name + ".html"
 }
 
@@ -30,6 +35,9 @@ func cellName(c record.Cell) string {
 	name := c.Row() + " / " + c.Scenario
 	if c.Fencing {
 		name += " / fenced"
+	}
+	if c.Profile != "" {
+		name += " / " + c.Profile
 	}
 	return name
 }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 
 	"github.com/locklab/locklab/record"
-	"github.com/locklab/locklab/topology"
 )
 
 // The files of a results dir the site reads, relative to it.
@@ -135,9 +134,7 @@ func (r *Results) loadTopologies() error {
 	if err != nil {
 		return err
 	}
-	key := func(c record.Cell) string {
-		return fmt.Sprintf("%s|%s|%s|%t", c.Impl, topology.Or(c.Topology), c.Scenario, c.Fencing)
-	}
+	key := func(c record.Cell) string { return c.Key() }
 	have := map[string]bool{}
 	for _, c := range r.Matrix {
 		have[key(c)] = true
