@@ -94,6 +94,17 @@ func splitBlock(how string, rows []docclaims.SplitResult) string {
 		}
 		fmt.Fprintf(&b, "| %d | %s | %d | %d | %d | %s (%s) | %s |\n", s.Clients, way, len(s.Rounds), split, unresolved, msOrDash(median(all)), msOrDash(maxOf(all)), splitCol)
 	}
+	ttl, _ := time.ParseDuration(rows[0].TTL)
+	var long, slow int
+	for _, s := range rows {
+		for _, x := range s.Rounds {
+			if x.GrantMS >= float64(ttl.Milliseconds()) {
+				long++
+			}
+			slow += x.Errors
+		}
+	}
+	fmt.Fprintf(&b, "\nRounds, of all above, whose first grant came only after a TTL or more: %d. Attempts that failed because a node did not answer within its budget (an unknown outcome, or no majority answering), rather than on the votes: %d.\n", long, slow)
 	return b.String()
 }
 
@@ -130,7 +141,7 @@ func scriptBlock(how string, s docclaims.ScriptResult) string {
 		fmt.Fprintf(&b, "| %s | %d | %s ms | %s ms | %s ms | %s | %d |\n", name, r.Others.N, num(r.Others.P50), num(r.Others.P99), num(r.Others.Max), took, r.HeldThrough)
 	}
 	b.WriteString("\nA lock on the same node: `" + docclaims.LeaseLock + "` taken with a short lease, the script started, and the holder's refresh sent early in the lease, as a watchdog sends it; then a second client tries the lock.\n\n")
-	b.WriteString("| | lease | refresh sent after the grant | refresh answered in | refresh | second client took the lock |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| window | lease | refresh sent after the grant | refresh answered in | refresh | second client took the lock |\n|---|---|---|---|---|---|\n")
 	for _, l := range s.Leases {
 		name := "without the script"
 		if l.Script {
