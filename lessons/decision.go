@@ -160,7 +160,7 @@ func verdictWithCount(v checker.Verdict, cells []record.Cell) string {
 
 // DecisionPage is the page the decision table is generated on, the last
 // in reading order.
-const DecisionPage = "17-choosing-a-lock.md"
+const DecisionPage = "18-choosing-a-lock.md"
 
 // GuestPage is the lesson on the guest locks, which the decision table
 // links a guest's row to.

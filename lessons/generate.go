@@ -184,6 +184,11 @@ func Generate(ctx context.Context, opt Options) error {
 			}
 			blocks["takeover"] = takeoverBlock(race)
 		}
+		if p.DocClaims {
+			if err := docClaimsBlocksInto(ctx, opt, blocks); err != nil {
+				return fmt.Errorf("%s: %w", p.File, err)
+			}
+		}
 		if p.File == DecisionPage {
 			blocks["decision"] = decisionTable(m, others, mErr, mSet, records, b, bErr)
 		}

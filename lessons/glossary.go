@@ -65,6 +65,15 @@ var Glossary = []Term{
 	{Anchor: "server-cost", Names: []string{"server cost per acquisition"}},
 	{Anchor: "takeover", Names: []string{"GETSETs per race (mean, max)", "races where a loser's GETSET landed", "key holds a loser's expiry, not the winner's",
 		"winner's Refresh refused while it holds the lock", "stored minus granted expiry (min, max)", "rounds"}},
+	{Anchor: "split-vote-figures", Names: []string{"after a lost attempt", "split votes (no first attempt won)", "unresolved",
+		"time to the first grant, median (max), every round", "the same, split rounds only"}},
+	{Anchor: "nodes-stalled-figures", Names: []string{"nodes stalled", "acquires granted", "acquire p50 / p99 / max",
+		"acquire and release p50 / max", "refused", "first refusal took"}},
+	{Anchor: "slow-script-figures", Names: []string{"window", "GETs", "p50", "p99", "max", "the script's EVAL took", "GETs held through",
+		"lease", "refresh sent after the grant", "refresh answered in", "refresh", "second client took the lock"}},
+	{Anchor: "waiting-budget-figures", Names: []string{"work per grant", "the others' work, queued", "gave up",
+		"granted wait p50 / p99 / max", "least validity left at a grant"}},
+	{Anchor: "ephemeral-node-figures", Names: []string{"the holder", "trials", "node deleted after (each trial)"}},
 }
 
 // notFigures are the table headings that name what a row is, not a

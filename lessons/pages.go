@@ -63,6 +63,10 @@ type Page struct {
 	// workload/takeover): how often a loser's GETSET overwrites the
 	// winner's expiry.
 	Takeover bool
+	// DocClaims measures the source documents' last claims (package
+	// workload/docclaims): Redlock's split votes and stalled nodes, a slow
+	// script, a waiting budget, a dead client's ephemeral node.
+	DocClaims bool
 }
 
 // Pages lists every lesson in reading order.
@@ -295,7 +299,12 @@ var Pages = []Page{
 		},
 	},
 	{
-		File: "17-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
+		File: DocClaimsPage, Title: "The documents' last claims: split votes, two nodes down, a slow script, half a TTL, a dead client's node",
+		Impls:     []string{"redlock", "redis-setnx-px", "zookeeper"},
+		DocClaims: true,
+	},
+	{
+		File: "18-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
 		EveryTopology: true,
 	},
 }
