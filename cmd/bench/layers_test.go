@@ -35,7 +35,7 @@ var layers = [][]string{
 	// A guest adapter in Go around a lock of ours (the protocol's own
 	// cost): a program of its own, above the lock it wraps.
 	{"guests/lab-redis-setnx-px"},
-	{"impls/conformance", "workload", "workload/sale", "workload/takeover"},
+	{"impls/conformance", "workload", "workload/docclaims", "workload/sale", "workload/takeover"},
 	{"runner"},
 	{"nemesis"},
 	// Scenarios are data (a schedule, a script or a workload named, the
