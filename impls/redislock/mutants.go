@@ -80,11 +80,11 @@ func setnxReleaseScript() *redis.Script {
 
 // waitShortfall is redis-setnx-px-wait's check of its WAIT, or its
 // mutant's, which takes any answer for a confirmation.
-func waitShortfall(n int64, err error) error {
+func waitShortfall(want, n int64, err error) error {
 	if mutant.On(mutant.SetNXPXWaitShortfallKept) {
 		return nil
 	}
-	return replicaShortfall(n, err)
+	return replicaShortfall(want, n, err)
 }
 
 // waitRoute is where redis-setnx-px-wait sends its WAIT: the connection

@@ -21,7 +21,7 @@ func luaSetNXExpireAcquire() *redis.Script { return luaSetNXExpireScript }
 func setnxReleaseScript() *redis.Script { return redisclient.ReleaseScript }
 
 // waitShortfall is redis-setnx-px-wait's check of its WAIT.
-func waitShortfall(n int64, err error) error { return replicaShortfall(n, err) }
+func waitShortfall(want, n int64, err error) error { return replicaShortfall(want, n, err) }
 
 // waitRoute is where redis-setnx-px-wait sends its WAIT: on the connection
 // that carried the grant.
