@@ -30,11 +30,10 @@ const setnxPXWaitAllName = "redis-setnx-px-wait-all"
 // it ships, and this lock's are its claim's.
 //
 // "Every replica" is what the master counts right after the grant
-// (connected_slaves): a replica that is down, or not yet reattached, is
-// not waited for, and with none counted the grant is confirmed at once,
-// as Redisson skips its WAIT with no replica available. A replica that is
-// attached but behind is waited for, up to the WAIT's timeout: such a
-// lock grants nothing while a replica lags.
+// (connected_slaves), and at least one: a replica that is down, or not
+// yet reattached, is not waited for. A replica that is attached but
+// behind is waited for, up to the WAIT's timeout: such a lock grants
+// nothing while a replica lags.
 func init() {
 	impls.Register(impls.Spec{
 		Name: setnxPXWaitAllName,
@@ -77,18 +76,36 @@ func connectedReplicas(ctx context.Context, conn *redis.Conn) (int64, error) {
 	return parseConnectedReplicas(info)
 }
 
-// parseConnectedReplicas reads connected_slaves off INFO replication; a
-// server that is itself a replica answers for its own replicas too, and a
-// write on it fails anyway (READONLY).
+// parseConnectedReplicas reads connected_slaves off INFO replication,
+// and at least one: the lock runs only where its master has replicas
+// (impls.Backend.Replicas), and a master that counts none has lost them
+// (a cut it noticed, a fail-over that took them), so a WAIT 0, answered
+// at once, would confirm a grant no replica has. Redisson skips its WAIT
+// when it knows no replica up; this lock does not. A server that is no
+// longer a master (demoted by Sentinel while the holder stood between
+// its grant and its WAIT) confirms nothing either: its data is being
+// replaced by its new master's.
 func parseConnectedReplicas(info string) (int64, error) {
+	var role string
+	n := int64(-1)
 	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "role:"); ok {
+			role = v
+		}
+		if v, ok := strings.CutPrefix(line, "connected_slaves:"); ok {
+			c, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
 				return 0, fmt.Errorf("INFO replication: connected_slaves %q: %w", v, err)
 			}
-			return n, nil
+			n = c
 		}
 	}
-	return 0, fmt.Errorf("INFO replication names no connected_slaves: %q", info)
+	switch {
+	case role != "master":
+		return 0, fmt.Errorf("INFO replication: the server that granted is a %q now, not a master", role)
+	case n < 0:
+		return 0, fmt.Errorf("INFO replication names no connected_slaves: %q", info)
+	}
+	return max(n, 1), nil
 }
