@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // The replica that acknowledged is lost. WAIT numreplicas counts
@@ -22,27 +23,40 @@ import (
 // B was behind is lost when A dies with the master and B is promoted.
 // Redis's documentation of WAIT says so ("a write acknowledged by
 // replicas can still be lost in a fail-over"); these kinds make it
-// happen on a Sentinel group of a master and two replicas, and record
-// what the servers said (each one's offset, which replica the master
-// counted, who was promoted), so a verdict rests on what B had.
+// happen on a Sentinel group, and record what the servers said (each
+// one's offset, which replicas the master counted, who was promoted), so
+// a verdict rests on what B had.
+//
+// A run with these kinds has three replicas, not the group's two (Shape):
+// A, which keeps up and dies with the master, and B and C, which are
+// behind. With two, the promoted B is left with no replica at all, and a
+// lock that waits for one (redis-setnx-px-wait) can grant nothing until a
+// lost server is back and Sentinel has re-pointed it to B, about 8 s
+// after it restarts (seen: stuck in 3 of 3 runs, the promoted replica
+// 208 bytes short of the master); so does every lock on
+// redis-sentinel-min-replicas. With C, whichever of B and C is promoted
+// has the other as its replica at once, as a production group of a
+// master and three replicas would, and the locks go on granting from
+// the promoted one: what they lost shows.
 const (
 	// AckedReplicaLost: from the settle on, the master's replication
-	// stream to one replica (B, the last by name) is held back LagBehind
-	// while the other (A) keeps up, so a WAIT 1 is answered by A alone;
+	// stream to every replica but the first by name (A) is held back
+	// LagBehind while A keeps up, so a WAIT 1 is answered by A alone;
 	// when the step strikes, the master and A are SIGKILLed together and
-	// Sentinel promotes B, which never received what the master wrote
-	// since the lag began. At the heal the lag ends (the dead master's
+	// Sentinel promotes one of the others (B), which never received what
+	// the master wrote since the lag began. At the heal the lag ends (the dead master's
 	// packets still held are dropped) and the master and A are restarted
 	// (empty: the lab's Redis keeps nothing on disk).
 	AckedReplicaLost = "acked-replica-lost"
-	// RejoiningReplicaPromoted: B is down at the grant. The settle
-	// SIGKILLs B and restarts it (empty) with the master's stream to it
-	// held back LagBehind, so B is up, seen by every sentinel, and
-	// rejoining, but its master does not count it yet (its handshake and
-	// full sync come through the held stream): a lock that waits for
-	// the replicas its master counts waits for A alone. When the step
-	// strikes, the master and A are SIGKILLed and Sentinel promotes B,
-	// which has none of the run's writes. Healed as AckedReplicaLost.
+	// RejoiningReplicaPromoted: every replica but A is down at the
+	// grant. The settle SIGKILLs each and restarts it (empty) with the
+	// master's stream to it held back LagBehind, so it is up, seen by
+	// every sentinel, and rejoining, but its master does not count it yet
+	// (its handshake and full sync come through the held stream): a lock
+	// that waits for the replicas its master counts waits for A alone.
+	// When the step strikes, the master and A are SIGKILLed and Sentinel
+	// promotes one of the others, which has none of the run's writes.
+	// Healed as AckedReplicaLost.
 	RejoiningReplicaPromoted = "rejoining-replica-promoted"
 
 	// SentinelAckedReplicaLost and SentinelRejoiningReplicaPromoted are
@@ -82,13 +96,29 @@ var replicaLostSchedules = map[string]FixedSchedule{
 
 var _ = joinFixed(replicaLostSchedules)
 
-// replicaLost is both kinds: B lagging but counted by its master
-// (AckedReplicaLost), or B rejoining and not counted yet
+// replicaLost is both kinds: the replicas but A lagging but counted by
+// their master (AckedReplicaLost), or rejoining and not counted yet
 // (RejoiningReplicaPromoted).
 type replicaLost struct {
-	onOwnHosts
 	name      string
 	rejoining bool
+}
+
+// LostReplicas is how many replicas a run with these kinds gives the
+// master: A, and two behind it, so the one promoted has a replica.
+const LostReplicas = 3
+
+// Shape: the lab's hosts (a held stream, packets on a host's queue) and
+// LostReplicas replicas in the master's group.
+func (replicaLost) Shape(d topology.Declaration) topology.Declaration {
+	d.Hosts = true
+	d.Groups = slices.Clone(d.Groups)
+	for i, g := range d.Groups {
+		if g.Kind == topology.Redis && g.Role == topology.Replica && g.Count > 0 {
+			d.Groups[i].Count = max(g.Count, LostReplicas)
+		}
+	}
+	return d
 }
 
 func (k replicaLost) Name() string                 { return k.name }
@@ -119,11 +149,11 @@ func (k replicaLost) Applies(spec impls.Spec, topo Topology) error {
 }
 
 // lostPair is what the settle chose on a master: A, the replica lost with
-// it, and B, the one left to be promoted, and the master's offset when B
-// was held back.
+// it, the others, held back, and the master's offset when they were.
 type lostPair struct {
-	a, b  *cluster.Node
-	start int64
+	a      *cluster.Node
+	behind []*cluster.Node
+	start  int64
 }
 
 var lostPairs = struct {
@@ -131,8 +161,8 @@ var lostPairs = struct {
 	m map[*cluster.Node]lostPair
 }{m: map[*cluster.Node]lostPair{}}
 
-// Settle holds B back (and, for RejoiningReplicaPromoted, first kills and
-// restarts it), before any client is granted the lock.
+// Settle holds every replica but A back (and, for RejoiningReplicaPromoted,
+// first kills and restarts each), before any client is granted the lock.
 func (k replicaLost) Settle(ctx context.Context, sys System, target string) (string, error) {
 	name := target
 	if role, ok := RoleOf(target); ok {
@@ -163,32 +193,43 @@ func (k replicaLost) Settle(ctx context.Context, sys System, target string) (str
 		return "", fmt.Errorf("%s: %s counts %d replicas (%s), and the fault needs two", k.name, name, len(replicas), replicasSeen(mr.Replicas))
 	}
 	slices.SortFunc(replicas, func(x, y *cluster.Node) int { return strings.Compare(x.Name, y.Name) })
-	a, b := replicas[0], replicas[len(replicas)-1]
+	a, behind := replicas[0], replicas[1:]
 	_, port, err := splitPort(master.Addr)
 	if err != nil {
 		return "", err
 	}
 	var note strings.Builder
-	if k.rejoining {
-		if err := b.Kill(); err != nil {
-			return "", fmt.Errorf("SIGKILL %s: %w", b.Name, err)
+	var names []string
+	for _, b := range behind {
+		names = append(names, b.Name)
+		if k.rejoining {
+			if err := b.Kill(); err != nil {
+				return "", fmt.Errorf("SIGKILL %s: %w", b.Name, err)
+			}
 		}
-		fmt.Fprintf(&note, "SIGKILL %s; ", b.Name)
+		if err := netfault.DelayFromPort(ctx, b.Host, []*hosts.Host{master.Host}, port, LagBehind, 0); err != nil {
+			dropLag(context.WithoutCancel(ctx), sys)
+			return "", fmt.Errorf("hold back %s's stream to %s: %w", name, b.Name, err)
+		}
 	}
-	if err := netfault.DelayFromPort(ctx, b.Host, []*hosts.Host{master.Host}, port, LagBehind, 0); err != nil {
-		dropLag(context.WithoutCancel(ctx), sys)
-		return "", fmt.Errorf("hold back %s's stream to %s: %w", name, b.Name, err)
-	}
-	fmt.Fprintf(&note, "replication stream of %s (port %d) to %s held back %v from master_repl_offset %d", name, port, b.Name, LagBehind, mr.Offset)
 	if k.rejoining {
-		if err := b.Restart(ctx, false); err != nil {
-			return "", fmt.Errorf("restart %s: %w", b.Name, err)
+		fmt.Fprintf(&note, "SIGKILL %s; ", strings.Join(names, ", "))
+	}
+	fmt.Fprintf(&note, "replication stream of %s (port %d) to %s held back %v from master_repl_offset %d",
+		name, port, strings.Join(names, ", "), LagBehind, mr.Offset)
+	if k.rejoining {
+		for _, b := range behind {
+			if err := b.Restart(ctx, false); err != nil {
+				return "", fmt.Errorf("restart %s: %w", b.Name, err)
+			}
 		}
-		seen, err := sentinelsSee(ctx, sys, b)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", k.name, err)
+		for _, b := range behind {
+			seen, err := sentinelsSee(ctx, sys, b)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", k.name, err)
+			}
+			fmt.Fprintf(&note, "; %s restarted empty, rejoining through the held stream: %s", b.Name, seen)
 		}
-		fmt.Fprintf(&note, "; %s restarted empty, rejoining through the held stream; %s", b.Name, seen)
 		if mr, err = readReplication(ctx, master); err == nil {
 			fmt.Fprintf(&note, "; %s now counts: %s", name, replicasSeen(mr.Replicas))
 		}
@@ -196,7 +237,7 @@ func (k replicaLost) Settle(ctx context.Context, sys System, target string) (str
 		fmt.Fprintf(&note, "; %s keeps up (%s counts: %s)", a.Name, name, replicasSeen(mr.Replicas))
 	}
 	lostPairs.Lock()
-	lostPairs.m[master] = lostPair{a: a, b: b, start: mr.Offset}
+	lostPairs.m[master] = lostPair{a: a, behind: behind, start: mr.Offset}
 	lostPairs.Unlock()
 	return note.String(), nil
 }
@@ -272,7 +313,7 @@ func (k replicaLost) Inject(ctx context.Context, sys System, target string) (str
 			}
 		}
 		slices.SortFunc(replicas, func(x, y *cluster.Node) int { return int(offsets[y] - offsets[x]) })
-		p = lostPair{a: replicas[0], b: replicas[len(replicas)-1], start: -1}
+		p = lostPair{a: replicas[0], behind: replicas[1:], start: -1}
 		// The heal restarts A too.
 		lostPairs.Lock()
 		lostPairs.m[master] = p
@@ -281,12 +322,12 @@ func (k replicaLost) Inject(ctx context.Context, sys System, target string) (str
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s master_repl_offset %d", master.Name, mr.Offset)
 	if settled {
-		fmt.Fprintf(&b, " (%d when %s was held back)", p.start, p.b.Name)
+		fmt.Fprintf(&b, " (%d when the others were held back)", p.start)
 	} else {
 		b.WriteString(" (no settled pair on this master: it became master after the settle; nothing holds a replica back)")
 	}
 	fmt.Fprintf(&b, ", counting %s", replicasSeen(mr.Replicas))
-	for _, r := range []*cluster.Node{p.a, p.b} {
+	for _, r := range append([]*cluster.Node{p.a}, p.behind...) {
 		rr, err := readReplication(ctx, r)
 		if err != nil {
 			fmt.Fprintf(&b, "; %s unread: %v", r.Name, err)
@@ -300,7 +341,7 @@ func (k replicaLost) Inject(ctx context.Context, sys System, target string) (str
 	if err := p.a.Kill(); err != nil {
 		return "", fmt.Errorf("SIGKILL %s: %w", p.a.Name, err)
 	}
-	fmt.Fprintf(&b, "; SIGKILL %s and %s: Sentinel has %s alone to promote", master.Name, p.a.Name, p.b.Name)
+	fmt.Fprintf(&b, "; SIGKILL %s and %s: Sentinel has only replicas that were behind to promote", master.Name, p.a.Name)
 	return b.String(), nil
 }
 
@@ -320,10 +361,12 @@ func (k replicaLost) Heal(ctx context.Context, sys System, target string) (strin
 	lost := []*cluster.Node{master}
 	if ok {
 		lost = append(lost, p.a)
-		if rr, err := readReplication(ctx, p.b); err != nil {
-			seen = fmt.Sprintf("%s unread: %v; ", p.b.Name, err)
-		} else {
-			seen = fmt.Sprintf("%s is a %s at offset %d; ", p.b.Name, rr.Role, rr.Offset)
+		for _, b := range p.behind {
+			if rr, err := readReplication(ctx, b); err != nil {
+				seen += fmt.Sprintf("%s unread: %v; ", b.Name, err)
+			} else {
+				seen += fmt.Sprintf("%s is a %s at offset %d; ", b.Name, rr.Role, rr.Offset)
+			}
 		}
 	}
 	if err := dropLag(ctx, sys); err != nil {
