@@ -212,7 +212,7 @@ var briefPlans = map[string]briefPlan{
 			// The two scenarios only the WAIT locks have: their cells for
 			// redis-setnx-px-wait are below; redis-setnx-px-wait-all's
 			// would take the default's place and add its run time.
-			"sentinel-kill-at-grant": "redis-setnx-px-wait's cell below is the mutants' catcher; redis-setnx-px-wait-all's gives its grant back the same way",
+			"sentinel-kill-at-grant":   "redis-setnx-px-wait's cell below is the mutants' catcher; redis-setnx-px-wait-all's gives its grant back the same way",
 			"sentinel-split-after-ack": "redis-setnx-px-wait's cell below is the stale acknowledgement's; redis-setnx-px-wait-all's asks for two and is given back",
 			nemesis.SentinelAckedReplicaLost: "the first lock's cell repeats master-kill-under-lag's loss (it confirms nothing with a replica); " +
 				"the WAIT lock's cell below is the one the lost acknowledgement decides",
