@@ -44,9 +44,11 @@ func init() {
 		Backend: impls.Backend{Kind: topology.Redis, Replicas: true, AllReplicas: true},
 		RoundTrips: impls.RoundTrips{N: 4,
 			Note: "acquire script (SET NX PX + INCR), INFO replication (the replicas to wait for), WAIT for them, release script (GET + DEL)"},
-		Footprint:  impls.Footprint{Redis: setnxKeys}, // redis-setnx-px's keys; INFO and WAIT leave nothing
-		Page:       "docs/lessons/07-redis-failover.md",
-		Source:     "impls/redislock/setnxpx_wait_all.go",
+		Footprint: impls.Footprint{Redis: setnxKeys}, // redis-setnx-px's keys; INFO and WAIT leave nothing
+		Page:      "docs/lessons/07-redis-failover.md",
+		// Its acquire, WAIT and failpoint are redis-setnx-px-wait's
+		// (newWaiting); this file adds only how many replicas to wait for.
+		Source:     "impls/redislock/setnxpx_wait.go",
 		Failpoints: []string{failpoint.BeforeWait},
 		New: func(cfg impls.Config) (impls.Locker, error) {
 			rdb, err := client(cfg, setnxPXWaitAllName)
