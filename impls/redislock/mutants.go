@@ -3,6 +3,8 @@
 package redislock
 
 import (
+	"context"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls/mutant"
@@ -100,4 +102,13 @@ func waitRoute(rdb redis.UniversalClient, conn *redis.Conn) commandSender {
 		return rdb
 	}
 	return conn
+}
+
+// replicasToWaitFor is how many replicas redis-setnx-px-wait-all waits
+// for: every one its master counts, or, under its mutant, one.
+func replicasToWaitFor(ctx context.Context, conn *redis.Conn) (int64, error) {
+	if mutant.On(mutant.SetNXPXWaitAllOneReplica) {
+		return 1, nil
+	}
+	return connectedReplicas(ctx, conn)
 }

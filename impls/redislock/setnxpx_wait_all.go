@@ -64,7 +64,7 @@ func init() {
 // key's master counts when the grant is asked, not for one. hit is called
 // at failpoint.BeforeWait, between the grant and the WAIT.
 func NewSetNXPXWaitAll(rdb redis.UniversalClient, ttl time.Duration, hit func(string)) *SetNXPX {
-	return newWaiting(rdb, ttl, hit, setnxPXWaitAllName, connectedReplicas)
+	return newWaiting(rdb, ttl, hit, setnxPXWaitAllName, replicasToWaitFor)
 }
 
 // connectedReplicas asks the master on conn how many replicas it counts.
