@@ -31,10 +31,12 @@ import (
 // A, which keeps up and dies with the master, and B and C, which are
 // behind. With two, the promoted B is left with no replica at all, and a
 // lock that waits for one (redis-setnx-px-wait) can grant nothing until a
-// lost server is back and Sentinel has re-pointed it to B, about 8 s
-// after it restarts (seen: stuck in 3 of 3 runs, the promoted replica
-// 208 bytes short of the master); so does every lock on
-// redis-sentinel-min-replicas. With C, whichever of B and C is promoted
+// lost server is back and Sentinel has re-pointed it to B (Sentinel's
+// source waits four publish periods, 8 s, before it reconfigures a
+// restarted instance; not timed here). Seen: stuck in 3 of 3 runs, no
+// grant within 5 s of the heal, the promoted replica 208 bytes short of
+// the master. Every lock on redis-sentinel-min-replicas would be stuck
+// so too (the lone promoted replica refuses writes). With C, whichever of B and C is promoted
 // has the other as its replica at once, as a production group of a
 // master and three replicas would, and the locks go on granting from
 // the promoted one: what they lost shows.
