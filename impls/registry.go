@@ -25,6 +25,11 @@ type Backend struct {
 	// (redis-setnx-px-wait's WAIT), so only a topology with replicas
 	// carries it.
 	Replicas bool
+	// AllReplicas, with Replicas: the lock waits for every replica its
+	// master counts, not for one (Redisson's claim: a lock propagated to
+	// all replicas survives a fail-over), so it grants nothing while a
+	// counted replica lags behind its WAIT's timeout.
+	AllReplicas bool
 	// Direct: the client takes plain server addresses only (a guest), so a
 	// topology reached through Sentinel cannot carry it (topology.Need).
 	Direct bool

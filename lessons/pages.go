@@ -146,7 +146,7 @@ var Pages = []Page{
 	},
 	{
 		File: "07-redis-failover.md", Title: "Redis fail-over (and a restart without persistence) losing a lock",
-		Impls: []string{"redis-setnx-px", "redis-setnx-px-wait"},
+		Impls: []string{"redis-setnx-px", "redis-setnx-px-wait", "redis-setnx-px-wait-all"},
 		Runs: []Run{
 			{ID: "setnx-px-failover", Impl: "redis-setnx-px", Scenario: "redis-failover", Seed: 1},
 			{ID: "setnx-px-restart", Impl: "redis-setnx-px", Scenario: "server-restart", Seed: 1},

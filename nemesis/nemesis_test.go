@@ -136,11 +136,13 @@ func TestGenerateFailOver(t *testing.T) {
 func randomKinds() []string {
 	// A split of a Sentinel group's master with the holder applies on that
 	// topology only, and a promotion on a topology that declares a replica;
-	// a replication lag needs a master with replicas (lag_test.go); these
-	// tables are the single one's.
+	// a replication lag needs a master with replicas (lag_test.go), and
+	// the acknowledged replica lost a Sentinel group (acked_replica_test.go);
+	// these tables are the single one's.
 	return slices.DeleteFunc(Names(), func(n string) bool {
 		return n == ClientSlowSection || n == NetSplitWithHolder || n == PrimaryPromotion ||
-			n == ReplicationLag || n == LaggingMasterKill || n == LaggingPromotion
+			n == ReplicationLag || n == LaggingMasterKill || n == LaggingPromotion ||
+			n == AckedReplicaLost || n == RejoiningReplicaPromoted
 	})
 }
 
@@ -311,7 +313,7 @@ func TestValidate(t *testing.T) {
 			topo = "redis-sentinel" // they aim at a Sentinel group's master
 		case "cluster-master-kill", "cluster-master-split":
 			topo = "redis-cluster" // they aim at the lock key's slot master
-		case MasterKillUnderLag:
+		case MasterKillUnderLag, SentinelAckedReplicaLost, SentinelRejoiningReplicaPromoted:
 			topo = "redis-sentinel" // it holds back a master's replicas
 		case PrimaryFailover:
 			impl, topo = "pg-advisory", "pg-replica-sync" // it promotes a PostgreSQL replica

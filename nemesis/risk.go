@@ -61,6 +61,7 @@ func (laggingMasterKill) Risk(string) string { return lin.RiskAtPromotion }
 func (laggingPromotion) Risk(string) string  { return lin.RiskAtPromotion }
 func (primaryPromotion) Risk(string) string  { return lin.RiskAtPromotion }
 func (replicaPromote) Risk(string) string    { return lin.RiskAtPromotion }
+func (replicaLost) Risk(string) string       { return lin.RiskAtPromotion }
 func (splitWithHolder) Risk(string) string   { return lin.RiskAtStrike }
 func (nodesCut) Risk(string) string          { return lin.RiskAtStrike }
 

@@ -43,6 +43,11 @@ func TestBriefSentinelCells(t *testing.T) {
 		{"redis-setnx-px@redis-sentinel/master-kill-under-lag", false},
 		{"redis-setnx-px@redis-cluster/master-kill-under-lag", false},
 		{"pg-advisory@pg-replica-async/promotion-under-lag", false},
+		{"redis-setnx-px-wait@redis-sentinel/sentinel-acked-replica-lost", true},
+		{"redis-setnx-px-wait@redis-sentinel/sentinel-acked-replica-lost/fenced", false},
+		{"redis-setnx-px@redis-sentinel/sentinel-acked-replica-lost", false},
+		{"redis-setnx-px-wait-all@redis-sentinel/sentinel-rejoining-replica-promoted", false},
+		{"redis-setnx-px@redis-sentinel/sentinel-rejoining-replica-promoted", false},
 	}
 	for _, tt := range tests {
 		if got := slices.Contains(brief, tt.cell); got != tt.want {

@@ -62,6 +62,8 @@ func TestScenarioSchedules(t *testing.T) {
 		{"cluster-master-kill", true, ""},
 		{"primary-failover", true, ""},
 		{"master-kill-under-lag", true, ""},
+		{"sentinel-acked-replica-lost", true, ""},
+		{"sentinel-rejoining-replica-promoted", true, ""},
 		{"promotion-under-lag", true, ""},
 	}
 	seen := map[string]bool{}

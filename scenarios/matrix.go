@@ -264,6 +264,15 @@ var briefPlans = map[string]briefPlan{
 			"sentinel-split-at-grant":  "the first lock's verdict there repeats sentinel-master-split's, and the WAIT lock's is not the same run to run (a WAIT answered by an acknowledgement from before the cut confirms a grant whose lease ran out while its holder was stopped)",
 			"holder-crash":             "a crashed client touches no server: the lease's expiry is the single topology's holder-crash, and Sentinel's own faults follow here",
 			nemesis.MasterKillUnderLag: "unfenced, the lost grant repeats sentinel-master-kill's verdict (unsafe); the fenced cell below is the one the lag changes",
+			// The two scenarios only the WAIT locks have: their cells for
+			// redis-setnx-px-wait are below; redis-setnx-px-wait-all's
+			// would take the default's place and add its run time.
+			"sentinel-kill-at-grant":   "redis-setnx-px-wait's cell below is the mutants' catcher; redis-setnx-px-wait-all's gives its grant back the same way",
+			"sentinel-split-after-ack": "redis-setnx-px-wait's cell below is the stale acknowledgement's; redis-setnx-px-wait-all's asks for two and is given back",
+			nemesis.SentinelAckedReplicaLost: "the first lock's cell repeats master-kill-under-lag's loss (it confirms nothing with a replica); " +
+				"the WAIT lock's cell below is the one the lost acknowledgement decides",
+			nemesis.SentinelRejoiningReplicaPromoted: "its loss is sentinel-acked-replica-lost's for every lock but redis-setnx-px-wait-all " +
+				"(which the acknowledged-replica cell cannot reach); make test keeps to one cell of the two faults, and make matrix runs the rest",
 		},
 		// The WAIT lock, unfenced, with no fault and where its WAIT decides:
 		// the kill at its grant (its mutants' catcher) and the split once a
@@ -278,6 +287,9 @@ var briefPlans = map[string]briefPlan{
 			// replica lacks the holder's fencing increment and issues its
 			// token again (unsafe, where sentinel-master-kill is safe).
 			"redis-setnx-px@redis-sentinel/" + nemesis.MasterKillUnderLag + "/fenced",
+			// The acknowledging replica lost with the master: the WAIT
+			// lock's confirmed grant is lost with it (unsafe), about 10 s.
+			"redis-setnx-px-wait@redis-sentinel/" + nemesis.SentinelAckedReplicaLost,
 		},
 	},
 	topology.PGReplicaAsyncName: {

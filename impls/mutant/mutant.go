@@ -18,6 +18,7 @@ const (
 	SetNXPXGrantWithoutNX        = "setnx-px-grant-without-nx"
 	SetNXPXWaitShortfallKept     = "setnx-px-wait-shortfall-kept"
 	SetNXPXWaitOtherConnection   = "setnx-px-wait-other-connection"
+	SetNXPXWaitAllOneReplica     = "setnx-px-wait-all-one-replica"
 	LuaSetNXExpireNoExpiry       = "lua-setnx-expire-no-expiry"
 	ReentrantReleaseUnchecked    = "reentrant-release-unchecked"
 	ReentrantNoWatchdog          = "reentrant-no-watchdog"
@@ -85,6 +86,7 @@ var all = []Mutant{
 	{SetNXPXGrantWithoutNX, "redis-setnx-px", "the grant is SET without NX: it overwrites a live holder's key", "contention"},
 	{SetNXPXWaitShortfallKept, "redis-setnx-px-wait", "a grant whose WAIT fell short (or failed) is kept and handed out, as if the replica had acknowledged it", "@redis-sentinel/sentinel-kill-at-grant"},
 	{SetNXPXWaitOtherConnection, "redis-setnx-px-wait", "the WAIT goes through the client, not on the connection that carried the grant: another pooled connection (or, on a Redis Cluster, a random master), whose WAIT counts no write of the grant and is answered by any attached replica", "@redis-sentinel/sentinel-kill-at-grant"},
+	{SetNXPXWaitAllOneReplica, "redis-setnx-px-wait-all", "the WAIT asks for one replica, not every one the master counts (Redisson as it ships accepts one of all it waited for): an acknowledgement from one replica, stale on a master cut off without a word, confirms the grant", "@redis-sentinel/sentinel-split-after-ack"},
 	{LuaSetNXExpireNoExpiry, "redis-lua-setnx-expire", "the acquire script runs SETNX without its PEXPIRE: the key never expires", "crash-after-setnx"},
 	{ReentrantReleaseUnchecked, "redis-reentrant", "the last release deletes the hash without checking our owner field is in it", "late-release"},
 	{ReentrantNoWatchdog, "redis-reentrant", "no watchdog: the lease is never renewed and runs out under a live holder", "slow-work-past-ttl"},

@@ -40,7 +40,7 @@ func keyMaster(ctx context.Context, rdb redis.UniversalClient, key string) (*red
 // not follow the redirect itself, as no Redis lock of the lab does on a
 // cluster (redisclient: no redirect budget). Any other error is returned
 // as it is, for try's classification (a cut connection: unknown).
-func redirected(ctx context.Context, rdb redis.UniversalClient, err error) error {
+func redirected(ctx context.Context, rdb redis.UniversalClient, name string, err error) error {
 	_, moved := redis.IsMovedError(err)
 	_, ask := redis.IsAskError(err)
 	if !moved && !ask {
@@ -49,6 +49,6 @@ func redirected(ctx context.Context, rdb redis.UniversalClient, err error) error
 	if c, ok := rdb.(*redis.ClusterClient); ok {
 		c.ReloadState(ctx)
 	}
-	return impls.Fail(setnxPXWaitName, "acquire", impls.ErrBackend,
+	return impls.Fail(name, "acquire", impls.ErrBackend,
 		fmt.Errorf("the key's slot is served elsewhere, so the acquire script did not run: %w", err))
 }

@@ -3,6 +3,8 @@
 package redislock
 
 import (
+	"context"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/impls/mutant"
@@ -78,11 +80,12 @@ func setnxReleaseScript() *redis.Script {
 	return redisclient.ReleaseScript
 }
 
-// waitShortfall is redis-setnx-px-wait's check of its WAIT, or a
-// mutant's: shortfall-kept takes any outcome for a confirmation, a failed
-// WAIT too; count-ignored still gives a failed WAIT's grant back, but takes
-// any answer for a confirmation, however few replicas it counts.
-func waitShortfall(n int64, err error) error {
+// waitShortfall is a WAIT lock's check of its WAIT (want replicas asked
+// for, n answered), or a mutant's: shortfall-kept takes any outcome for a
+// confirmation, a failed WAIT too; count-ignored still gives a failed
+// WAIT's grant back, but takes any answer for a confirmation, however few
+// replicas it counts.
+func waitShortfall(want, n int64, err error) error {
 	switch {
 	case mutant.On(mutant.SetNXPXWaitShortfallKept):
 		return nil
@@ -91,7 +94,7 @@ func waitShortfall(n int64, err error) error {
 		// number of replicas it says acknowledged the grant (0 too).
 		return nil
 	}
-	return replicaShortfall(n, err)
+	return replicaShortfall(want, n, err)
 }
 
 // waitRoute is where redis-setnx-px-wait sends its WAIT: the connection
@@ -107,4 +110,13 @@ func waitRoute(rdb redis.UniversalClient, conn *redis.Conn) commandSender {
 		return rdb
 	}
 	return conn
+}
+
+// replicasToWaitFor is how many replicas redis-setnx-px-wait-all waits
+// for: every one its master counts, or, under its mutant, one.
+func replicasToWaitFor(ctx context.Context, conn *redis.Conn) (int64, error) {
+	if mutant.On(mutant.SetNXPXWaitAllOneReplica) {
+		return 1, nil
+	}
+	return connectedReplicas(ctx, conn)
 }

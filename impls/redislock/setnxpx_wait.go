@@ -71,19 +71,28 @@ func init() {
 // it to any master, which waits for its own replica, not the key's (the
 // benchmark counted 2.34 round trips per pair on the key's master, not 3).
 func NewSetNXPXWait(rdb redis.UniversalClient, ttl time.Duration, hit func(string)) *SetNXPX {
-	l := &SetNXPX{rdb: rdb, ttl: ttl, name: setnxPXWaitName}
+	return newWaiting(rdb, ttl, hit, setnxPXWaitName, func(context.Context, *redis.Conn) (int64, error) { return waitReplicas, nil })
+}
+
+// newWaiting is redis-setnx-px whose every grant waits, on the key's
+// master, for as many replicas as want says (asked on the grant's
+// connection, after it) to acknowledge it; name is the lock's registered
+// name.
+func newWaiting(rdb redis.UniversalClient, ttl time.Duration, hit func(string), name string,
+	want func(context.Context, *redis.Conn) (int64, error)) *SetNXPX {
+	l := &SetNXPX{rdb: rdb, ttl: ttl, name: name}
 	timeout := waitTimeoutOf(ttl)
 	l.acquire = func(ctx context.Context, key, token string) (bool, int64, error) {
 		master, err := keyMaster(ctx, rdb, lockKey(key))
 		if err != nil {
 			// Nothing was sent: at most the cluster's slot map was asked for.
-			return false, 0, impls.Classify(ctx, setnxPXWaitName, "acquire", err, false)
+			return false, 0, impls.Classify(ctx, name, "acquire", err, false)
 		}
 		conn := master.Conn()
 		defer conn.Close()
 		granted, n, err := runAcquire(ctx, setnxAcquireScript(), conn, key, token, ttl)
 		if err != nil {
-			return false, 0, redirected(ctx, rdb, err)
+			return false, 0, redirected(ctx, rdb, name, err)
 		}
 		if !granted {
 			return false, n, nil
@@ -91,8 +100,15 @@ func NewSetNXPXWait(rdb redis.UniversalClient, ttl time.Duration, hit func(strin
 		if hit != nil {
 			hit(failpoint.BeforeWait)
 		}
-		w, err := waitRoute(rdb, conn).Do(ctx, "wait", waitReplicas, timeout.Milliseconds()).Int64()
-		short := waitShortfall(w, err)
+		// How many replicas to wait for is asked after the grant, on its
+		// connection: a failure to ask is one more way the grant goes
+		// unconfirmed (and a stalled server's answer to a request sent
+		// after the grant's leaves the grant's fate unknown, as a WAIT's).
+		replicas, short := want(ctx, conn)
+		if short == nil {
+			w, err := waitRoute(rdb, conn).Do(ctx, "wait", replicas, timeout.Milliseconds()).Int64()
+			short = waitShortfall(replicas, w, err)
+		}
 		if short == nil {
 			return true, n, nil
 		}
@@ -102,10 +118,10 @@ func NewSetNXPXWait(rdb redis.UniversalClient, ttl time.Duration, hit func(strin
 		// may live on in the replica promoted in its place: unknown.
 		rel, rerr := redisclient.ReleaseScript.Run(context.WithoutCancel(ctx), master, []string{lockKey(key)}, token).Int64()
 		if rerr != nil {
-			return false, 0, impls.Fail(setnxPXWaitName, "acquire", impls.ErrUnknown,
+			return false, 0, impls.Fail(name, "acquire", impls.ErrUnknown,
 				fmt.Errorf("%w; giving the grant back failed too: %w", short, rerr))
 		}
-		return false, 0, impls.Fail(setnxPXWaitName, "acquire", impls.ErrBackend,
+		return false, 0, impls.Fail(name, "acquire", impls.ErrBackend,
 			fmt.Errorf("%w; the grant was given back (%d key deleted)", short, rel))
 	}
 	return l
@@ -119,13 +135,13 @@ type commandSender interface {
 }
 
 // replicaShortfall says why a WAIT's answer does not confirm a grant: an
-// error, or fewer replicas than asked for within the timeout.
-func replicaShortfall(n int64, err error) error {
+// error, or fewer replicas than the want asked for within the timeout.
+func replicaShortfall(want, n int64, err error) error {
 	if err != nil {
-		return fmt.Errorf("WAIT %d: %w", waitReplicas, err)
+		return fmt.Errorf("WAIT %d: %w", want, err)
 	}
-	if n < waitReplicas {
-		return fmt.Errorf("WAIT %d: %d replicas acknowledged the grant in time", waitReplicas, n)
+	if n < want {
+		return fmt.Errorf("WAIT %d: %d replicas acknowledged the grant in time", want, n)
 	}
 	return nil
 }
