@@ -83,9 +83,14 @@ func register(name string, fenced bool, summary, page string) {
 // waiter woken by a stale token one refused attempt (the release keeps the
 // list at one token, see releaseScript).
 //
-// A garbled counter (not a number, or not positive) gives no token: count 1
-// means the key was free a moment ago, so the script deletes it again and
-// fails, rather than leave it held for a TTL or grant a token that is not
+// A first grant on a free key is count 1 by definition, so it writes our
+// field and the fenced variant's token in one HSET (HINCRBY then HSET was a
+// command more per fenced grant).
+//
+// A garbled counter (not a number, or not positive) gives no token: a first
+// grant fails before it writes anything; a re-entry's count 1 (our field was
+// there, but not positive) deletes the key again and fails, rather than
+// leave it held for a TTL or grant a token that is not
 // one (a negative INCR read as uint64 was a token near 2^64, which a fenced
 // resource would then hold against every later holder).
 //
@@ -93,7 +98,23 @@ func register(name string, fenced bool, summary, page string) {
 // fenced, "1" if the Locker holds the key.
 var acquireScript = redis.NewScript(`
 local pttl = redis.call('pttl', KEYS[1])
-if pttl == -2 or (ARGV[4] == '1' and redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
+if pttl == -2 then
+  -- Free: a first grant, count 1, written with its token in one HSET.
+  local token = 0
+  if ARGV[3] == '1' then
+    token = redis.pcall('incr', KEYS[2])
+    if type(token) ~= 'number' or token < 1 then
+      return redis.error_reply('fencing counter ' .. KEYS[2] .. ' gives no positive token: ' ..
+        (type(token) == 'table' and tostring(token.err) or tostring(token)))
+    end
+    redis.call('hset', KEYS[1], ARGV[2], 1, '` + fenceField + `', token)
+  else
+    redis.call('hset', KEYS[1], ARGV[2], 1)
+  end
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return {1, token}
+end
+if ARGV[4] == '1' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   local count = redis.call('hincrby', KEYS[1], ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
   local token = 0
