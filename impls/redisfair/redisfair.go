@@ -1,8 +1,8 @@
 // Package redisfair is a first-come-first-served lock on one Redis server.
 //
 // Waiters queue on the server (a sorted set in arrival order), and each
-// waiter proves it is alive by a heartbeat that moves its deadline in a
-// second sorted set: a waiter killed or frozen in the queue is passed over
+// waiter proves it is alive by a heartbeat that sets a key of its own to
+// expire at its deadline: a waiter killed or frozen in the queue is passed over
 // once its deadline passes, never later than half a TTL. A release does not
 // free the lock for whoever asks next: in the same script it grants it to
 // the oldest live waiter, draws that grant's fencing token, and pushes the
@@ -82,61 +82,64 @@ func init() {
 }
 
 // keys are the server-side names of one lock. The hash tag keeps them all,
-// and the waiters' wake-up lists, in one Redis Cluster slot, so scripts may
-// touch a waiter's list by a name built from wakePrefix.
+// and the waiters' wake-up lists and heartbeat keys, in one Redis Cluster
+// slot, so scripts may touch a waiter's keys by names built from the
+// prefixes.
 type keys struct {
 	lock   string // hash: owner (token of the holder or of the waiter granted), fence
 	fence  string // counter of fencing tokens
 	queue  string // sorted set: waiter token by arrival (server clock, µs)
-	alive  string // sorted set: waiter token by heartbeat deadline (server ms)
+	alive  string // + waiter token: the waiter's heartbeat, a key that expires with its deadline
 	prefix string // + waiter token: the waiter's wake-up list
 }
 
 func keysOf(key string) keys {
 	t := "fair:{" + key + "}"
-	return keys{lock: t, fence: t + ":fence", queue: t + ":queue", alive: t + ":alive", prefix: t + ":wake:"}
+	return keys{lock: t, fence: t + ":fence", queue: t + ":queue", alive: t + ":alive:", prefix: t + ":wake:"}
 }
 
 // run calls a script with the one layout every script here shares.
-// KEYS: lock, fence, queue, alive, our wake-up list.
-// ARGV: our token, ttl ms, claim window ms, waiter deadline ms, wake prefix, mode.
+// KEYS: lock, fence, queue, our heartbeat key, our wake-up list.
+// ARGV: our token, ttl ms, claim window ms, waiter deadline ms, wake prefix, mode, heartbeat prefix.
 func (k keys) args(l *Locker, token, mode string) ([]string, []any) {
-	return []string{k.lock, k.fence, k.queue, k.alive, k.prefix + token},
-		[]any{token, l.ttl.Milliseconds(), l.claim.Milliseconds(), l.deadline.Milliseconds(), k.prefix, mode}
+	return []string{k.lock, k.fence, k.queue, k.alive + token, k.prefix + token},
+		[]any{token, l.ttl.Milliseconds(), l.claim.Milliseconds(), l.deadline.Milliseconds(), k.prefix, mode, k.alive}
 }
 
-// queueLua is the part every script shares: the server's clock, the oldest
-// live waiter, and the hand-off to it.
+// queueLua is the part every script shares: the oldest live waiter, and
+// the hand-off to it.
+// A waiter is live while its heartbeat key exists: each heartbeat sets it
+// with the waiter's deadline as its expiry, so Redis itself forgets a
+// waiter that went silent, and telling a live waiter from a dead one is one
+// EXISTS, with no clock to read and nothing to remove (a sorted set of
+// deadlines cost a TIME, a ZSCORE and a ZREM per hand-off).
 // The hand-off writes the waiter's token as the owner for the claim window
 // only: until the waiter claims, the grant is a reservation that lapses by
 // itself if the waiter is dead or frozen.
 const queueLua = `
--- now_ms is the server's clock in ms, and in µs (as a string: Lua would
--- pass the number on rounded) for the arrival order of the queue: no two
--- scripts run within one µs, so arrivals never tie.
-local function now_ms()
+-- now_us is the server's clock in µs, as a string (Lua would pass the
+-- number on rounded), for the arrival order of the queue: no two scripts
+-- run within one µs, so arrivals never tie.
+local function now_us()
   local t = redis.call('TIME')
-  local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  return ms, t[1] .. string.format('%06d', tonumber(t[2]))
+  return t[1] .. string.format('%06d', tonumber(t[2]))
+end
+local function alive(token)
+  return redis.call('EXISTS', ARGV[7] .. token) == 1
 end
 -- live_head is the oldest waiter whose heartbeat has not lapsed. The dead
 -- ones before it leave the queue here; those further back stay until they
--- reach the head, which no decision needs sooner (a scan of every lapsed
--- deadline on each call cost more than the rest of the release). now may
--- be nil: the clock is read only if somebody is in line.
-local function live_head(now)
+-- reach the head, which no decision needs sooner.
+local function live_head()
   while true do
     local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
     if not head then
       return nil
     end
-    now = now or now_ms()
-    local deadline = redis.call('ZSCORE', KEYS[4], head)
-    if deadline and tonumber(deadline) > now then
+    if alive(head) then
       return head
     end
     redis.call('ZREM', KEYS[3], head)
-    redis.call('ZREM', KEYS[4], head)
   end
 end
 -- The fencing counter is ordinary data: a garbled one is an error before
@@ -159,20 +162,29 @@ local function grant(fence)
 end
 -- handoff grants the lock to the oldest live waiter, if any, and returns
 -- whether it did; the caller has checked that the lock is ours or free.
-local function handoff(now)
-  local head = live_head(now)
-  if not head then
-    return false
+-- The waiter leaves the queue by the ZPOPMIN that finds it (the dead ones
+-- before it with it); its heartbeat key expires by itself.
+local function handoff()
+  local head, arrived
+  while true do
+    local popped = redis.call('ZPOPMIN', KEYS[3])
+    head, arrived = popped[1], popped[2]
+    if not head then
+      return false
+    end
+    if alive(head) then
+      break
+    end
   end
   local fence = next_fence()
   if type(fence) == 'table' then
+    -- Nothing written: the waiter keeps its place.
+    redis.call('ZADD', KEYS[3], arrived, head)
     return fence
   end
   -- The lock is ours or gone: both fields are overwritten, none is left.
   redis.call('HSET', KEYS[1], 'owner', head, 'fence', fence)
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
-  redis.call('ZREM', KEYS[3], head)
-  redis.call('ZREM', KEYS[4], head)
   local wake = ARGV[5] .. head
   redis.call('RPUSH', wake, fence)
   redis.call('PEXPIRE', wake, ARGV[3])
@@ -185,17 +197,21 @@ end
 // a full TTL), or when it is free and nobody live waits before us. A free
 // lock with an older waiter asleep (its holder expired, or a reservation
 // lapsed) is handed to that waiter. Otherwise, in the waiting modes, we
-// join the queue if we are not in it and move our deadline on.
+// join the queue if we are not in it and set our heartbeat key again.
 //
 // It returns {1, fence} for a grant and {0, pttl} otherwise: a refusal can
 // never be read as a grant, since a grant's flag is 1 and a fence is >= 1.
 // Mode "cycle" also pushes the fence onto our own wake-up list on a grant,
 // because a BLPOP on it follows in the same pipeline and must not block.
+// The PTTL read first is the existence check and, on a refusal, the answer:
+// a waiter's refusal, the contended hot path, is PTTL, HGET, TIME and the
+// two writes of the heartbeat.
 var acquireScript = redis.NewScript(queueLua + `
 local fence = nil
-if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 then
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl == -2 and redis.call('EXISTS', KEYS[3]) == 0 then
   -- The uncontended path: free, and nobody in line (an empty sorted set
-  -- does not exist), so no clock, no pruning, no queue to leave.
+  -- does not exist), so no clock, no queue to leave.
   fence = next_fence()
   if type(fence) == 'table' then
     return fence
@@ -207,16 +223,18 @@ if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 the
   end
   return grant(fence)
 end
-local now, now_us = now_ms()
-local owner = redis.call('HGET', KEYS[1], 'owner')
-if owner == ARGV[1] then
+local owner = nil
+if pttl ~= -2 then
+  owner = redis.call('HGET', KEYS[1], 'owner')
+end
+if owner and owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   fence = tonumber(redis.call('HGET', KEYS[1], 'fence'))
   redis.call('DEL', KEYS[5])
-elseif not owner and redis.call('EXISTS', KEYS[1]) == 0 then
+elseif pttl == -2 then
   -- Free means no key at all: a hash without our fields (written by hand,
   -- or by something else) is somebody's, and is left alone.
-  local head = live_head(now)
+  local head = live_head()
   if not head or head == ARGV[1] then
     fence = next_fence()
     if type(fence) == 'table' then
@@ -225,13 +243,15 @@ elseif not owner and redis.call('EXISTS', KEYS[1]) == 0 then
     redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence)
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
     redis.call('ZREM', KEYS[3], ARGV[1])
-    redis.call('ZREM', KEYS[4], ARGV[1])
+    redis.call('DEL', KEYS[4])
     redis.call('DEL', KEYS[5])
   else
-    local err = handoff(now)
+    local err = handoff()
     if type(err) == 'table' then
       return err
     end
+    -- Handed to the head: reserved for the claim window.
+    pttl = tonumber(ARGV[3])
   end
 end
 if fence then
@@ -239,10 +259,10 @@ if fence then
 end
 if ARGV[6] ~= 'try' then
   -- NX: a heartbeat keeps our place in line.
-  redis.call('ZADD', KEYS[3], 'NX', now_us, ARGV[1])
-  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[4]), ARGV[1])
+  redis.call('ZADD', KEYS[3], 'NX', now_us(), ARGV[1])
+  redis.call('SET', KEYS[4], '1', 'PX', ARGV[4])
 end
-return {0, redis.call('PTTL', KEYS[1])}
+return {0, pttl}
 `)
 
 // releaseScript deletes the lock only if we own it, and hands it on to the
@@ -251,8 +271,8 @@ var releaseScript = redis.NewScript(queueLua + `
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
   return 0
 end
--- Nobody in line costs one ZRANGE: no clock.
-local handed = handoff(nil)
+-- Nobody in line costs one ZPOPMIN.
+local handed = handoff()
 if type(handed) == 'table' then
   return handed
 end
@@ -276,10 +296,10 @@ return 0
 // reservation lapse. 1: we had been granted and passed it on.
 var leaveScript = redis.NewScript(queueLua + `
 redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('DEL', KEYS[4])
 redis.call('DEL', KEYS[5])
 if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
-  local handed = handoff(now_ms())
+  local handed = handoff()
   if type(handed) == 'table' then
     return handed
   end
