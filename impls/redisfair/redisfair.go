@@ -100,10 +100,23 @@ func keysOf(key string) keys {
 
 // run calls a script with the one layout every script here shares.
 // KEYS: lock, fence, queue, our heartbeat key, our wake-up list.
-// ARGV: our token, ttl ms, claim window ms, waiter deadline ms, wake prefix, mode, heartbeat prefix.
+// ARGV: our token, ttl ms, claim window ms, waiter deadline ms, wake prefix, mode, heartbeat prefix,
+// "1" if no script has seen the token yet (see fresh).
 func (k keys) args(l *Locker, token, mode string) ([]string, []any) {
 	return []string{k.lock, k.fence, k.queue, k.alive + token, k.prefix + token},
-		[]any{token, l.ttl.Milliseconds(), l.claim.Milliseconds(), l.deadline.Milliseconds(), k.prefix, mode, k.alive}
+		[]any{token, l.ttl.Milliseconds(), l.claim.Milliseconds(), l.deadline.Milliseconds(), k.prefix, mode, k.alive, "0"}
+}
+
+// fresh marks an attempt as the first one ever sent with its token: nobody
+// can have handed the lock to a token the server has never seen, so its
+// refusal skips the owner check. A retry is never fresh, since the attempt
+// it repeats may have queued the token.
+func fresh(argv []any, first bool) []any {
+	out := append([]any(nil), argv...)
+	if first {
+		out[7] = "1"
+	}
+	return out
 }
 
 // queueLua is the part every script shares: the oldest live waiter, and
@@ -204,8 +217,9 @@ end
 // Mode "cycle" also pushes the fence onto our own wake-up list on a grant,
 // because a BLPOP on it follows in the same pipeline and must not block.
 // The PTTL read first is the existence check and, on a refusal, the answer:
-// a waiter's refusal, the contended hot path, is PTTL, HGET, TIME and the
-// two writes of the heartbeat.
+// a waiter's first refusal, the contended hot path, is PTTL, TIME and the
+// two writes that queue it and start its heartbeat (a later one reads the
+// owner too, as the lock may have been handed to it).
 var acquireScript = redis.NewScript(queueLua + `
 local fence = nil
 local pttl = redis.call('PTTL', KEYS[1])
@@ -224,7 +238,7 @@ if pttl == -2 and redis.call('EXISTS', KEYS[3]) == 0 then
   return grant(fence)
 end
 local owner = nil
-if pttl ~= -2 then
+if pttl ~= -2 and ARGV[8] ~= '1' then
   owner = redis.call('HGET', KEYS[1], 'owner')
 end
 if owner and owner == ARGV[1] then
@@ -461,6 +475,8 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 		return nil, err
 	}
 	ks, argv := k.args(l, token, "first")
+	// tokenUsed is whether an attempt with this token went out (see fresh).
+	tokenUsed := false
 	// attempted is when the last attempt was sent. Every push onto our
 	// list comes after that attempt ran on the server, so a hand-off
 	// popped before attempted + trust is a grant still in its window.
@@ -472,7 +488,8 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 	// first: no attempt goes with the first BLPOP, one was just made.
 	first := !l.queued.Load()
 	if first {
-		v, err := acquireScript.Run(ctx, l.rdb, ks, argv...).Result()
+		tokenUsed = true
+		v, err := acquireScript.Run(ctx, l.rdb, ks, fresh(argv, true)...).Result()
 		if err != nil {
 			return fail(impls.Classify(ctx, name, "acquire", err, true))
 		}
@@ -547,7 +564,8 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 		pipe := l.wait.Pipeline()
 		var attempt *redis.Cmd
 		if !first {
-			attempt = acquireScript.EvalSha(ctx, pipe, ks, argv...)
+			attempt = acquireScript.EvalSha(ctx, pipe, ks, fresh(argv, !tokenUsed)...)
+			tokenUsed = true
 		}
 		pop := pipe.Do(ctx, "blpop", wake, strconv.FormatFloat(sleep.Seconds(), 'f', 3, 64))
 		_, err := pipe.Exec(ctx)
