@@ -1,6 +1,6 @@
 // Package redisfair is a first-come-first-served lock on one Redis server.
 //
-// Waiters queue on the server (a sorted set in arrival order), and each
+// Waiters queue on the server (a list in arrival order), and each
 // waiter proves it is alive by a heartbeat that sets a key of its own to
 // expire at its deadline: a waiter killed or frozen in the queue is passed over
 // once its deadline passes, never later than half a TTL. A release does not
@@ -88,7 +88,7 @@ func init() {
 type keys struct {
 	lock   string // hash: owner (token of the holder or of the waiter granted), fence
 	fence  string // counter of fencing tokens
-	queue  string // sorted set: waiter token by arrival (server clock, µs)
+	queue  string // list: waiter tokens in arrival order
 	alive  string // + waiter token: the waiter's heartbeat, a key that expires with its deadline
 	prefix string // + waiter token: the waiter's wake-up list
 }
@@ -130,13 +130,6 @@ func fresh(argv []any, first bool) []any {
 // only: until the waiter claims, the grant is a reservation that lapses by
 // itself if the waiter is dead or frozen.
 const queueLua = `
--- now_us is the server's clock in µs, as a string (Lua would pass the
--- number on rounded), for the arrival order of the queue: no two scripts
--- run within one µs, so arrivals never tie.
-local function now_us()
-  local t = redis.call('TIME')
-  return t[1] .. string.format('%06d', tonumber(t[2]))
-end
 local function alive(token)
   return redis.call('EXISTS', ARGV[7] .. token) == 1
 end
@@ -145,14 +138,14 @@ end
 -- reach the head, which no decision needs sooner.
 local function live_head()
   while true do
-    local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+    local head = redis.call('LINDEX', KEYS[3], 0)
     if not head then
       return nil
     end
     if alive(head) then
       return head
     end
-    redis.call('ZREM', KEYS[3], head)
+    redis.call('LPOP', KEYS[3])
   end
 end
 -- The fencing counter is ordinary data: a garbled one is an error before
@@ -175,13 +168,12 @@ local function grant(fence)
 end
 -- handoff grants the lock to the oldest live waiter, if any, and returns
 -- whether it did; the caller has checked that the lock is ours or free.
--- The waiter leaves the queue by the ZPOPMIN that finds it (the dead ones
+-- The waiter leaves the queue by the LPOP that finds it (the dead ones
 -- before it with it); its heartbeat key expires by itself.
 local function handoff()
-  local head, arrived
+  local head
   while true do
-    local popped = redis.call('ZPOPMIN', KEYS[3])
-    head, arrived = popped[1], popped[2]
+    head = redis.call('LPOP', KEYS[3])
     if not head then
       return false
     end
@@ -192,7 +184,7 @@ local function handoff()
   local fence = next_fence()
   if type(fence) == 'table' then
     -- Nothing written: the waiter keeps its place.
-    redis.call('ZADD', KEYS[3], arrived, head)
+    redis.call('LPUSH', KEYS[3], head)
     return fence
   end
   -- The lock is ours or gone: both fields are overwritten, none is left.
@@ -217,15 +209,17 @@ end
 // Mode "cycle" also pushes the fence onto our own wake-up list on a grant,
 // because a BLPOP on it follows in the same pipeline and must not block.
 // The PTTL read first is the existence check and, on a refusal, the answer:
-// a waiter's first refusal, the contended hot path, is PTTL, TIME and the
-// two writes that queue it and start its heartbeat (a later one reads the
-// owner too, as the lock may have been handed to it).
+// a waiter's first refusal, the contended hot path, is PTTL and the two
+// writes that queue it and start its heartbeat (a later one reads the
+// owner too, as the lock may have been handed to it). The queue is a list,
+// in arrival order by construction: a sorted set by arrival time needed the
+// server's clock (TIME) on every refusal.
 var acquireScript = redis.NewScript(queueLua + `
 local fence = nil
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl == -2 and redis.call('EXISTS', KEYS[3]) == 0 then
-  -- The uncontended path: free, and nobody in line (an empty sorted set
-  -- does not exist), so no clock, no queue to leave.
+  -- The uncontended path: free, and nobody in line (an empty list does
+  -- not exist), so no queue to leave.
   fence = next_fence()
   if type(fence) == 'table' then
     return fence
@@ -256,7 +250,9 @@ elseif pttl == -2 then
     end
     redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence)
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
-    redis.call('ZREM', KEYS[3], ARGV[1])
+    if head then
+      redis.call('LPOP', KEYS[3])
+    end
     redis.call('DEL', KEYS[4])
     redis.call('DEL', KEYS[5])
   else
@@ -272,9 +268,18 @@ if fence then
   return grant(fence)
 end
 if ARGV[6] ~= 'try' then
-  -- NX: a heartbeat keeps our place in line.
-  redis.call('ZADD', KEYS[3], 'NX', now_us(), ARGV[1])
-  redis.call('SET', KEYS[4], '1', 'PX', ARGV[4])
+  -- A fresh token is in no queue: it joins at the back. A later attempt
+  -- is a heartbeat, which keeps our place: a waiter whose heartbeat key
+  -- still existed is in line (or was handed the lock, seen above), and
+  -- only one whose key lapsed looks for itself, since a hand-off may have
+  -- passed it over as dead.
+  if ARGV[8] == '1' then
+    redis.call('SET', KEYS[4], '1', 'PX', ARGV[4])
+    redis.call('RPUSH', KEYS[3], ARGV[1])
+  elseif not redis.call('SET', KEYS[4], '1', 'PX', ARGV[4], 'GET') and
+      not redis.call('LPOS', KEYS[3], ARGV[1]) then
+    redis.call('RPUSH', KEYS[3], ARGV[1])
+  end
 end
 return {0, pttl}
 `)
@@ -309,7 +314,7 @@ return 0
 // handed to us meanwhile, it passes it on at once rather than let the
 // reservation lapse. 1: we had been granted and passed it on.
 var leaveScript = redis.NewScript(queueLua + `
-redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('LREM', KEYS[3], 0, ARGV[1])
 redis.call('DEL', KEYS[4])
 redis.call('DEL', KEYS[5])
 if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
