@@ -12,7 +12,7 @@ import (
 // live only under its mutant (package mutant): a late release hands the
 // lock on (or deletes it) while another client holds it.
 var mutantReleaseUncheckedScript = redis.NewScript(queueLua + `
-local handed = handoff(now_ms())
+local handed = handoff()
 if type(handed) == 'table' then
   return handed
 end

@@ -1,8 +1,8 @@
 // Package redisfair is a first-come-first-served lock on one Redis server.
 //
-// Waiters queue on the server (a sorted set in arrival order), and each
-// waiter proves it is alive by a heartbeat that moves its deadline in a
-// second sorted set: a waiter killed or frozen in the queue is passed over
+// Waiters queue on the server (a list in arrival order), and each
+// waiter proves it is alive by a heartbeat that sets a key of its own to
+// expire at its deadline: a waiter killed or frozen in the queue is passed over
 // once its deadline passes, never later than half a TTL. A release does not
 // free the lock for whoever asks next: in the same script it grants it to
 // the oldest live waiter, draws that grant's fencing token, and pushes the
@@ -82,61 +82,70 @@ func init() {
 }
 
 // keys are the server-side names of one lock. The hash tag keeps them all,
-// and the waiters' wake-up lists, in one Redis Cluster slot, so scripts may
-// touch a waiter's list by a name built from wakePrefix.
+// and the waiters' wake-up lists and heartbeat keys, in one Redis Cluster
+// slot, so scripts may touch a waiter's keys by names built from the
+// prefixes.
 type keys struct {
 	lock   string // hash: owner (token of the holder or of the waiter granted), fence
 	fence  string // counter of fencing tokens
-	queue  string // sorted set: waiter token by arrival (server clock, µs)
-	alive  string // sorted set: waiter token by heartbeat deadline (server ms)
+	queue  string // list: waiter tokens in arrival order
+	alive  string // + waiter token: the waiter's heartbeat, a key that expires with its deadline
 	prefix string // + waiter token: the waiter's wake-up list
 }
 
 func keysOf(key string) keys {
 	t := "fair:{" + key + "}"
-	return keys{lock: t, fence: t + ":fence", queue: t + ":queue", alive: t + ":alive", prefix: t + ":wake:"}
+	return keys{lock: t, fence: t + ":fence", queue: t + ":queue", alive: t + ":alive:", prefix: t + ":wake:"}
 }
 
 // run calls a script with the one layout every script here shares.
-// KEYS: lock, fence, queue, alive, our wake-up list.
-// ARGV: our token, ttl ms, claim window ms, waiter deadline ms, wake prefix, mode.
+// KEYS: lock, fence, queue, our heartbeat key, our wake-up list.
+// ARGV: our token, ttl ms, claim window ms, waiter deadline ms, wake prefix, mode, heartbeat prefix,
+// "1" if no script has seen the token yet (see fresh).
 func (k keys) args(l *Locker, token, mode string) ([]string, []any) {
-	return []string{k.lock, k.fence, k.queue, k.alive, k.prefix + token},
-		[]any{token, l.ttl.Milliseconds(), l.claim.Milliseconds(), l.deadline.Milliseconds(), k.prefix, mode}
+	return []string{k.lock, k.fence, k.queue, k.alive + token, k.prefix + token},
+		[]any{token, l.ttl.Milliseconds(), l.claim.Milliseconds(), l.deadline.Milliseconds(), k.prefix, mode, k.alive, "0"}
 }
 
-// queueLua is the part every script shares: the server's clock, the oldest
-// live waiter, and the hand-off to it.
+// fresh marks an attempt as the first one ever sent with its token: nobody
+// can have handed the lock to a token the server has never seen, so its
+// refusal skips the owner check. A retry is never fresh, since the attempt
+// it repeats may have queued the token.
+func fresh(argv []any, first bool) []any {
+	out := append([]any(nil), argv...)
+	if first {
+		out[7] = "1"
+	}
+	return out
+}
+
+// queueLua is the part every script shares: the oldest live waiter, and
+// the hand-off to it.
+// A waiter is live while its heartbeat key exists: each heartbeat sets it
+// with the waiter's deadline as its expiry, so Redis itself forgets a
+// waiter that went silent, and telling a live waiter from a dead one is one
+// EXISTS, with no clock to read and nothing to remove (a sorted set of
+// deadlines cost a TIME, a ZSCORE and a ZREM per hand-off).
 // The hand-off writes the waiter's token as the owner for the claim window
 // only: until the waiter claims, the grant is a reservation that lapses by
 // itself if the waiter is dead or frozen.
 const queueLua = `
--- now_ms is the server's clock in ms, and in µs (as a string: Lua would
--- pass the number on rounded) for the arrival order of the queue: no two
--- scripts run within one µs, so arrivals never tie.
-local function now_ms()
-  local t = redis.call('TIME')
-  local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  return ms, t[1] .. string.format('%06d', tonumber(t[2]))
+local function alive(token)
+  return redis.call('EXISTS', ARGV[7] .. token) == 1
 end
 -- live_head is the oldest waiter whose heartbeat has not lapsed. The dead
 -- ones before it leave the queue here; those further back stay until they
--- reach the head, which no decision needs sooner (a scan of every lapsed
--- deadline on each call cost more than the rest of the release). now may
--- be nil: the clock is read only if somebody is in line.
-local function live_head(now)
+-- reach the head, which no decision needs sooner.
+local function live_head()
   while true do
-    local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+    local head = redis.call('LINDEX', KEYS[3], 0)
     if not head then
       return nil
     end
-    now = now or now_ms()
-    local deadline = redis.call('ZSCORE', KEYS[4], head)
-    if deadline and tonumber(deadline) > now then
+    if alive(head) then
       return head
     end
-    redis.call('ZREM', KEYS[3], head)
-    redis.call('ZREM', KEYS[4], head)
+    redis.call('LPOP', KEYS[3])
   end
 end
 -- The fencing counter is ordinary data: a garbled one is an error before
@@ -159,20 +168,28 @@ local function grant(fence)
 end
 -- handoff grants the lock to the oldest live waiter, if any, and returns
 -- whether it did; the caller has checked that the lock is ours or free.
-local function handoff(now)
-  local head = live_head(now)
-  if not head then
-    return false
+-- The waiter leaves the queue by the LPOP that finds it (the dead ones
+-- before it with it); its heartbeat key expires by itself.
+local function handoff()
+  local head
+  while true do
+    head = redis.call('LPOP', KEYS[3])
+    if not head then
+      return false
+    end
+    if alive(head) then
+      break
+    end
   end
   local fence = next_fence()
   if type(fence) == 'table' then
+    -- Nothing written: the waiter keeps its place.
+    redis.call('LPUSH', KEYS[3], head)
     return fence
   end
   -- The lock is ours or gone: both fields are overwritten, none is left.
   redis.call('HSET', KEYS[1], 'owner', head, 'fence', fence)
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
-  redis.call('ZREM', KEYS[3], head)
-  redis.call('ZREM', KEYS[4], head)
   local wake = ARGV[5] .. head
   redis.call('RPUSH', wake, fence)
   redis.call('PEXPIRE', wake, ARGV[3])
@@ -185,17 +202,24 @@ end
 // a full TTL), or when it is free and nobody live waits before us. A free
 // lock with an older waiter asleep (its holder expired, or a reservation
 // lapsed) is handed to that waiter. Otherwise, in the waiting modes, we
-// join the queue if we are not in it and move our deadline on.
+// join the queue if we are not in it and set our heartbeat key again.
 //
 // It returns {1, fence} for a grant and {0, pttl} otherwise: a refusal can
 // never be read as a grant, since a grant's flag is 1 and a fence is >= 1.
 // Mode "cycle" also pushes the fence onto our own wake-up list on a grant,
 // because a BLPOP on it follows in the same pipeline and must not block.
+// The PTTL read first is the existence check and, on a refusal, the answer:
+// a waiter's first refusal, the contended hot path, is PTTL and the two
+// writes that queue it and start its heartbeat (a later one reads the
+// owner too, as the lock may have been handed to it). The queue is a list,
+// in arrival order by construction: a sorted set by arrival time needed the
+// server's clock (TIME) on every refusal.
 var acquireScript = redis.NewScript(queueLua + `
 local fence = nil
-if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 then
-  -- The uncontended path: free, and nobody in line (an empty sorted set
-  -- does not exist), so no clock, no pruning, no queue to leave.
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl == -2 and redis.call('EXISTS', KEYS[3]) == 0 then
+  -- The uncontended path: free, and nobody in line (an empty list does
+  -- not exist), so no queue to leave.
   fence = next_fence()
   if type(fence) == 'table' then
     return fence
@@ -207,16 +231,18 @@ if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 the
   end
   return grant(fence)
 end
-local now, now_us = now_ms()
-local owner = redis.call('HGET', KEYS[1], 'owner')
-if owner == ARGV[1] then
+local owner = nil
+if pttl ~= -2 and ARGV[8] ~= '1' then
+  owner = redis.call('HGET', KEYS[1], 'owner')
+end
+if owner and owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   fence = tonumber(redis.call('HGET', KEYS[1], 'fence'))
   redis.call('DEL', KEYS[5])
-elseif not owner and redis.call('EXISTS', KEYS[1]) == 0 then
+elseif pttl == -2 then
   -- Free means no key at all: a hash without our fields (written by hand,
   -- or by something else) is somebody's, and is left alone.
-  local head = live_head(now)
+  local head = live_head()
   if not head or head == ARGV[1] then
     fence = next_fence()
     if type(fence) == 'table' then
@@ -224,25 +250,38 @@ elseif not owner and redis.call('EXISTS', KEYS[1]) == 0 then
     end
     redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence)
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
-    redis.call('ZREM', KEYS[3], ARGV[1])
-    redis.call('ZREM', KEYS[4], ARGV[1])
+    if head then
+      redis.call('LPOP', KEYS[3])
+    end
+    redis.call('DEL', KEYS[4])
     redis.call('DEL', KEYS[5])
   else
-    local err = handoff(now)
+    local err = handoff()
     if type(err) == 'table' then
       return err
     end
+    -- Handed to the head: reserved for the claim window.
+    pttl = tonumber(ARGV[3])
   end
 end
 if fence then
   return grant(fence)
 end
 if ARGV[6] ~= 'try' then
-  -- NX: a heartbeat keeps our place in line.
-  redis.call('ZADD', KEYS[3], 'NX', now_us, ARGV[1])
-  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[4]), ARGV[1])
+  -- A fresh token is in no queue: it joins at the back. A later attempt
+  -- is a heartbeat, which keeps our place: a waiter whose heartbeat key
+  -- still existed is in line (or was handed the lock, seen above), and
+  -- only one whose key lapsed looks for itself, since a hand-off may have
+  -- passed it over as dead.
+  if ARGV[8] == '1' then
+    redis.call('SET', KEYS[4], '1', 'PX', ARGV[4])
+    redis.call('RPUSH', KEYS[3], ARGV[1])
+  elseif not redis.call('SET', KEYS[4], '1', 'PX', ARGV[4], 'GET') and
+      not redis.call('LPOS', KEYS[3], ARGV[1]) then
+    redis.call('RPUSH', KEYS[3], ARGV[1])
+  end
 end
-return {0, redis.call('PTTL', KEYS[1])}
+return {0, pttl}
 `)
 
 // releaseScript deletes the lock only if we own it, and hands it on to the
@@ -251,8 +290,8 @@ var releaseScript = redis.NewScript(queueLua + `
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
   return 0
 end
--- Nobody in line costs one ZRANGE: no clock.
-local handed = handoff(nil)
+-- Nobody in line costs one ZPOPMIN.
+local handed = handoff()
 if type(handed) == 'table' then
   return handed
 end
@@ -275,11 +314,11 @@ return 0
 // handed to us meanwhile, it passes it on at once rather than let the
 // reservation lapse. 1: we had been granted and passed it on.
 var leaveScript = redis.NewScript(queueLua + `
-redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('LREM', KEYS[3], 0, ARGV[1])
+redis.call('DEL', KEYS[4])
 redis.call('DEL', KEYS[5])
 if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
-  local handed = handoff(now_ms())
+  local handed = handoff()
   if type(handed) == 'table' then
     return handed
   end
@@ -441,6 +480,8 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 		return nil, err
 	}
 	ks, argv := k.args(l, token, "first")
+	// tokenUsed is whether an attempt with this token went out (see fresh).
+	tokenUsed := false
 	// attempted is when the last attempt was sent. Every push onto our
 	// list comes after that attempt ran on the server, so a hand-off
 	// popped before attempted + trust is a grant still in its window.
@@ -452,7 +493,8 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 	// first: no attempt goes with the first BLPOP, one was just made.
 	first := !l.queued.Load()
 	if first {
-		v, err := acquireScript.Run(ctx, l.rdb, ks, argv...).Result()
+		tokenUsed = true
+		v, err := acquireScript.Run(ctx, l.rdb, ks, fresh(argv, true)...).Result()
 		if err != nil {
 			return fail(impls.Classify(ctx, name, "acquire", err, true))
 		}
@@ -527,7 +569,8 @@ func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
 		pipe := l.wait.Pipeline()
 		var attempt *redis.Cmd
 		if !first {
-			attempt = acquireScript.EvalSha(ctx, pipe, ks, argv...)
+			attempt = acquireScript.EvalSha(ctx, pipe, ks, fresh(argv, !tokenUsed)...)
+			tokenUsed = true
 		}
 		pop := pipe.Do(ctx, "blpop", wake, strconv.FormatFloat(sleep.Seconds(), 'f', 3, 64))
 		_, err := pipe.Exec(ctx)

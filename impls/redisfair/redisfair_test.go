@@ -105,7 +105,7 @@ func (e *env) queued(t *testing.T, key string, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		got, err := e.admin.ZCard(context.Background(), "fair:{"+key+"}:queue").Result()
+		got, err := e.admin.LLen(context.Background(), "fair:{"+key+"}:queue").Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestDeadWaiterDoesNotStallQueue(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no grant right after the release: %v", err)
 			}
-			if n, _ := e.admin.ZCard(ctx, "fair:{"+key+"}:queue").Result(); n != 1 {
+			if n, _ := e.admin.LLen(ctx, "fair:{"+key+"}:queue").Result(); n != 1 {
 				t.Fatalf("after the release the queue holds %d waiters, want the live one (owner %s)", n, owner)
 			}
 			select {

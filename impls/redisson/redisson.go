@@ -70,27 +70,53 @@ func register(name string, fenced bool, summary, page string) {
 // first grant (count 1) from a re-entry, and the fenced variant can draw its
 // token in the same atomic step. A refusal returns {0, pttl}: how long the
 // holder has left, which bounds a waiter's sleep should no token come.
-// The PTTL read first doubles as the existence check (-2: no key), so a
-// refusal costs two commands inside the script rather than three. A first
-// grant deletes the wake list: a token on it is from the release before
-// this grant, and would only wake a waiter to be refused (see wake.go).
+// The PTTL read first doubles as the existence check (-2: no key), and the
+// re-entry check (HEXISTS) runs only when this Locker holds the key as far
+// as it knows (ARGV[4]): a waiter's refusal, the contended hot path, is then
+// the script and one command. A grant the Locker does not know of (an
+// acquire whose reply was lost) is refused like anybody else's and frees
+// itself one TTL later, since no watchdog renews it.
 //
-// A garbled counter (not a number, or not positive) gives no token: count 1
-// means the key was free a moment ago, so the script deletes it again and
-// fails, rather than leave it held for a TTL or grant a token that is not
+// A first grant does not delete the wake list: a blocked waiter pops a
+// release's token the moment it is pushed, so the list is nearly always
+// empty by now, and the DEL was a command on every grant to spare the rare
+// waiter woken by a stale token one refused attempt (the release keeps the
+// list at one token, see releaseScript).
+//
+// A first grant on a free key is count 1 by definition, so it writes our
+// field and the fenced variant's token in one HSET (HINCRBY then HSET was a
+// command more per fenced grant).
+//
+// A garbled counter (not a number, or not positive) gives no token: a first
+// grant fails before it writes anything; a re-entry's count 1 (our field was
+// there, but not positive) deletes the key again and fails, rather than
+// leave it held for a TTL or grant a token that is not
 // one (a negative INCR read as uint64 was a token near 2^64, which a fenced
 // resource would then hold against every later holder).
 //
 // KEYS: lock hash, fence counter, wake list. ARGV: ttl ms, owner id, "1" if
-// fenced.
+// fenced, "1" if the Locker holds the key.
 var acquireScript = redis.NewScript(`
 local pttl = redis.call('pttl', KEYS[1])
-if pttl == -2 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+if pttl == -2 then
+  -- Free: a first grant, count 1, written with its token in one HSET.
+  local token = 0
+  if ARGV[3] == '1' then
+    token = redis.pcall('incr', KEYS[2])
+    if type(token) ~= 'number' or token < 1 then
+      return redis.error_reply('fencing counter ' .. KEYS[2] .. ' gives no positive token: ' ..
+        (type(token) == 'table' and tostring(token.err) or tostring(token)))
+    end
+    redis.call('hset', KEYS[1], ARGV[2], 1, '` + fenceField + `', token)
+  else
+    redis.call('hset', KEYS[1], ARGV[2], 1)
+  end
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return {1, token}
+end
+if ARGV[4] == '1' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   local count = redis.call('hincrby', KEYS[1], ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
-  if pttl == -2 then
-    redis.call('del', KEYS[3])
-  end
   local token = 0
   if ARGV[3] == '1' then
     if count == 1 then
@@ -112,20 +138,40 @@ return {0, pttl}
 
 // releaseScript takes one hold off our count. The last one deletes the lock
 // and pushes a token on the wake list, which wakes one waiter (the list
-// expires with the lease, so a token nobody pops does not stay). It returns
-// -1 if the lock is not ours, 0 if we still hold it, 1 if it is now free.
+// expires with the lease, so a token nobody pops does not stay, and it is
+// cut back to one token, so releases nobody waited for wake one waiter, not
+// several). It returns -1 if the lock is not ours, 0 if we still hold it, 1
+// if it is now free.
 //
-// KEYS: lock hash, wake list. ARGV: ttl ms, owner id.
+// When the Locker drops its last hold (ARGV[3]), the owner check and the
+// removal are one HDEL: our field goes whatever count the server kept (a
+// count above ours is a grant whose reply we never got, which nobody would
+// release). The plain lock's hash then has no field left and Redis deletes
+// it; the fenced one still has its token field, deleted with the hash.
+//
+// KEYS: lock hash, wake list. ARGV: ttl ms, owner id, "1" if it is the
+// Locker's last hold, "1" if fenced.
 var releaseScript = redis.NewScript(`
-if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
-  return -1
+if ARGV[3] == '1' then
+  if redis.call('hdel', KEYS[1], ARGV[2]) == 0 then
+    return -1
+  end
+  if ARGV[4] == '1' then
+    redis.call('del', KEYS[1])
+  end
+else
+  if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+    return -1
+  end
+  if redis.call('hincrby', KEYS[1], ARGV[2], -1) > 0 then
+    redis.call('pexpire', KEYS[1], ARGV[1])
+    return 0
+  end
+  redis.call('del', KEYS[1])
 end
-if redis.call('hincrby', KEYS[1], ARGV[2], -1) > 0 then
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return 0
+if redis.call('rpush', KEYS[2], '1') > 1 then
+  redis.call('ltrim', KEYS[2], 0, 0)
 end
-redis.call('del', KEYS[1])
-redis.call('rpush', KEYS[2], '1')
 redis.call('pexpire', KEYS[2], ARGV[1])
 return 1
 `)
@@ -267,13 +313,24 @@ func (l *Locker) lose(h *hold) {
 
 // drop takes one lease off h; the last one stops the watchdog, whatever the
 // server then says, so an ambiguous release can leak the lock for one TTL at
-// most and never for as long as the Locker lives.
-func (l *Locker) drop(h *hold) {
+// most and never for as long as the Locker lives. It returns whether that
+// was the last lease.
+func (l *Locker) drop(h *hold) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if h.count--; h.count <= 0 {
 		l.stopLocked(h)
+		return true
 	}
+	return false
+}
+
+// flag is a boolean as the scripts read it.
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }
 
 func (l *Locker) TryAcquire(ctx context.Context, key string) (impls.Lease, error) {
@@ -313,12 +370,11 @@ func (l *Locker) try(ctx context.Context, key string) (impls.Lease, time.Duratio
 		return nil, 0, l.closedErr()
 	}
 	sent := time.Now()
-	fenced := "0"
-	if l.fenced {
-		fenced = "1"
-	}
+	l.mu.Lock()
+	_, holding := l.holds[key]
+	l.mu.Unlock()
 	res, err := acquireScriptNow().Run(ctx, l.rdb, []string{lockKey(key), fenceKey(key), wakeKey(key)},
-		l.ttl.Milliseconds(), l.owner, fenced).Int64Slice()
+		l.ttl.Milliseconds(), l.owner, flag(l.fenced), flag(holding)).Int64Slice()
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("acquire script returned %v", res)
 	}
@@ -392,6 +448,7 @@ type lease struct {
 
 	mu       sync.Mutex
 	dropped  bool // taken off h.count
+	last     bool // it was h's last lease when dropped
 	released bool
 }
 
@@ -435,14 +492,14 @@ func (s *lease) Release(ctx context.Context) error {
 	}
 	if !s.dropped {
 		s.dropped = true
-		s.l.drop(s.h)
+		s.last = s.l.drop(s.h)
 	}
 	if knowsItLost(s.h) {
 		s.released = true
 		return impls.Fail(s.l.name, "release", impls.ErrNotHeld, nil)
 	}
 	n, err := releaseScriptNow().Run(ctx, s.l.rdb, []string{lockKey(s.key), wakeKey(s.key)},
-		s.l.ttl.Milliseconds(), s.l.owner).Int64()
+		s.l.ttl.Milliseconds(), s.l.owner, flag(s.last), flag(s.l.fenced)).Int64()
 	if err != nil {
 		err = impls.Classify(ctx, s.l.name, "release", err, true)
 		if errors.Is(err, impls.ErrUnknown) {

@@ -29,8 +29,10 @@ const shortWait = 100 * time.Millisecond
 // No release slips by unseen: a waiter blocks only after an attempt that
 // was refused, and a release that comes after that refusal leaves its token
 // on the list until someone pops it. The list never holds more than one
-// token: a grant that finds the lock free deletes it (its holder's release
-// will push the next one), and a release pushes only after such a grant.
+// token: a release cuts it back to one. A token left there while nobody was
+// blocked (the releaser took the lock back first) wakes the next waiter to
+// block into one refused attempt; deleting it at every grant cost a command
+// on every grant, and a blocked waiter pops a token the moment it is pushed.
 // A token popped by a waiter that cannot use it (its context ended, or it
 // was frozen by SIGSTOP) is lost to the others, who then wait out the
 // refusal's PTTL, at most maxBlock, before they try again: the same bound a
