@@ -22,6 +22,8 @@ type ScheduleRun struct {
 	Events   []lin.Event
 	// Injected counts the faults injected, by kind.
 	Injected map[string]int
+	// Figures are what the faults measured (nemesis.Measurer), by name.
+	Figures map[string]float64
 	Elapsed  time.Duration
 }
 
@@ -97,7 +99,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 	}
 	r := &scheduleRun{env: env, s: s, ttl: time.Duration(s.TTL), logf: logf,
 		sys: &system{env: env, next: s.Clients, work: scheduleThink(s, scheduleWork(s))},
-		run: &ScheduleRun{Schedule: s, Injected: map[string]int{}}}
+		run: &ScheduleRun{Schedule: s, Injected: map[string]int{}, Figures: map[string]float64{}}}
 	defer r.sys.stopAll()
 	if err := r.reach(); err != nil {
 		return nil, 0, err
@@ -285,6 +287,11 @@ func (r *scheduleRun) strike(ctx context.Context, i int, st nemesis.Step, h trig
 	}
 	if err := h.healed(ctx, r, f); err != nil {
 		return err
+	}
+	if m, ok := k.(nemesis.Measurer); ok {
+		for name, v := range m.Measured(r.sys, f.target) {
+			r.run.Figures[name] = v
+		}
 	}
 	r.lastHeal = time.Since(r.t0)
 	r.notBefore = r.lastHeal + checker.Bound(r.ttl)
