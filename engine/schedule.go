@@ -24,7 +24,7 @@ type ScheduleRun struct {
 	Injected map[string]int
 	// Figures are what the faults measured (nemesis.Measurer), by name.
 	Figures map[string]float64
-	Elapsed  time.Duration
+	Elapsed time.Duration
 }
 
 // RunSchedule starts fresh servers, runs s.Clients worker processes
