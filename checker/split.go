@@ -19,8 +19,9 @@ import (
 const RiskBothSides Risk = "both-sides"
 
 // SplitSides is what one split's two sides did inside it, read off the
-// history: the grants each side's clients were given between the strike
-// and the heal, and when.
+// history: the grants each side's clients were given between the moment
+// the cut was whole and the end of the heal (the old master grants until
+// Sentinel demotes it, after the heal), and when, counted from the strike.
 type SplitSides struct {
 	Fault int   // the fault's index among the history's fault events
 	Old   []int // the old side's clients (the rest are the other side's)
@@ -61,7 +62,13 @@ func sidesOf(events []lin.Event, f lin.Event, fi int) SplitSides {
 	for _, c := range s.Old {
 		old[c] = true
 	}
-	inside := func(t int64) bool { return t >= f.Time && t <= f.End }
+	// From when the cut was whole: before that, a client of the majority
+	// side could still be granted by the old master.
+	from := f.Time
+	if f.Injection.Whole > f.Time {
+		from = f.Injection.Whole
+	}
+	inside := func(t int64) bool { return t >= from && t <= f.End }
 	var newFirst int64
 	for _, e := range events {
 		if e.Kind != lin.Acquired || !inside(e.Time) {

@@ -329,6 +329,7 @@ func (r *scheduleRun) record(f *strike, inj lin.Injection, healNote string) {
 		stopped = r.stopped // later steps find it gone on from its failpoint
 	}
 	inj.HeldSince = r.sys.heldSince(inj.Clients, f.begin, stopped)
+	inj.Whole = f.whole
 	if _, role := nemesis.RoleOf(f.st.Target); role || f.st.Target == nemesis.HolderServerTarget {
 		// The record keeps which server had the role when it struck.
 		inj.Note = f.shown + ": " + inj.Note

@@ -132,6 +132,10 @@ type Injection struct {
 	// much of the holder's lease was left when the fault struck
 	// (checker.LeaseLeft).
 	HeldSince int64 `json:"held_since,omitempty"`
+	// Whole is when the fault was in place everywhere (monotonic ns): a
+	// cut's rules on every host take a while to put, and until then the
+	// sides still reach each other. 0: not recorded (an older history).
+	Whole int64 `json:"whole,omitempty"`
 }
 
 // FaultEvent is the one way a fault enters a history: a Fault event from

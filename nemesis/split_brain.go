@@ -175,14 +175,18 @@ func (k splitBrain) Inject(ctx context.Context, sys System, target string) (stri
 		return "", err
 	}
 	_, server, _ := SplitLink(target)
-	if err := netfault.Partition(ctx, a, b); err != nil {
-		netfault.Heal(context.WithoutCancel(ctx), append(a, b...)...)
-		return "", fmt.Errorf("%s %s: %w", SplitBrainWithClients, target, err)
-	}
+	// The watch starts as the cut does, so that its times count from
+	// where the history's record of the fault does (the inject's start;
+	// putting the rules on a dozen hosts takes a while).
 	note := names + ", packets dropped both ways"
 	if err := watchSplit(sys, server); err != nil {
 		// The split stands without its measure; the record says why.
 		note += "; not watched: " + err.Error()
+	}
+	if err := netfault.Partition(ctx, a, b); err != nil {
+		endWatch(sys, server)
+		netfault.Heal(context.WithoutCancel(ctx), append(a, b...)...)
+		return "", fmt.Errorf("%s %s: %w", SplitBrainWithClients, target, err)
 	}
 	return note, nil
 }

@@ -36,6 +36,10 @@ type splitSeen struct {
 	accepted, refused, unanswered int
 	lastAccepted, firstRefused    time.Duration // < 0: none
 	refusal                       string
+	// watched names the servers whose roles were read; roleErr is the
+	// first read of one that failed.
+	watched []string
+	roleErr string
 }
 
 func (s splitSeen) String() string {
@@ -46,7 +50,10 @@ func (s splitSeen) String() string {
 	if s.promotedAt >= 0 {
 		parts = append(parts, fmt.Sprintf("%s promoted (role master) %v into the split", s.promoted, s.promotedAt.Round(time.Millisecond)))
 	} else {
-		parts = append(parts, fmt.Sprintf("no replica seen promoted in %v", s.lasted.Round(time.Millisecond)))
+		parts = append(parts, fmt.Sprintf("none of %s seen promoted in %v", strings.Join(s.watched, ", "), s.lasted.Round(time.Millisecond)))
+		if s.roleErr != "" {
+			parts = append(parts, "a role read failed: "+s.roleErr)
+		}
 	}
 	switch {
 	case s.accepted == 0:
@@ -119,15 +126,18 @@ func watchSplit(sys System, name string) error {
 	var names []string
 	for _, other := range sys.LockServers() {
 		n, err := sys.Server(other)
-		if err != nil || other == name || rolesOf(n.Kind).Elected != "master" {
+		if err != nil || other == name || rolesOf(n.Kind).Directs {
 			continue
 		}
+		// Every other server that reports a replication role (a
+		// Sentinel group's replicas, a Redis Cluster's members).
 		rw, err := cluster.WatchReplication(n)
 		if err != nil {
 			continue
 		}
 		others, names = append(others, rw), append(names, other)
 	}
+	w.seen.watched = names
 	splitWatches.Lock()
 	splitWatches.m[master] = w
 	splitWatches.Unlock()
@@ -179,6 +189,9 @@ func (w *splitWatch) ask(start time.Time, probe *cluster.WriteProbe, others []*c
 	}
 	for i, o := range others {
 		r, err := o.Read(ctx)
+		if err != nil && w.seen.roleErr == "" {
+			w.seen.roleErr = err.Error()
+		}
 		if err == nil && r.Role == "master" {
 			w.seen.promoted, w.seen.promotedAt = names[i], time.Since(start)
 			return
