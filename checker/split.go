@@ -19,9 +19,9 @@ import (
 const RiskBothSides Risk = "both-sides"
 
 // SplitSides is what one split's two sides did inside it, read off the
-// history: the grants each side's clients were given between the moment
-// the cut was whole and the end of the heal (the old master grants until
-// Sentinel demotes it, after the heal), and when, counted from the strike.
+// history: the grants each side's clients were given while the cut was
+// whole (lin.Injection.Whole to Healing; the fault's start and end in an
+// older history), and when, counted from the strike.
 type SplitSides struct {
 	Fault int   // the fault's index among the history's fault events
 	Old   []int // the old side's clients (the rest are the other side's)
@@ -68,7 +68,13 @@ func sidesOf(events []lin.Event, f lin.Event, fi int) SplitSides {
 	if f.Injection.Whole > f.Time {
 		from = f.Injection.Whole
 	}
-	inside := func(t int64) bool { return t >= from && t <= f.End }
+	// To when the heal began: while it runs, host by host, the old side's
+	// clients can reach the sentinels and the new master too.
+	to := f.End
+	if h := f.Injection.Healing; h > from && h < to {
+		to = h
+	}
+	inside := func(t int64) bool { return t >= from && t <= to }
 	var newFirst int64
 	for _, e := range events {
 		if e.Kind != lin.Acquired || !inside(e.Time) {

@@ -8,14 +8,15 @@ import (
 )
 
 // A split is read off hand-built histories: the cut strikes at t=1000
-// (ms), is whole at 1400 and healed at 7000; clients 0 and 1 are on the
-// old master's side, 2 and 3 on the majority's.
+// (ms), is whole at 1400, its heal begins at 6500 and ends at 7000;
+// clients 0 and 1 are on the old master's side, 2 and 3 on the
+// majority's.
 
 // splitHistory is the split's record with the old side's clients named,
 // and the grants given (client, ms), each followed by its release.
 func splitHistory(old []int, grants ...[2]int64) []lin.Event {
 	events := []lin.Event{lin.FaultEvent(1000*ms, 7000*ms,
-		lin.Injection{Kind: "split-brain-with-clients", Target: "master", Clients: old, Whole: 1400 * ms}, "")}
+		lin.Injection{Kind: "split-brain-with-clients", Target: "master", Clients: old, Whole: 1400 * ms, Healing: 6500 * ms}, "")}
 	for _, g := range grants {
 		events = append(events,
 			lin.Event{Kind: lin.Acquired, Time: g[1] * ms, Client: int(g[0])},
@@ -49,6 +50,10 @@ func TestSplitsOf(t *testing.T) {
 		{"a majority client granted by the old master before the cut was whole is not the other side's",
 			splitHistory([]int{0, 1}, [2]int64{2, 1100}, [2]int64{0, 2000}),
 			1, 1, 0, 1000, -1, 0, false, "the majority side granted nothing inside the split"},
+		{"grants while the heal runs, host by host, are no side's",
+			splitHistory([]int{0, 1}, [2]int64{0, 2000}, [2]int64{2, 3000}, [2]int64{1, 6600}, [2]int64{3, 6700}),
+			1, 1, 1, 1000, 2000, 0, false,
+			"no client of the old side came for the lock after the majority side's first grant inside the split"},
 		{"the old side never came back once the other side granted",
 			splitHistory([]int{0, 1}, [2]int64{0, 2000}, [2]int64{2, 3000}),
 			1, 1, 1, 1000, 2000, 0, false,

@@ -233,6 +233,7 @@ type strike struct {
 	awaited       string // what the step awaited and saw before it struck
 	note          string // what the inject and the trigger's handler did
 	begin, whole  int64  // when the inject began, when the fault was whole
+	healing       int64  // when the heal began
 	wholeAt       time.Time
 }
 
@@ -281,6 +282,7 @@ func (r *scheduleRun) strike(ctx context.Context, i int, st nemesis.Step, h trig
 		return err
 	}
 	r.window(f)
+	f.healing = lin.Now()
 	healNote, err := k.Heal(ctx, r.sys, f.target)
 	if err != nil {
 		return f.errorf(fmt.Errorf("heal: %w", err))
@@ -329,7 +331,7 @@ func (r *scheduleRun) record(f *strike, inj lin.Injection, healNote string) {
 		stopped = r.stopped // later steps find it gone on from its failpoint
 	}
 	inj.HeldSince = r.sys.heldSince(inj.Clients, f.begin, stopped)
-	inj.Whole = f.whole
+	inj.Whole, inj.Healing = f.whole, f.healing
 	if _, role := nemesis.RoleOf(f.st.Target); role || f.st.Target == nemesis.HolderServerTarget {
 		// The record keeps which server had the role when it struck.
 		inj.Note = f.shown + ": " + inj.Note

@@ -136,6 +136,9 @@ type Injection struct {
 	// cut's rules on every host take a while to put, and until then the
 	// sides still reach each other. 0: not recorded (an older history).
 	Whole int64 `json:"whole,omitempty"`
+	// Healing is when its heal began (monotonic ns): from Whole to
+	// Healing the fault held everywhere. 0: not recorded.
+	Healing int64 `json:"healing,omitempty"`
 }
 
 // FaultEvent is the one way a fault enters a history: a Fault event from
