@@ -403,6 +403,8 @@ func Exercised(in Input) Exercise {
 			ex.Why = "fewer than two clients acted on the resource"
 		}
 		return ex
+	case RiskBothSides:
+		return bothSidesExercised(in.Events)
 	case RiskRecovery:
 		ex := Exercise{Judged: true, Opened: true, Exercised: Recovered(in.Events)}
 		if !ex.Exercised {

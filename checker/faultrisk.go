@@ -28,6 +28,9 @@ func faultsExercised(in Input) Exercise {
 			bit = strikesAHolder(in.Events, f) && grantedToAnotherAfter(in.Events, f)
 		case RiskContention:
 			bit = contendedDuring(in.Events, f.Time, max(f.End, f.Time))
+		case RiskBothSides:
+			// Judged on the run's splits, each read off its own record.
+			bit = bothSidesExercised(in.Events).Exercised
 		default:
 			continue
 		}

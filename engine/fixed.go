@@ -94,6 +94,10 @@ func RunFixed(ctx context.Context, env *Env, s nemesis.Schedule) (*Outcome, erro
 		}
 	default:
 		windowFigures(env, run.Events, out)
+		splitFigures(run.Events, out)
+	}
+	for name, v := range run.Figures {
+		out.Figures[name] = v
 	}
 	if err := env.Judge(out); err != nil {
 		return nil, err

@@ -22,7 +22,9 @@ type ScheduleRun struct {
 	Events   []lin.Event
 	// Injected counts the faults injected, by kind.
 	Injected map[string]int
-	Elapsed  time.Duration
+	// Figures are what the faults measured (nemesis.Measurer), by name.
+	Figures map[string]float64
+	Elapsed time.Duration
 }
 
 // RunSchedule starts fresh servers, runs s.Clients worker processes
@@ -97,7 +99,7 @@ func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(st
 	}
 	r := &scheduleRun{env: env, s: s, ttl: time.Duration(s.TTL), logf: logf,
 		sys: &system{env: env, next: s.Clients, work: scheduleThink(s, scheduleWork(s))},
-		run: &ScheduleRun{Schedule: s, Injected: map[string]int{}}}
+		run: &ScheduleRun{Schedule: s, Injected: map[string]int{}, Figures: map[string]float64{}}}
 	defer r.sys.stopAll()
 	if err := r.reach(); err != nil {
 		return nil, 0, err
@@ -231,6 +233,7 @@ type strike struct {
 	awaited       string // what the step awaited and saw before it struck
 	note          string // what the inject and the trigger's handler did
 	begin, whole  int64  // when the inject began, when the fault was whole
+	healing       int64  // when the heal began
 	wholeAt       time.Time
 }
 
@@ -279,12 +282,18 @@ func (r *scheduleRun) strike(ctx context.Context, i int, st nemesis.Step, h trig
 		return err
 	}
 	r.window(f)
+	f.healing = lin.Now()
 	healNote, err := k.Heal(ctx, r.sys, f.target)
 	if err != nil {
 		return f.errorf(fmt.Errorf("heal: %w", err))
 	}
 	if err := h.healed(ctx, r, f); err != nil {
 		return err
+	}
+	if m, ok := k.(nemesis.Measurer); ok {
+		for name, v := range m.Measured(r.sys, f.target) {
+			r.run.Figures[name] = v
+		}
 	}
 	r.lastHeal = time.Since(r.t0)
 	r.notBefore = r.lastHeal + checker.Bound(r.ttl)
@@ -325,6 +334,7 @@ func (r *scheduleRun) record(f *strike, inj lin.Injection, healNote string) {
 	// A fail-over's record of what the master had and the promoted
 	// replica had, read from the servers by the fault itself.
 	inj.Promotion = nemesis.TakePromotion(r.sys, f.target)
+	inj.Whole, inj.Healing = f.whole, f.healing
 	if _, role := nemesis.RoleOf(f.st.Target); role || f.st.Target == nemesis.HolderServerTarget {
 		// The record keeps which server had the role when it struck.
 		inj.Note = f.shown + ": " + inj.Note

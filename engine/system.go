@@ -229,6 +229,7 @@ func (x *system) stopAll() {
 // knows it, or the servers.
 func (x *system) injection(st nemesis.Step, target string) lin.Injection {
 	inj := lin.Injection{Kind: st.Kind, Target: st.Target, Risk: nemesis.RiskOf(st.Kind, target)}
+	aimed := target
 	client, server, link := nemesis.SplitLink(target)
 	if link {
 		// A client cut off one server: both are named.
@@ -239,6 +240,14 @@ func (x *system) injection(st nemesis.Step, target string) lin.Injection {
 		x.mu.Lock()
 		if slot >= 0 && slot < len(x.slots) {
 			inj.Clients = []int{x.slots[slot].ID}
+		}
+		// A split that takes more clients than the holder to the old
+		// side names them all: the checker tells the sides apart by them.
+		if slots, ok := nemesis.SplitClients(st.Kind, aimed, len(x.slots)); ok {
+			inj.Clients = nil
+			for _, s := range slots {
+				inj.Clients = append(inj.Clients, x.slots[s].ID)
+			}
 		}
 		x.mu.Unlock()
 		return inj

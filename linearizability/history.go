@@ -144,6 +144,13 @@ type Injection struct {
 	// the replica put in its place had it when it was promoted. nil: the
 	// fault promoted nothing (or the record predates it).
 	Promotion *Promotion `json:"promotion,omitempty"`
+	// Whole is when the fault was in place everywhere (monotonic ns): a
+	// cut's rules on every host take a while to put, and until then the
+	// sides still reach each other. 0: not recorded (an older history).
+	Whole int64 `json:"whole,omitempty"`
+	// Healing is when its heal began (monotonic ns): from Whole to
+	// Healing the fault held everywhere. 0: not recorded.
+	Healing int64 `json:"healing,omitempty"`
 }
 
 // The names of the rules for when a fault puts a lock at risk (the
@@ -156,6 +163,7 @@ const (
 	RiskAtExpiry    = "expiry"     // the holder is stopped or cut off; its claim ends when its lease does
 	RiskRecovery    = "recovery"   // a holder or waiter dies or stops; does the lock free for others?
 	RiskContention  = "contention" // nothing is taken from a holder; the clients' contention is the risk
+	RiskBothSides   = "both-sides" // the servers split with clients on each side; did both sides come for the lock?
 )
 
 // FaultEvent is the one way a fault enters a history: a Fault event from

@@ -136,13 +136,14 @@ func TestGenerateFailOver(t *testing.T) {
 func randomKinds() []string {
 	// A split of a Sentinel group's master with the holder applies on that
 	// topology only, and a promotion on a topology that declares a replica;
-	// a replication lag needs a master with replicas (lag_test.go), and
-	// the acknowledged replica lost a Sentinel group (acked_replica_test.go);
-	// these tables are the single one's.
+	// a replication lag needs a master with replicas (lag_test.go), the
+	// acknowledged replica lost a Sentinel group (acked_replica_test.go),
+	// and so does a split brain with clients (split_brain_test.go); these
+	// tables are the single one's.
 	return slices.DeleteFunc(Names(), func(n string) bool {
 		return n == ClientSlowSection || n == NetSplitWithHolder || n == PrimaryPromotion ||
 			n == ReplicationLag || n == LaggingMasterKill || n == LaggingPromotion ||
-			n == AckedReplicaLost || n == RejoiningReplicaPromoted
+			n == AckedReplicaLost || n == RejoiningReplicaPromoted || n == SplitBrainWithClients
 	})
 }
 
@@ -309,7 +310,7 @@ func TestValidate(t *testing.T) {
 		case HolderSessionEnded:
 			impl = "pg-advisory" // it ends a database session
 		case "sentinel-master-kill", "sentinel-master-split", "sentinel-master-pause", "sentinel-isolated", "sentinel-split-at-grant", "sentinel-kill-at-grant",
-			"sentinel-split-after-ack":
+			"sentinel-split-after-ack", SentinelSplitBrain:
 			topo = "redis-sentinel" // they aim at a Sentinel group's master
 		case "cluster-master-kill", "cluster-master-split":
 			topo = "redis-cluster" // they aim at the lock key's slot master

@@ -63,6 +63,7 @@ func (primaryPromotion) Risk(string) string  { return lin.RiskAtPromotion }
 func (replicaPromote) Risk(string) string    { return lin.RiskAtPromotion }
 func (replicaLost) Risk(string) string       { return lin.RiskAtPromotion }
 func (splitWithHolder) Risk(string) string   { return lin.RiskAtStrike }
+func (splitBrain) Risk(string) string        { return lin.RiskBothSides }
 func (nodesCut) Risk(string) string          { return lin.RiskAtStrike }
 
 // A replication stream held back takes nothing from a holder by itself:

@@ -36,7 +36,7 @@ func init() { register(splitWithHolder{}) }
 
 // WithHolder reports whether a kind's target is a link from the step's
 // holder to the server it aims at, which the engine makes when it strikes.
-func WithHolder(kind string) bool { return kind == NetSplitWithHolder }
+func WithHolder(kind string) bool { return kind == NetSplitWithHolder || goesWithHolder(kind) }
 
 type splitWithHolder struct{ onOwnHosts }
 

@@ -64,6 +64,7 @@ func TestScenarioSchedules(t *testing.T) {
 		{"master-kill-under-lag", true, ""},
 		{"sentinel-acked-replica-lost", true, ""},
 		{"sentinel-rejoining-replica-promoted", true, ""},
+		{"sentinel-split-brain", true, ""},
 		{"promotion-under-lag", true, ""},
 	}
 	seen := map[string]bool{}
@@ -141,6 +142,12 @@ func TestScenarioSchedules(t *testing.T) {
 					// change, and grants must go on through it.
 					if len(sch.Faults) != 1 || sch.Faults[0].After != "" || sch.Faults[0].Window != nemesis.KeepsGranting {
 						t.Errorf("%s: want one cut with a keeps-granting window, got %+v", c.Name(), sch.Faults)
+					}
+				} else if tt.scenario == "sentinel-split-brain" {
+					// One split at a set time, no failpoint: both sides
+					// contend through it, the old one around the holder.
+					if len(sch.Faults) != 1 || sch.Faults[0].After != "" || sch.Faults[0].Kind != nemesis.SplitBrainWithClients {
+						t.Errorf("%s: want one split brain at a set time, got %+v", c.Name(), sch.Faults)
 					}
 				} else if tt.scenario == "client-clock-skew" {
 					// One skew from the start, no failpoint: the skewed

@@ -12,7 +12,7 @@ import (
 // run that exercised its fault from one that did not, and would call both
 // safe.
 func TestEveryScenarioDeclaresItsRisk(t *testing.T) {
-	known := map[checker.Risk]bool{checker.RiskContention: true, checker.RiskAtStrike: true, checker.RiskAtPromotion: true,
+	known := map[checker.Risk]bool{checker.RiskContention: true, checker.RiskAtStrike: true, checker.RiskAtPromotion: true, checker.RiskBothSides: true,
 		checker.RiskAtExpiry: true, checker.RiskRecovery: true}
 	for _, s := range scenarios.All() {
 		if !known[s.Risk] {
