@@ -13,7 +13,10 @@ type Backoff struct {
 }
 
 // DefaultBackoff suits locks whose round trip is well under a millisecond.
-var DefaultBackoff = Backoff{Min: time.Millisecond, Max: 32 * time.Millisecond}
+var DefaultBackoff = Backoff{Min: time.Millisecond, Max: PollMaxWait}
+
+// PollMaxWait is the longest a polling waiter sleeps between attempts.
+const PollMaxWait = 32 * time.Millisecond
 
 // Poll turns a TryAcquire into a blocking Acquire for locks that cannot wait
 // on a notification: it retries while the lock is held by another client,
