@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	lin "github.com/locklab/locklab/linearizability"
@@ -329,18 +330,7 @@ func claimAt(events []lin.Event, t int64, struck []int) (claimSpan, bool) {
 // the risk of a run with no fault, that the lock kept apart clients who
 // were there to be kept apart.
 func Contended(events []lin.Event) bool {
-	first := -1
-	for _, e := range events {
-		if e.Kind != lin.Call {
-			continue
-		}
-		if first < 0 {
-			first = e.Client
-		} else if e.Client != first {
-			return true
-		}
-	}
-	return false
+	return contendedDuring(events, math.MinInt64, math.MaxInt64)
 }
 
 // Recovered reports whether another client than the struck ones was
@@ -348,26 +338,8 @@ func Contended(events []lin.Event) bool {
 // lock frees was answered.
 func Recovered(events []lin.Event) bool {
 	for _, f := range events {
-		if f.Kind != lin.Fault {
-			continue
-		}
-		var struck []int
-		if f.Injection != nil {
-			struck = f.Injection.Clients
-		}
-		for _, e := range events {
-			if e.Kind != lin.Acquired || e.Time <= f.Time {
-				continue
-			}
-			other := true
-			for _, s := range struck {
-				if s == e.Client {
-					other = false
-				}
-			}
-			if other {
-				return true
-			}
+		if f.Kind == lin.Fault && grantedToAnotherAfter(events, f) {
+			return true
 		}
 	}
 	return false

@@ -50,8 +50,10 @@ func grantedToAnotherAfter(events []lin.Event, f lin.Event) bool {
 			continue
 		}
 		struck := false
-		for _, c := range f.Injection.Clients {
-			struck = struck || c == e.Client
+		if f.Injection != nil {
+			for _, c := range f.Injection.Clients {
+				struck = struck || c == e.Client
+			}
 		}
 		if !struck {
 			return true
