@@ -56,7 +56,7 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(topo.Close)
-			waitReplicaOnline(t, topo.Node("redis-1").Addr)
+			waitReplicasAcknowledge(t, topo.Node("redis-1").Addr, 1)
 			conformance.Run(t, spec, topo, conformance.Options{KnownDefects: conformance.CounterResetLimitation})
 		})
 	}

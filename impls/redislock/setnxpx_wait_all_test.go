@@ -40,8 +40,11 @@ func TestSetNXPXWaitAllWaitsForTheReplicasItsMasterCounts(t *testing.T) {
 	t.Cleanup(topo.Close)
 	master := topo.Node("redis-1").Addr
 	waitReplicasCounted(t, master, 2, "online")
-	waitReplicaOnline(t, master)
-	const ttl = 2 * time.Second
+	waitReplicasAcknowledge(t, master, 2)
+	// An 8 s lease gives each WAIT a second: a following replica answers
+	// well within it on a loaded machine (a quarter second was once too
+	// short in CI), a frozen one never.
+	const ttl = 8 * time.Second
 	open := func(t *testing.T, all bool) impls.Locker {
 		rdb := redis.NewClient(&redis.Options{Addr: master, MaxRetries: -1, ReadTimeout: ttl / 4})
 		var l impls.Locker = redislock.NewSetNXPXWait(rdb, ttl, nil)

@@ -144,10 +144,10 @@ func TestSetNXPXWaitAsksTheKeysOwnMastersReplica(t *testing.T) {
 	})
 }
 
-// waitReplicaOnline waits until the master at addr has a replica done
-// with its first sync and acknowledging writes: before that, no grant is
-// acknowledged.
-func waitReplicaOnline(t *testing.T, addr string) {
+// waitReplicasAcknowledge waits until the master at addr has n replicas
+// done with their first sync and acknowledging writes: before that, no
+// grant is acknowledged by them.
+func waitReplicasAcknowledge(t *testing.T, addr string, n int) {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer rdb.Close()
@@ -157,11 +157,13 @@ func waitReplicaOnline(t *testing.T, addr string) {
 		// Online is not yet acknowledging: in one CI run on a loaded
 		// machine the suite's first four grants, right after the replica
 		// came online, each had their WAIT answered 0 within its 125 ms.
-		// The suites assume a replica that acknowledges, so wait for one
-		// WAIT to be answered by it.
+		// Another CI run saw the second of two online replicas
+		// acknowledge nothing for over half a second after the first
+		// did. The suites assume replicas that acknowledge, so wait for
+		// one WAIT to be answered by every one of them.
 		if info, err := rdb.Info(ctx, "replication").Result(); err == nil && strings.Contains(info, "state=online") &&
 			rdb.Set(ctx, "locklab-replica-probe", "1", time.Second).Err() == nil {
-			if n, err := rdb.Wait(ctx, 1, 500*time.Millisecond).Result(); err == nil && n >= 1 {
+			if acked, err := rdb.Wait(ctx, n, 500*time.Millisecond).Result(); err == nil && acked >= int64(n) {
 				// The suites read back every key of the server.
 				if err := rdb.Del(ctx, "locklab-replica-probe").Err(); err != nil {
 					t.Fatalf("delete the probe key: %v", err)
@@ -171,7 +173,7 @@ func waitReplicaOnline(t *testing.T, addr string) {
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the replica of %s never finished its first sync and acknowledged a write", addr)
+			t.Fatalf("%d replicas of %s never finished their first sync and acknowledged a write", n, addr)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -193,7 +195,7 @@ func TestSetNXPXWaitGivesBackAGrantNoReplicaAcknowledged(t *testing.T) {
 	}
 	t.Cleanup(topo.Close)
 	master := topo.Node("redis-1").Addr
-	waitReplicaOnline(t, master)
+	waitReplicasAcknowledge(t, master, 1)
 	// A 2 s lease gives each WAIT a quarter second: a following replica
 	// answers well within it on a loaded machine, a stopped one never.
 	const ttl = 2 * time.Second
