@@ -28,6 +28,14 @@ var (
 	contRe        = regexp.MustCompile(`(?i)\bcontended\b|\bunder contention\b`)
 	handoffRe     = regexp.MustCompile(`(?i)\bhand-?off\b`)
 	recoverWordRe = regexp.MustCompile(`(?i)\brecover`)
+	// "ahead" and "behind" also say where a clock runs or who waits for
+	// whom: they compare speed only in a clause about measurements.
+	aheadRe        = regexp.MustCompile(`(?i)\bahead of\b|\bis ahead\b`)
+	behindRe       = regexp.MustCompile(`(?i)\bbehind\b`)
+	speedContextRe = regexp.MustCompile(`(?i)\bbench(mark|\.json)?\b|\bpairs\b|\bnoise\b|\bmeasur|\bper acquire\b|\b(un)?contended\b|\bthroughput\b`)
+	// differRe is a claim that two locks measured apart: "most of the
+	// difference between", "the gap between".
+	differRe = regexp.MustCompile(`(?i)\b(most|much|all|part|some|the whole) of the (difference|gap)\b|\bthe (difference|gap) between\b|\bmeasur\w* (apart|differently)\b`)
 )
 
 // SpeedAliases are the plain names the pages use for a lock when they talk
@@ -74,11 +82,11 @@ var (
 	}}
 )
 
-// interval is a figure's 95% interval, or its trials' range when the
-// benchmark had too few trials for one.
+// interval is a figure's 95% interval (interval95), or its trials' range
+// when the benchmark had too few trials for one.
 func interval(s record.Stat) (lo, hi float64) {
-	if s.CILo != nil && s.CIHi != nil {
-		return *s.CILo, *s.CIHi
+	if lo, hi, ok := interval95(s); ok {
+		return lo, hi
 	}
 	return s.Min, s.Max
 }
@@ -134,49 +142,87 @@ func namedLocks(clause string) []string {
 	return out
 }
 
-// BenchClaimProblems holds every hand-written clause of a page that
-// compares locks on speed or cost to the benchmark.
-func BenchClaimProblems(page string, b *Bench) []string {
-	var out []string
+// benchClause is one hand-written clause that compares locks on speed or
+// cost: the locks it names, in order, and what it says of them.
+type benchClause struct {
+	text              string
+	locks             []string
+	metrics           []benchMetric
+	faster, slower    bool
+	noise             bool // "inside the noise", "as fast as": the intervals overlap
+	differ            bool // "most of the difference between": the intervals do not
+	superl, notSuperl bool
+	benchCited        bool // the clause speaks of measurements
+}
+
+// benchClauses finds every clause of a page's prose that compares locks
+// on speed or cost.
+func benchClauses(page string) []benchClause {
+	var out []benchClause
 	for _, para := range paragraphs(Prose(page)) {
 		if strings.HasPrefix(para, "#") {
 			continue
 		}
 		for _, cl := range clauses(para) {
-			out = append(out, benchClaim(cl, b)...)
+			if bc, ok := parseBenchClause(cl); ok {
+				out = append(out, bc)
+			}
 		}
 	}
 	return out
 }
 
-func benchClaim(cl string, b *Bench) []string {
-	faster, slower, noise := fasterRe.MatchString(cl), slowerRe.MatchString(cl), noiseRe.MatchString(cl)
-	superl, notSuperl := superlRe.MatchString(cl), notSuperlRe.MatchString(cl)
-	if !faster && !slower && !noise && !superl {
-		return nil
+func parseBenchClause(cl string) (benchClause, bool) {
+	speedWords := speedContextRe.MatchString(cl)
+	bc := benchClause{
+		text:       cl,
+		faster:     fasterRe.MatchString(cl) || speedWords && aheadRe.MatchString(cl),
+		slower:     slowerRe.MatchString(cl) || speedWords && behindRe.MatchString(cl),
+		noise:      noiseRe.MatchString(cl),
+		superl:     superlRe.MatchString(cl),
+		notSuperl:  notSuperlRe.MatchString(cl),
+		benchCited: speedWords,
 	}
-	locks := namedLocks(cl)
-	if len(locks) == 0 {
-		return nil // a general remark (a watchdog makes recovery slower) names nothing to measure
+	bc.differ = differRe.MatchString(cl) && !bc.noise
+	if !bc.faster && !bc.slower && !bc.noise && !bc.superl && !bc.differ {
+		return benchClause{}, false
 	}
-	if !superl && len(locks) < 2 {
-		return []string{fmt.Sprintf("%q: compares speed or cost but names one lock: name both, so the benchmark can hold it", cl)}
-	}
-	var metrics []benchMetric
+	bc.locks = namedLocks(cl)
 	switch {
 	case handoffRe.MatchString(cl):
-		metrics = append(metrics, handoffMetric)
+		bc.metrics = append(bc.metrics, handoffMetric)
 	case recoverWordRe.MatchString(cl):
-		metrics = append(metrics, recoveryMetric)
+		bc.metrics = append(bc.metrics, recoveryMetric)
 	}
 	if uncontRe.MatchString(cl) {
-		metrics = append(metrics, uncontendedMetric)
+		bc.metrics = append(bc.metrics, uncontendedMetric)
 	}
 	if contRe.MatchString(cl) && !handoffRe.MatchString(cl) {
-		metrics = append(metrics, contendedMetric)
+		bc.metrics = append(bc.metrics, contendedMetric)
 	}
-	if len(metrics) == 0 {
-		metrics = []benchMetric{uncontendedMetric, contendedMetric}
+	if len(bc.metrics) == 0 {
+		bc.metrics = []benchMetric{uncontendedMetric, contendedMetric}
+	}
+	return bc, true
+}
+
+// BenchClaimProblems holds every hand-written clause of a page that
+// compares locks on speed or cost to the benchmark.
+func BenchClaimProblems(page string, b *Bench) []string {
+	var out []string
+	for _, bc := range benchClauses(page) {
+		out = append(out, benchClaim(bc, b)...)
+	}
+	return out
+}
+
+func benchClaim(bc benchClause, b *Bench) []string {
+	cl, locks := bc.text, bc.locks
+	if len(locks) == 0 && !(bc.differ && bc.benchCited) {
+		return nil // a general remark (a watchdog makes recovery slower) names nothing to measure
+	}
+	if !bc.superl && len(locks) < 2 {
+		return []string{fmt.Sprintf("%q: compares speed or cost but names %s: name both, so the benchmark can hold it", cl, map[bool]string{true: "no lock", false: "one lock"}[len(locks) == 0])}
 	}
 	if b == nil {
 		return []string{fmt.Sprintf("%q: compares speed or cost, and results/bench.json is missing", cl)}
@@ -194,13 +240,13 @@ func benchClaim(cl string, b *Bench) []string {
 	}
 	var out []string
 	subject := locks[0]
-	for _, m := range metrics {
+	for _, m := range bc.metrics {
 		a, err := stat(m, subject)
 		if err != nil {
 			out = append(out, fmt.Sprintf("%q: %v", cl, err))
 			continue
 		}
-		if superl {
+		if bc.superl {
 			// Against every correct lock the benchmark measured on a server.
 			best := true
 			for _, r := range b.Impls {
@@ -211,9 +257,9 @@ func benchClaim(cl string, b *Bench) []string {
 					best = false
 				}
 			}
-			if best == notSuperl {
+			if best == bc.notSuperl {
 				out = append(out, fmt.Sprintf("%q: says %s is %sthe best on %s; results/bench.json says it is %s", cl, subject,
-					map[bool]string{true: "not ", false: ""}[notSuperl], m.name, map[bool]string{true: "better beyond the noise than every other correct lock", false: "not better beyond the noise than every other correct lock"}[best]))
+					map[bool]string{true: "not ", false: ""}[bc.notSuperl], m.name, map[bool]string{true: "better beyond the noise than every other correct lock", false: "not better beyond the noise than every other correct lock"}[best]))
 			}
 			continue
 		}
@@ -228,11 +274,11 @@ func benchClaim(cl string, b *Bench) []string {
 			blo, bhi := interval(o)
 			measured := fmt.Sprintf("%s %s %s [%s–%s] against %s %s [%s–%s]", m.name, subject, num(a.Median), num(alo), num(ahi), other, num(o.Median), num(blo), num(bhi))
 			switch {
-			case noise && got != 0:
+			case bc.noise && got != 0:
 				out = append(out, fmt.Sprintf("%q: says %s and %s are inside the noise; they are not: %s", cl, subject, other, measured))
-			case !noise && got == 0:
+			case !bc.noise && got == 0:
 				out = append(out, fmt.Sprintf("%q: compares %s with %s, but the difference is inside the noise (the 95%% intervals overlap), and the sentence does not say so: %s", cl, subject, other, measured))
-			case !noise && faster && !slower && got < 0, !noise && slower && !faster && got > 0:
+			case !bc.noise && bc.faster && !bc.slower && got < 0, !bc.noise && bc.slower && !bc.faster && got > 0:
 				out = append(out, fmt.Sprintf("%q: the comparison of %s with %s runs the wrong way: %s", cl, subject, other, measured))
 			}
 		}

@@ -58,6 +58,7 @@ var Glossary = []Term{
 	{Anchor: "re-entry-figures", Use: regexp.MustCompile(`\bre-entry(-max)?-ms\b|\bunprotected-sections\b`), Names: []string{"re-entry-ms", "re-entry-max-ms", "unprotected-sections"}},
 	{Anchor: "coupon-figures", Use: regexp.MustCompile(`\bsales-per-s\b`), Names: []string{"sales-per-s", "stock", "sold", "oversold", "sales/s", "remaining"}},
 	{Anchor: "pairs-per-s", Names: []string{"uncontended acquire+release pairs/s", "contended pairs/s", "uncontended pairs/s"}},
+	{Anchor: "95-interval", Use: regexp.MustCompile(`\b95 ?% interval`), Names: []string{"median [95 % interval]", "the intervals"}},
 	{Anchor: "acquire-p99", Names: []string{"uncontended acquire p99"}},
 	{Anchor: "hand-off", Names: []string{"contended hand-off p50"}},
 	{Anchor: "bench-recovery", Names: []string{"recovery after a holder crash"}},
@@ -83,7 +84,7 @@ var notFigures = map[string]bool{
 	"backend": true, "lock": true, "kind": true, "page": true, "also on": true,
 	"claim": true, "what it says": true, "each sale": true, "statement(s)": true, "coupon sale": true, "settings": true,
 	"clients' clocks": true, "topology": true, "paused past TTL": true, "paused, fenced": true, "slow past TTL": true,
-	"lock server lost": true,
+	"lock server lost": true, "figure": true,
 }
 
 // glossaryLinkRe finds a link to a glossary entry, on a lesson page.

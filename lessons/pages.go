@@ -49,6 +49,10 @@ type Page struct {
 	Cells []Cell
 	// Bench lists the implementations whose speed the page quotes.
 	Bench []string
+	// Compare lists the pairs of locks whose speed the page's prose
+	// compares; its noise block prints each pair's medians with their
+	// 95 % intervals (benchnoise.go).
+	Compare []Comparison
 	// Fairness adds the benchmark's fairness figures for Bench: who gets
 	// the lock after a release, how evenly, and the longest wait.
 	Fairness bool
@@ -91,8 +95,9 @@ var Pages = []Page{
 			// 004_84007c392b46b35c.txt's other fix: the two commands in one script.
 			{ID: "lua-setnx-expire-crash", Impl: "redis-lua-setnx-expire", Scenario: "crash-after-setnx", Seed: 1},
 		},
-		Cells: []Cell{{"redis-setnx-expire", "crash-after-setnx"}, {"redis-setnx-px", "crash-after-setnx"}, {"redis-setnx-expire", "holder-crash"}, {"redis-setnx-px", "holder-crash"}},
-		Bench: []string{"redis-setnx-expire", "redis-setnx-px"},
+		Cells:   []Cell{{"redis-setnx-expire", "crash-after-setnx"}, {"redis-setnx-px", "crash-after-setnx"}, {"redis-setnx-expire", "holder-crash"}, {"redis-setnx-px", "holder-crash"}},
+		Bench:   []string{"redis-setnx-expire", "redis-setnx-px"},
+		Compare: []Comparison{{A: "redis-setnx-px", B: "redis-setnx-expire"}},
 	},
 	{
 		File: "03-getset-timestamp.md", Title: "The GETSET timestamp lock: expiry judged by the clients' clocks",
@@ -178,8 +183,9 @@ var Pages = []Page{
 			{ID: "redlock-partition", Impl: "redlock", Scenario: "redlock-partition", Seed: 1},
 			{ID: "redlock-restart-delayed", Impl: "redlock", Scenario: "redlock-restart-delayed", Seed: 1},
 		},
-		Cells: []Cell{{"redlock", "redlock-restart"}, {"redlock", "redlock-clock-jump"}, {"redlock", "redlock-partition"}, {"redlock", "redlock-restart-delayed"}, {"redlock", "pause-past-ttl"}, {"peer-redsync-5", "redlock-restart"}},
-		Bench: []string{"redlock", "peer-redsync-5", "redis-setnx-px"},
+		Cells:   []Cell{{"redlock", "redlock-restart"}, {"redlock", "redlock-clock-jump"}, {"redlock", "redlock-partition"}, {"redlock", "redlock-restart-delayed"}, {"redlock", "pause-past-ttl"}, {"peer-redsync-5", "redlock-restart"}},
+		Bench:   []string{"redlock", "peer-redsync-5", "redis-setnx-px"},
+		Compare: []Comparison{{A: "redlock", B: "peer-redsync-5"}},
 	},
 	{
 		File: "09-zookeeper-session-expiry.md", Title: "ZooKeeper: session expiry is a lease too",
@@ -189,8 +195,9 @@ var Pages = []Page{
 			{ID: "zookeeper-pause-fenced", Impl: "zookeeper", Scenario: "pause-past-ttl", Fencing: true, Seed: 1},
 			{ID: "zookeeper-holder-crash", Impl: "zookeeper", Scenario: "holder-crash", Seed: 1},
 		},
-		Cells: []Cell{{"zookeeper", "pause-past-ttl"}, {"zookeeper", "holder-crash"}, {"zookeeper", "slow-work-past-ttl"}, {"peer-zk-lock", "pause-past-ttl"}},
-		Bench: []string{"zookeeper", "peer-zk-lock", "redis-setnx-px"},
+		Cells:   []Cell{{"zookeeper", "pause-past-ttl"}, {"zookeeper", "holder-crash"}, {"zookeeper", "slow-work-past-ttl"}, {"peer-zk-lock", "pause-past-ttl"}},
+		Bench:   []string{"zookeeper", "peer-zk-lock", "redis-setnx-px"},
+		Compare: []Comparison{{A: "zookeeper", B: "redis-setnx-px"}},
 	},
 	{
 		File: "10-database-locks.md", Title: "Database locks: a lock table, a version column, a named lock, a row lock",
@@ -306,6 +313,7 @@ var Pages = []Page{
 	{
 		File: "18-choosing-a-lock.md", Title: "Choosing a lock: a decision table from the measured safety and speed",
 		EveryTopology: true,
+		Compare:       []Comparison{{A: "redis-setnx-px", B: "pg-advisory"}},
 	},
 }
 

@@ -168,6 +168,9 @@ func pageBlocks(p Page, recs map[string]Record, m Matrix, others Topologies, mEr
 	if len(p.Cells) > 0 || len(p.Bench) > 0 {
 		blocks["figures"] = figuresBlock(p, m, others, mErr, mSet, b, bErr)
 	}
+	if len(p.Compare) > 0 {
+		blocks["noise"] = noiseBlock(p, b, bErr)
+	}
 	return blocks
 }
 
