@@ -185,7 +185,7 @@ var Pages = []Page{
 		},
 		Cells:   []Cell{{"redlock", "redlock-restart"}, {"redlock", "redlock-clock-jump"}, {"redlock", "redlock-partition"}, {"redlock", "redlock-restart-delayed"}, {"redlock", "pause-past-ttl"}, {"peer-redsync-5", "redlock-restart"}},
 		Bench:   []string{"redlock", "peer-redsync-5", "redis-setnx-px"},
-		Compare: []Comparison{{A: "redlock", B: "peer-redsync-5"}},
+		Compare: []Comparison{{A: "redlock", B: "peer-redsync-5"}, {A: "redlock", B: "redis-setnx-px"}},
 	},
 	{
 		File: "09-zookeeper-session-expiry.md", Title: "ZooKeeper: session expiry is a lease too",
