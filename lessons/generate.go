@@ -260,6 +260,9 @@ func checkProse(opt Options, recs map[string]Record, m Matrix, others Topologies
 		for _, msg := range BenchClaimProblems(string(b), bench) {
 			errs = append(errs, fmt.Errorf("%s: speed: %s", p.File, msg))
 		}
+		for _, msg := range IntervalShownProblems(string(b), p) {
+			errs = append(errs, fmt.Errorf("%s: speed: %s", p.File, msg))
+		}
 		cells, names := pageCells(p, append(append(Matrix{}, m...), others.Cells...))
 		for _, msg := range DigitProblems(string(b), cells, names) {
 			errs = append(errs, fmt.Errorf("%s: figure: %s", p.File, msg))
