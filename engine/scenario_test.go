@@ -11,8 +11,9 @@ import (
 
 // Every cell of the matrix, demos included, names something the engine
 // runs: a fixed schedule it can build for the cell's lock and topology,
-// a script or a workload it has. A scenario naming a script that is not
-// there fails here by name, not when its cell comes up in a matrix.
+// with the workers' workload it names beside it, or an in-process workload
+// it has. A scenario naming a workload that is not there fails here by
+// name, not when its cell comes up in a matrix.
 func TestEveryCellHasAJob(t *testing.T) {
 	var names []string
 	for _, s := range scenarios.All() {
