@@ -57,6 +57,9 @@ func ScenarioJob(s scenarios.Scenario, opts Options) (Job, error) {
 		}
 		job.Topology, job.Body = fixed.Topology, fixed.Body
 	case s.Workload != "":
+		if _, onWorkers := workerWorkloads[s.Workload]; onWorkers {
+			return Job{}, fmt.Errorf("scenario %s names the workload %q alone, which runs on a schedule's worker processes: name the schedule too", s.Name, s.Workload)
+		}
 		body, ok := workloads[s.Workload]
 		if !ok {
 			return Job{}, fmt.Errorf("scenario %s names the workload %q, which the engine does not have", s.Name, s.Workload)
