@@ -88,8 +88,9 @@ func ScheduleTopology(spec impls.Spec, s nemesis.Schedule) (topology.Declaration
 }
 
 // runSchedule runs s on env's servers: the workers, their sections sec's
-// when not nil, the faults at their times, the end of the run. It returns the merged history and when
-// recording stopped; the caller has the checker judge it. It is the one
+// when not nil, the faults at their times, the end of the run. It returns
+// the merged history and when recording stopped; the caller has the
+// checker judge it. It is the one
 // orchestrator of a schedule's walk: it chooses each step's trigger
 // handler once (handlerOf) and calls each in turn; the nemesis answers
 // what a step means and acts through its kinds, and never drives the run.
