@@ -20,6 +20,12 @@ import (
 // and seed. The matrix's schedule cells and the benchmark's recovery run
 // are such jobs.
 func FixedJob(name string, spec impls.Spec, topo string) (Job, error) {
+	return fixedJob(name, spec, topo, nil)
+}
+
+// fixedJob is FixedJob with sec, when not nil, as what every worker's
+// section does (a workload a scenario names beside its schedule).
+func fixedJob(name string, spec impls.Spec, topo string, sec sections) (Job, error) {
 	f, ok := nemesis.Fixed[name]
 	if !ok {
 		return Job{}, fmt.Errorf("unknown fixed schedule %q; valid: %v", name, nemesis.FixedNames())
@@ -53,22 +59,23 @@ func FixedJob(name string, spec impls.Spec, topo string) (Job, error) {
 				s = s.Outlasting(env.FailOver + env.TTL)
 			}
 			s.Seed = env.Seed
-			return RunFixed(ctx, env, s)
+			return runFixed(ctx, env, s, sec)
 		},
 	}, nil
 }
 
-// RunFixed runs a fixed schedule on env and has the checker judge it
+// runFixed runs a fixed schedule on env, its workers' sections sec's
+// (nil: the plain read-work-write), and has the checker judge it
 // (Env.Judge). Besides the verdict it reports, as figures, what the
-// scripted scenarios it replaces reported.
-func RunFixed(ctx context.Context, env *Env, s nemesis.Schedule) (*Outcome, error) {
+// scripted scenarios it replaces reported, and sec's own.
+func runFixed(ctx context.Context, env *Env, s nemesis.Schedule, sec sections) (*Outcome, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	if len(s.Faults) == 0 {
 		return nil, errors.New("a scenario's schedule has a fault")
 	}
-	run, _, err := runSchedule(ctx, env, s, env.Logf)
+	run, _, err := runSchedule(ctx, env, s, sec, env.Logf)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +105,9 @@ func RunFixed(ctx context.Context, env *Env, s nemesis.Schedule) (*Outcome, erro
 	}
 	for name, v := range run.Figures {
 		out.Figures[name] = v
+	}
+	if sec != nil {
+		sec.figures(run.Events, out)
 	}
 	if err := env.Judge(out); err != nil {
 		return nil, err

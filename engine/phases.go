@@ -15,8 +15,8 @@ type Phase struct {
 	Seconds float64
 }
 
-// The phases a run reports, in the order they happen. A script or a
-// scenario's own body marks the ones it has; time nobody marked before
+// The phases a run reports, in the order they happen. A schedule's run
+// or a scenario's own body marks the ones it has; time nobody marked before
 // the check counts as PhaseRun.
 const (
 	PhaseServers  = "servers"  // the lock's servers and the resource, started and reset

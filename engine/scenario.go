@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/topology"
@@ -10,8 +13,8 @@ import (
 
 // RunScenario runs the scenario named name against opts.Impl on fresh
 // servers of opts.Topology (Run), once the scenario says it applies there.
-// The scenario is data; what it names (a fixed schedule, a script, an
-// in-process workload) is run here.
+// The scenario is data; what it names (a fixed schedule, an in-process
+// workload, a workload under a fixed schedule) is run here.
 func RunScenario(ctx context.Context, name string, opts Options) (*Outcome, error) {
 	s, err := scenarios.Lookup(name)
 	if err != nil {
@@ -28,10 +31,10 @@ func RunScenario(ctx context.Context, name string, opts Options) (*Outcome, erro
 }
 
 // ScenarioJob is the job that runs scenario s for opts.Impl on
-// opts.Topology: the nemesis's fixed schedule it names (FixedJob), the
-// script it names (RunScript over scripts[s.Script]) or the in-process
-// workload it names (workloads[s.Workload]), on the servers its topology
-// declares.
+// opts.Topology: the nemesis's fixed schedule it names (FixedJob), its
+// workers' sections the workload it names beside it, if any
+// (workerWorkloads[s.Workload]), or the in-process workload it names alone
+// (workloads[s.Workload]), on the servers its topology declares.
 func ScenarioJob(s scenarios.Scenario, opts Options) (Job, error) {
 	profile, err := topology.LookupProfile(opts.Profile)
 	if err != nil {
@@ -40,25 +43,30 @@ func ScenarioJob(s scenarios.Scenario, opts Options) (Job, error) {
 	job := Job{Name: s.Name, Risk: s.Risk, SessionLease: scenarios.SessionIdle(opts.Topology, profile)}
 	switch {
 	case s.Schedule != "":
-		fixed, err := FixedJob(s.Schedule, opts.Impl, topology.Or(opts.Topology))
+		var sec sections
+		if s.Workload != "" {
+			var ok bool
+			if sec, ok = workerWorkloads[s.Workload]; !ok {
+				return Job{}, fmt.Errorf("scenario %s names the workload %q beside its schedule, and the engine has no such workload for worker processes (valid: %s)",
+					s.Name, s.Workload, strings.Join(slices.Sorted(maps.Keys(workerWorkloads)), ", "))
+			}
+		}
+		fixed, err := fixedJob(s.Schedule, opts.Impl, topology.Or(opts.Topology), sec)
 		if err != nil {
 			return Job{}, fmt.Errorf("scenario %s: %w", s.Name, err)
 		}
 		job.Topology, job.Body = fixed.Topology, fixed.Body
-	case s.Script != "":
-		p, ok := scripts[s.Script]
-		if !ok {
-			return Job{}, fmt.Errorf("scenario %s names the script %q, which the engine does not have", s.Name, s.Script)
-		}
-		job.Body = func(ctx context.Context, env *Env) (*Outcome, error) { return RunScript(ctx, env, p) }
 	case s.Workload != "":
+		if _, onWorkers := workerWorkloads[s.Workload]; onWorkers {
+			return Job{}, fmt.Errorf("scenario %s names the workload %q alone, which runs on a schedule's worker processes: name the schedule too", s.Name, s.Workload)
+		}
 		body, ok := workloads[s.Workload]
 		if !ok {
 			return Job{}, fmt.Errorf("scenario %s names the workload %q, which the engine does not have", s.Name, s.Workload)
 		}
 		job.Body = body
 	default:
-		return Job{}, fmt.Errorf("scenario %s names no schedule, script or workload", s.Name)
+		return Job{}, fmt.Errorf("scenario %s names no schedule and no workload", s.Name)
 	}
 	return job, nil
 }
@@ -98,12 +106,4 @@ var workloads = map[string]func(ctx context.Context, env *Env) (*Outcome, error)
 	"contention":       runContention,
 	"release-hand-off": runHandOff,
 	"re-entry":         runReentry,
-}
-
-// scripts are the scripted runs scenarios name (scenarios.Scenario.Script):
-// the coupon sale alone, whose workload (a stock the sections sell) and
-// figures (coupons oversold) a schedule does not carry. Every fault a
-// scenario uses is a nemesis kind.
-var scripts = map[string]Script{
-	"coupon": couponSale,
 }

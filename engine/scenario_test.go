@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/locklab/locklab/engine"
@@ -11,8 +12,9 @@ import (
 
 // Every cell of the matrix, demos included, names something the engine
 // runs: a fixed schedule it can build for the cell's lock and topology,
-// a script or a workload it has. A scenario naming a script that is not
-// there fails here by name, not when its cell comes up in a matrix.
+// with the workers' workload it names beside it, or an in-process workload
+// it has. A scenario naming a workload that is not there fails here by
+// name, not when its cell comes up in a matrix.
 func TestEveryCellHasAJob(t *testing.T) {
 	var names []string
 	for _, s := range scenarios.All() {
@@ -71,5 +73,39 @@ func TestScheduleAppliesAsFixedJobBuilds(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A workload runs where it was written for: an in-process workload alone,
+// a workers' workload beside a schedule. A scenario that names one in the
+// other place fails to build its job, by name, rather than running a
+// schedule whose sections ignore it.
+func TestWorkloadsRunWhereTheyBelong(t *testing.T) {
+	spec, err := impls.Lookup("redis-setnx-px")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		s        scenarios.Scenario
+		wantFail bool
+	}{
+		{"a workers' workload beside a schedule", scenarios.Scenario{Name: "x", Schedule: "coupon", Workload: "coupon-sale"}, false},
+		{"a schedule alone", scenarios.Scenario{Name: "x", Schedule: "coupon"}, false},
+		{"an in-process workload alone", scenarios.Scenario{Name: "x", Workload: "contention"}, false},
+		{"an in-process workload beside a schedule", scenarios.Scenario{Name: "x", Schedule: "pause-past-ttl", Workload: "contention"}, true},
+		{"a workers' workload alone", scenarios.Scenario{Name: "x", Workload: "coupon-sale"}, true},
+		{"no workload of that name", scenarios.Scenario{Name: "x", Schedule: "pause-past-ttl", Workload: "frob"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := engine.ScenarioJob(tt.s, engine.Options{Impl: spec})
+			if (err != nil) != tt.wantFail {
+				t.Fatalf("ScenarioJob: %v, want failure %v", err, tt.wantFail)
+			}
+			if err != nil && !strings.Contains(err.Error(), tt.s.Workload) {
+				t.Fatalf("ScenarioJob: %v, which does not name the workload %q", err, tt.s.Workload)
+			}
+		})
 	}
 }

@@ -56,7 +56,7 @@ func RunSchedule(ctx context.Context, s nemesis.Schedule, logf func(string, ...a
 		return nil, err
 	}
 	defer stop()
-	run, end, err := runSchedule(ctx, env, s, logf)
+	run, end, err := runSchedule(ctx, env, s, nil, logf)
 	if err != nil {
 		return nil, err
 	}
@@ -87,18 +87,19 @@ func ScheduleTopology(spec impls.Spec, s nemesis.Schedule) (topology.Declaration
 	return d, nil
 }
 
-// runSchedule runs s on env's servers: the workers, the faults at their
-// times, the end of the run. It returns the merged history and when
-// recording stopped; the caller has the checker judge it. It is the one
+// runSchedule runs s on env's servers: the workers, their sections sec's
+// when not nil, the faults at their times, the end of the run. It returns
+// the merged history and when recording stopped; the caller has the
+// checker judge it. It is the one
 // orchestrator of a schedule's walk: it chooses each step's trigger
 // handler once (handlerOf) and calls each in turn; the nemesis answers
 // what a step means and acts through its kinds, and never drives the run.
-func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, logf func(string, ...any)) (*ScheduleRun, int64, error) {
+func runSchedule(ctx context.Context, env *Env, s nemesis.Schedule, sec sections, logf func(string, ...any)) (*ScheduleRun, int64, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
 	r := &scheduleRun{env: env, s: s, ttl: time.Duration(s.TTL), logf: logf,
-		sys: &system{env: env, next: s.Clients, work: scheduleThink(s, scheduleWork(s))},
+		sys: &system{env: env, next: s.Clients, work: scheduleSections(sec, scheduleThink(s, scheduleWork(s)))},
 		run: &ScheduleRun{Schedule: s, Injected: map[string]int{}, Figures: map[string]float64{}}}
 	defer r.sys.stopAll()
 	if err := r.reach(); err != nil {
@@ -373,7 +374,7 @@ func (r *scheduleRun) finish(ctx context.Context) (int64, error) {
 	end := lin.Now()
 	r.env.Phase(PhaseAfter)
 	r.sys.stopAll()
-	if err := r.env.collect(r.sys.all); err != nil {
+	if err := r.env.Collect(r.sys.all); err != nil {
 		return 0, err
 	}
 	r.env.Phase(PhaseStop)
@@ -433,6 +434,18 @@ func scheduleThink(s nemesis.Schedule, work func(*WorkerSpec)) func(*WorkerSpec)
 	return func(ws *WorkerSpec) {
 		work(ws)
 		ws.Think = time.Duration(s.Think)
+	}
+}
+
+// scheduleSections makes sec, when not nil, what every section of work
+// does (a sale of a stock).
+func scheduleSections(sec sections, work func(*WorkerSpec)) func(*WorkerSpec) {
+	if sec == nil {
+		return work
+	}
+	return func(ws *WorkerSpec) {
+		work(ws)
+		sec.edit(ws)
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 // strikeStanding strikes the schedule's standing faults
 // (nemesis.Schedule.Standing) before any client starts, each recorded as a
 // fault that struck then and is not healed within the run: what the
-// checker waits to see a grant after is its fault's strike, as for the
-// condition a script set up before its workers.
+// checker waits to see a grant after is its fault's strike, as for any
+// condition set up before the workers start.
 func (r *scheduleRun) strikeStanding(ctx context.Context) error {
 	if len(r.s.Standing) == 0 {
 		return nil

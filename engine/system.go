@@ -220,8 +220,7 @@ func (x *system) stopAll() {
 	}
 	x.sections = nil
 	x.mu.Unlock()
-	r := &ScriptRun{Env: x.env, Workers: all}
-	r.stopWorkers()
+	x.env.StopWorkers(all)
 }
 
 // injection is the record of step st striking target (a holder already

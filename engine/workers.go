@@ -5,18 +5,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
 	lin "github.com/locklab/locklab/linearizability"
-	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/topology"
 )
 
-// WorkerSpec is runner.WorkerSpec, named here because a script edits it
-// before its workers start (Script.Edit).
+// WorkerSpec is runner.WorkerSpec, named here because a schedule's
+// workload (sections) and a body that starts its own workers
+// (StartWorker) edit it before a worker starts.
 type WorkerSpec = runner.WorkerSpec
 
 // Worker is the scenario's handle on one client process: the runner's
@@ -63,28 +64,27 @@ func (e *Env) StartWorker(ctx context.Context, id int, servers topology.Endpoint
 	return &Worker{Worker: rw, env: e, proc: rw.Process()}, nil
 }
 
-// Pause freezes the worker with SIGSTOP for d (its watchdogs and
-// heartbeats too), then resumes it with SIGCONT; the span is recorded.
-// whileStopped, if set, runs once the worker is frozen (e.g. Continue, so
-// the worker leaves its failpoint the moment it wakes).
-func (w *Worker) Pause(ctx context.Context, d time.Duration, why string, whileStopped func() error) error {
-	start := lin.Now()
-	if err := w.Worker.Pause(ctx, d, whileStopped); err != nil {
-		return err
-	}
-	inj := lin.Injection{Kind: nemesis.ClientPause, Target: fmt.Sprintf("client-%d", w.ID), Risk: nemesis.RiskOf(nemesis.ClientPause, ""),
-		Clients: []int{w.ID}, Note: fmt.Sprintf("SIGSTOP for %v; SIGCONT%s", d, why)}
-	w.env.Rec.Record(lin.FaultEvent(start, lin.Now(), inj, ""))
-	return nil
-}
-
 // FaultAt records an instantaneous fault on the timeline.
 func (e *Env) FaultAt(inj lin.Injection) {
 	e.Rec.Record(lin.FaultEvent(lin.Now(), 0, inj, ""))
 }
 
-// collect merges every worker's history into the run's recorder.
-func (e *Env) collect(workers []*Worker) error {
+// StopWorkers stops every worker at once (each finishes its section, or
+// is killed two TTLs and three seconds on). Stopping one twice is
+// harmless, so a body that started its own workers (StartWorker) defers
+// it for its error paths as well as calling it before Collect.
+func (e *Env) StopWorkers(workers []*Worker) {
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Add(1)
+		go func(w *Worker) { defer wg.Done(); w.Stop(2*e.TTL + 3*time.Second) }(w)
+	}
+	wg.Wait()
+}
+
+// Collect merges every worker's history into the run's recorder, once
+// they stopped (StopWorkers), for the checker to judge (Judge).
+func (e *Env) Collect(workers []*Worker) error {
 	for _, w := range workers {
 		f, err := os.Open(w.Spec.History)
 		if os.IsNotExist(err) {

@@ -27,7 +27,10 @@ type Term struct {
 
 // Glossary lists the entries of glossary.md.
 var Glossary = []Term{
-	{Anchor: "lease", Use: regexp.MustCompile(`(?i)\bleases?\b`)},
+	// Not the start of a figure's name (lease-left-ms) or of its entry's
+	// anchor: a run's figures may name it before the page's prose uses
+	// the word.
+	{Anchor: "lease", Use: regexp.MustCompile(`(?i)\bleases?\b(?:[^-]|$)`)},
 	{Anchor: "ttl", Use: regexp.MustCompile(`\bTTLs?\b`)},
 	{Anchor: "fencing-token", Use: regexp.MustCompile(`(?i)\bfencing tokens?\b`), Names: []string{"fencing tokens", "fencing"}},
 	{Anchor: "quorum", Use: regexp.MustCompile(`(?i)\bquorums?\b`)},

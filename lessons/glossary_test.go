@@ -111,6 +111,10 @@ func TestGlossaryLinkProblems(t *testing.T) {
 		{"the -1 figure unlinked", "other-read-during-fault-ms -1", `first use of "other-read-during-fault-ms"`},
 		{"in a code block: no use", "```sh\nporcupine\n```", ""},
 		{"recovery-ms is not recovery", "[recovery-ms](glossary.md#recovery-ms) 976", ""},
+		// A coupon run's figures name held-before-fault-ms, linked to the
+		// lease-left-ms entry, where a page may not have used "lease" yet.
+		{"lease-left-ms is not lease", "[fault-ms](glossary.md#fault-ms) 3011, [held-before-fault-ms](glossary.md#lease-left-ms) 15, [lease-left-ms](glossary.md#lease-left-ms) 984", ""},
+		{"lease after a figure", "[lease-left-ms](glossary.md#lease-left-ms) 984 of the lease.", "not a link to glossary.md#lease"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -41,6 +41,15 @@ var fixedSchedules = map[string]FixedSchedule{
 		return fixed(impl, fencing, ttl, Step{Kind: ClientPause, Target: "client-0", After: failpoint.InCriticalSection,
 			Duration: Duration(pastTTL(ttl))})
 	},
+	// coupon: the coupon sale's pause, pause-past-ttl's fault observed a
+	// second and a half after the heal, not one: the paused seller's stale
+	// write sets the count of coupons sold back, and the others need the
+	// time to sell again what it gave back (the sale itself is the
+	// scenario's workload: engine's "coupon-sale").
+	"coupon": func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: ClientPause, Target: "client-0", After: failpoint.InCriticalSection,
+			Duration: Duration(pastTTL(ttl))}, shape{observe: 1500 * time.Millisecond})
+	},
 	// holder-partition: the holder, having read the resource, is cut off
 	// every lock server by dropped packets past its lease (the resource
 	// stays reachable), then healed; it writes whenever its section ends.

@@ -57,10 +57,15 @@ func TestInteroperation(t *testing.T) {
 			side := func(client int) string { return map[bool]string{false: tt.lab, true: tt.guest}[client%2 == 1] }
 			grants := map[string]int{}
 			var acquired []lin.Event
+			// Its own job body, for clients of two locks: every other run's
+			// workers (Env.StartWorker), servers (engine.Run) and checker
+			// (Env.Judge), with no fault.
 			job := engine.Job{Name: "interop", Body: func(ctx context.Context, env *engine.Env) (*engine.Outcome, error) {
-				return engine.RunScript(ctx, env, engine.Script{
-					Workers: 4,
-					Edit: func(env *engine.Env, id int, ws *engine.WorkerSpec) {
+				var workers []*engine.Worker
+				// Whatever happens, no worker outlives the run.
+				defer func() { env.StopWorkers(workers) }()
+				for id := 0; id < 4; id++ {
+					w, err := env.StartWorker(ctx, id, env.Topo.Endpoints(), func(ws *engine.WorkerSpec) {
 						if id%2 == 1 {
 							ws.Impl, ws.LockKey = tt.guest, tt.guestKey(env.Key)
 							return
@@ -73,18 +78,32 @@ func TestInteroperation(t *testing.T) {
 						// release the lab's clients pass the lock between
 						// themselves and the guest is never granted.
 						ws.Think = 50 * time.Millisecond
-					},
-					Observe: func(env *engine.Env) time.Duration { return 3 * time.Second },
-					Figures: func(r *engine.ScriptRun, out *engine.Outcome) error {
-						for _, ev := range r.Events {
-							if ev.Kind == lin.Acquired {
-								grants[side(ev.Client)]++
-								acquired = append(acquired, ev)
-							}
-						}
-						return nil
-					},
-				})
+					})
+					if err != nil {
+						return nil, err
+					}
+					workers = append(workers, w)
+				}
+				env.Phase(engine.PhaseWorkload)
+				select {
+				case <-time.After(3 * time.Second):
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				env.Phase(engine.PhaseAfter)
+				env.StopWorkers(workers)
+				if err := env.Collect(workers); err != nil {
+					return nil, err
+				}
+				env.Phase(engine.PhaseStop)
+				for _, ev := range env.Rec.Events() {
+					if ev.Kind == lin.Acquired {
+						grants[side(ev.Client)]++
+						acquired = append(acquired, ev)
+					}
+				}
+				out := &engine.Outcome{Figures: map[string]float64{}, Clients: len(workers), Processes: true}
+				return out, env.Judge(out)
 			}}
 			out, err := engine.Run(context.Background(), job, engine.Options{
 				Impl: lab, Fencing: tt.fencing, TTL: time.Second, Seed: 42, OutDir: t.TempDir(),

@@ -1,13 +1,12 @@
 // Package scenarios is data: the named scenarios the lab runs against each
-// lock (each names a fixed nemesis schedule, the coupon sale's script, or
-// an in-process workload), which locks each applies
-// to, the cells of the verdict matrix and the reviewed expectation table.
+// lock (each names a fixed nemesis schedule, a workload, or both), which
+// locks each applies to, the cells of the verdict matrix and the reviewed
+// expectation table.
 // Package engine runs them (engine.RunScenario, engine.RunCell); package
 // checker judges them.
 package scenarios
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -25,7 +24,7 @@ import (
 type Verdict = checker.Verdict
 
 // Scenario is a workload with its faults, as a value: the engine runs what
-// it names (exactly one of Schedule, Script and Workload).
+// it names (a Schedule, a Workload, or a workload under a schedule).
 type Scenario struct {
 	Name    string
 	Summary string
@@ -43,14 +42,13 @@ type Scenario struct {
 	// Schedule names the nemesis's fixed schedule the scenario runs
 	// (nemesis.Fixed), on the servers the schedule's faults need.
 	Schedule string
-	// Script names the engine's script the scenario runs (engine.Script):
-	// worker processes, one of them the victim, and hooks around a fault.
-	// Only the coupon sale has one: its workload (a stock the sections
-	// sell) and figures (coupons oversold) are no schedule's; every fault a
-	// scenario uses is a nemesis kind.
-	Script string
-	// Workload names the engine's in-process workload the scenario runs:
-	// clients that are goroutines of one process, with no injected fault.
+	// Workload names what the scenario's clients do, a workload the
+	// engine has. Alone, it is an in-process workload: clients that are
+	// goroutines of one process, with no injected fault (contention,
+	// release-hand-off, re-entry). Beside a Schedule, it is what every
+	// worker process's section does under the schedule's faults, and the
+	// figures read off the history after (coupon-sale: each section sells
+	// from a stock); empty there, the plain read-work-write.
 	Workload string
 	// Risk says when the scenario's fault puts the lock at risk, the rule
 	// the checker reads each run's danger window by (checker.Risk): at the
@@ -119,22 +117,16 @@ var (
 	reg   = map[string]Scenario{}
 )
 
-// Register adds a scenario, which names exactly one of a schedule, a
-// script and a workload for the engine to run.
+// Register adds a scenario, which names a schedule, a workload, or both
+// for the engine to run.
 func Register(s Scenario) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	if _, dup := reg[s.Name]; dup {
 		panic("scenarios: duplicate scenario " + s.Name)
 	}
-	named := 0
-	for _, n := range []string{s.Schedule, s.Script, s.Workload} {
-		if n != "" {
-			named++
-		}
-	}
-	if named != 1 {
-		panic(fmt.Sprintf("scenarios: %s names %d of a schedule (%q), a script (%q) and a workload (%q), want one", s.Name, named, s.Schedule, s.Script, s.Workload))
+	if s.Schedule == "" && s.Workload == "" {
+		panic(fmt.Sprintf("scenarios: %s names neither a schedule nor a workload", s.Name))
 	}
 	reg[s.Name] = s
 }
@@ -217,23 +209,4 @@ func (s Scenario) AppliesOn(spec impls.Spec, topo string, fencing bool) error {
 		}
 	}
 	return nil
-}
-
-// workerScenario is a scenario whose faults are the engine's script
-// named script: worker processes, one of them the victim, and hooks that
-// inject; risk is when its faults put the lock at risk (Scenario.Risk).
-func workerScenario(name string, risk checker.Risk, summary string, applies func(impls.Spec, bool) error, script string) Scenario {
-	return Scenario{
-		Name: name, Summary: summary, Risk: risk,
-		Applies: func(spec impls.Spec, fencing bool) error {
-			if spec.Backend.InProcess {
-				return errors.New("its clients must share one process, so they cannot be crashed or paused one by one")
-			}
-			if applies != nil {
-				return applies(spec, fencing)
-			}
-			return nil
-		},
-		Script: script,
-	}
 }
