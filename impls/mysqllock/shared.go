@@ -260,6 +260,11 @@ func (p *sessions) isClosed() bool {
 // Close cuts every session, idle or taken, releasing nothing: to the
 // server it is a crash. A taken session's owner may be running a statement
 // on it; only the socket is cut here, and the owner's statement fails.
+// Taken sessions are first ended on the server (KILL CONNECTION): a
+// session waiting in InnoDB's row-lock queue does not read its socket, so
+// with the socket alone cut it stayed queued, was granted the row when
+// the holder let go, and held it until its reply failed (a CI run's
+// conformance check found the lock taken just after such a release).
 func (p *sessions) Close() error {
 	p.mu.Lock()
 	p.closed = true
@@ -269,10 +274,29 @@ func (p *sessions) Close() error {
 	for _, ss := range idle {
 		ss.close()
 	}
+	if len(busy) > 0 {
+		p.killConnections(busy)
+	}
 	for ss := range busy {
 		ss.cut()
 	}
 	return nil
+}
+
+// killConnections ends sessions on the server from a session of its own,
+// opened for it (the pool is closed). It is best effort: a server that
+// cannot be reached ends them when it sees their sockets gone.
+func (p *sessions) killConnections(busy map[*session]struct{}) {
+	killer, err := p.open(context.Background())
+	if err != nil {
+		return
+	}
+	defer killer.close()
+	for ss := range busy {
+		ctx, cancel := p.s.withOp(context.Background())
+		_, _ = killer.conn.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", ss.id))
+		cancel()
+	}
 }
 
 // exec runs one autocommitted statement on a pooled session under the
