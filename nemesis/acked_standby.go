@@ -63,6 +63,10 @@ type ackedStandbyLost struct{ primaryPromotion }
 
 func (ackedStandbyLost) Name() string { return AckedStandbyLost }
 
+// PromotesReplica: the old primary and the replica that acknowledged stay
+// dead, so a drawn schedule ends with it (Validate; Generate stops there).
+func (ackedStandbyLost) PromotesReplica() {}
+
 // Applies: where primary-promotion does, on a topology that declares a
 // second replica of the primary, with the lab's packet queue to hold a
 // stream and a kind that reports replication positions.

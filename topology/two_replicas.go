@@ -33,7 +33,10 @@ func init() {
 		Summary: "a PostgreSQL primary and two streaming replicas of it, a quorum of one synchronous (synchronous_standby_names " +
 			"'ANY 1 (*)', synchronous_commit on: a commit returns once either replica has flushed it, whichever it was); clients " +
 			"are given the primary; on hosts of their own when the faults need them; local servers only",
-		Kinds: []Kind{Postgres},
+		// A commit waits for the first of two standbys' flush where
+		// pg-replica-sync's waits for its one: the same path.
+		SameRequestsAs: PGReplicaSyncName,
+		Kinds:          []Kind{Postgres},
 		Declare: func(need Need) (Declaration, error) {
 			// Only the primary waits for a standby, as on pg-replica-sync.
 			d, err := pgWithReplica(need, map[string]string{
@@ -52,7 +55,10 @@ func init() {
 		Summary: "a MySQL (MariaDB) primary and two semi-synchronous replicas of it (as mysql-replica-semisync, with a second " +
 			"replica: MariaDB's primary returns a commit once ONE replica has written it to its relay log, whichever it was, and has no " +
 			"setting to wait for more); clients are given the primary; on hosts of their own when the faults need them; local servers only",
-		Kinds: []Kind{MySQL},
+		// A commit waits for the first of two acknowledgements where
+		// mysql-replica-semisync's waits for its one: the same path.
+		SameRequestsAs: MySQLReplicaSemisyncName,
+		Kinds:          []Kind{MySQL},
 		Declare: func(need Need) (Declaration, error) {
 			d, err := Lookup(MySQLReplicaSemisyncName)
 			if err != nil {
