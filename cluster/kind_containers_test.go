@@ -38,6 +38,8 @@ func TestEveryTopologyStartsInContainersOrSaysWhy(t *testing.T) {
 		{"pg-replica-sync", topology.Postgres, "PostgreSQL replica runs in local mode only"},
 		{"mysql-replica-async", topology.MySQL, "MySQL replica runs in local mode only"},
 		{"mysql-replica-semisync", topology.MySQL, "MySQL replica runs in local mode only"},
+		{topology.PGReplicaSync2Name, topology.Postgres, "PostgreSQL replica runs in local mode only"},
+		{topology.MySQLReplicaSemisync2Name, topology.MySQL, "MySQL replica runs in local mode only"},
 		{topology.RedisSentinelName, topology.Redis, "container mode starts no Redis Sentinel"},
 		{"redis-sentinel-min-replicas", topology.Redis, "container mode starts no Redis Sentinel"},
 		{topology.RedisClusterName, topology.Redis, "container mode starts no Redis Cluster"},

@@ -143,7 +143,8 @@ func randomKinds() []string {
 	return slices.DeleteFunc(Names(), func(n string) bool {
 		return n == ClientSlowSection || n == NetSplitWithHolder || n == PrimaryPromotion ||
 			n == ReplicationLag || n == LaggingMasterKill || n == LaggingPromotion ||
-			n == AckedReplicaLost || n == RejoiningReplicaPromoted || n == SplitBrainWithClients
+			n == AckedReplicaLost || n == RejoiningReplicaPromoted || n == SplitBrainWithClients ||
+			n == AckedStandbyLost // a second database replica (acked_standby_test.go)
 	})
 }
 
@@ -320,6 +321,8 @@ func TestValidate(t *testing.T) {
 			impl, topo = "pg-advisory", "pg-replica-sync" // it promotes a PostgreSQL replica
 		case PromotionUnderLag:
 			impl, topo = "pg-advisory", "pg-replica-async" // it promotes a lagging PostgreSQL replica
+		case PrimaryAckedStandbyLost:
+			impl, topo = "pg-advisory", "pg-replica-sync-2" // it promotes one of two PostgreSQL replicas
 		}
 		s := f(impl, false, time.Second, testBound)
 		s.Topology = topo

@@ -59,6 +59,7 @@ func (serverEndsSession) Risk(string) string { return lin.RiskAtStrike }
 func (failOver) Risk(string) string          { return lin.RiskAtPromotion }
 func (laggingMasterKill) Risk(string) string { return lin.RiskAtPromotion }
 func (laggingPromotion) Risk(string) string  { return lin.RiskAtPromotion }
+func (ackedStandbyLost) Risk(string) string  { return lin.RiskAtPromotion }
 func (primaryPromotion) Risk(string) string  { return lin.RiskAtPromotion }
 func (replicaPromote) Risk(string) string    { return lin.RiskAtPromotion }
 func (replicaLost) Risk(string) string       { return lin.RiskAtPromotion }

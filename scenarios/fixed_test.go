@@ -66,6 +66,7 @@ func TestScenarioSchedules(t *testing.T) {
 		{"sentinel-rejoining-replica-promoted", true, ""},
 		{"sentinel-split-brain", true, ""},
 		{"promotion-under-lag", true, ""},
+		{"primary-acked-standby-lost", true, ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {

@@ -241,6 +241,16 @@ var briefPlans = map[string]briefPlan{
 		Only:  []string{},
 		Cells: []string{"mysql-lock-table@mysql-replica-semisync/primary-failover"},
 	},
+	// The two-replica database topologies: the acknowledging replica
+	// lost with the primary, one cell for the fault, on PostgreSQL: the
+	// lock whose verdict it changes (stuck on pg-replica-sync, the
+	// acknowledged row lost here). MariaDB's cells repeat the shape
+	// (make matrix runs them) and each would add a promotion's run time.
+	topology.PGReplicaSync2Name: {
+		Only:  []string{},
+		Cells: []string{"pg-unique-insert@" + topology.PGReplicaSync2Name + "/" + nemesis.PrimaryAckedStandbyLost},
+	},
+	topology.MySQLReplicaSemisync2Name: {Only: []string{}},
 	topology.ZKEnsembleName: {
 		// The leader's isolation is run fenced instead: unfenced, its
 		// verdict turns on a race the lab does not decide (see Leave), and
