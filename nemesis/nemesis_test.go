@@ -143,7 +143,8 @@ func randomKinds() []string {
 	return slices.DeleteFunc(Names(), func(n string) bool {
 		return n == ClientSlowSection || n == NetSplitWithHolder || n == PrimaryPromotion ||
 			n == ReplicationLag || n == LaggingMasterKill || n == LaggingPromotion ||
-			n == AckedReplicaLost || n == RejoiningReplicaPromoted || n == SplitBrainWithClients
+			n == AckedReplicaLost || n == RejoiningReplicaPromoted || n == SplitBrainWithClients ||
+			n == PrimarySplitWithClients
 	})
 }
 
@@ -320,6 +321,8 @@ func TestValidate(t *testing.T) {
 			impl, topo = "pg-advisory", "pg-replica-sync" // it promotes a PostgreSQL replica
 		case PromotionUnderLag:
 			impl, topo = "pg-advisory", "pg-replica-async" // it promotes a lagging PostgreSQL replica
+		case PrimarySplitBrain:
+			impl, topo = "pg-advisory", "pg-replica-async" // it splits a PostgreSQL primary from its replica
 		}
 		s := f(impl, false, time.Second, testBound)
 		s.Topology = topo

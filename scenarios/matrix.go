@@ -297,6 +297,13 @@ var briefPlans = map[string]briefPlan{
 			nemesis.PromotionUnderLag: "the first lock's verdict (pg-advisory, unsafe) is primary-failover's whatever the lag: its lock is never in the WAL; make matrix runs the cells the lag decides",
 		},
 	},
+	// The split brain's one make test cell is pg-replica-async's (the
+	// first lock's, pg-advisory, unsafe on either database topology).
+	topology.PGReplicaSyncName: {
+		Leave: map[string]string{
+			nemesis.PrimarySplitBrain: "the first lock's verdict (pg-advisory, unsafe) is pg-replica-async's: its lock writes no WAL, so the synchronous standby cannot change it; make matrix runs the cells the standby decides",
+		},
+	},
 	topology.RedisClusterName: {
 		Leave: map[string]string{
 			nemesis.MasterKillUnderLag: "the fenced cell on redis-sentinel runs the same lag and kill; the cluster differs only in who promotes the replica",
