@@ -32,7 +32,8 @@ type SplitSides struct {
 	// NewFirst the other side's first, from the strike; -1: none.
 	OldLast, NewFirst time.Duration
 	// OldAfterNew counts the old side's acts after NewFirst inside the
-	// split: acquires asked (granted or refused), reads and writes of the
+	// split: acquires asked or still waiting then (granted, refused, or
+	// answered only after the heal began), reads and writes of the
 	// resource.
 	OldAfterNew int
 }
@@ -94,17 +95,27 @@ func sidesOf(events []lin.Event, f lin.Event, fi int) SplitSides {
 		return s
 	}
 	for _, e := range events {
-		if !old[e.Client] || !inside(e.Time) {
+		if !old[e.Client] {
 			continue
 		}
 		switch e.Kind {
 		case lin.Acquired, lin.AcquireFailed:
-			// Asked, or still waiting, once the other side had a grant.
-			if e.Time >= newFirst {
+			// Asked, or still waiting, once the other side had a grant:
+			// an acquire counts when it was pending at some moment
+			// between that grant and the heal, even if it was asked
+			// before and answered only after the heal began (a waiter
+			// queued on the old server behind a session whose client is
+			// on the other side, which the old server granted after the
+			// cut and which never releases).
+			asked := e.Asked
+			if asked == 0 || asked > e.Time {
+				asked = e.Time
+			}
+			if asked <= to && e.Time >= newFirst {
 				s.OldAfterNew++
 			}
 		case lin.Call, lin.Read, lin.Return:
-			if e.Time >= newFirst {
+			if inside(e.Time) && e.Time >= newFirst {
 				s.OldAfterNew++
 			}
 		}

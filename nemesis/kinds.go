@@ -152,7 +152,7 @@ func SplitLink(target string) (client, server string, ok bool) {
 // RoleOf returns the role a target aims at, if it is a role target.
 func RoleOf(target string) (string, bool) {
 	switch target {
-	case LeaderTarget, FollowerTarget, MasterTarget:
+	case LeaderTarget, FollowerTarget, MasterTarget, PrimaryTarget:
 		return target, true
 	}
 	return "", false

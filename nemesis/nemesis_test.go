@@ -144,7 +144,8 @@ func randomKinds() []string {
 		return n == ClientSlowSection || n == NetSplitWithHolder || n == PrimaryPromotion ||
 			n == ReplicationLag || n == LaggingMasterKill || n == LaggingPromotion ||
 			n == AckedReplicaLost || n == RejoiningReplicaPromoted || n == SplitBrainWithClients ||
-			n == AckedStandbyLost // a second database replica (acked_standby_test.go)
+			n == AckedStandbyLost || // a second database replica (acked_standby_test.go)
+			n == PrimarySplitWithClients
 	})
 }
 
@@ -323,6 +324,8 @@ func TestValidate(t *testing.T) {
 			impl, topo = "pg-advisory", "pg-replica-async" // it promotes a lagging PostgreSQL replica
 		case PrimaryAckedStandbyLost:
 			impl, topo = "pg-advisory", "pg-replica-sync-2" // it promotes one of two PostgreSQL replicas
+		case PrimarySplitBrain:
+			impl, topo = "pg-advisory", "pg-replica-async" // it splits a PostgreSQL primary from its replica
 		}
 		s := f(impl, false, time.Second, testBound)
 		s.Topology = topo

@@ -65,6 +65,7 @@ func (replicaPromote) Risk(string) string    { return lin.RiskAtPromotion }
 func (replicaLost) Risk(string) string       { return lin.RiskAtPromotion }
 func (splitWithHolder) Risk(string) string   { return lin.RiskAtStrike }
 func (splitBrain) Risk(string) string        { return lin.RiskBothSides }
+func (primarySplit) Risk(string) string      { return lin.RiskBothSides }
 func (nodesCut) Risk(string) string          { return lin.RiskAtStrike }
 
 // A replication stream held back takes nothing from a holder by itself:

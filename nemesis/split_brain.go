@@ -68,6 +68,13 @@ func (splitBrain) Name() string { return SplitBrainWithClients }
 // the client holding the lock to the server it aims at (WithHolder).
 func (splitBrain) goesWithHolder() {}
 
+// splitsClients marks a kind that takes the holder and the next clients
+// (SplitClients) to the old side of a split.
+func (splitBrain) splitsClients() {}
+
+// clientSplitter is a kind that splits clients (see splitsClients).
+type clientSplitter interface{ splitsClients() }
+
 // holderSide is a kind that goes with the holder (see goesWithHolder).
 type holderSide interface{ goesWithHolder() }
 
@@ -98,11 +105,12 @@ func oldSideCount(n int) int { return min(max(2, n/2), n-1) }
 
 // SplitClients names the client slots a fault of kind strikes when aimed
 // at target (resolved, a Link from the holder's slot), among clients
-// slots: for split-brain-with-clients, the holder's slot and the next
-// ones, wrapping, half the clients; ok is false for every other kind
+// slots: for split-brain-with-clients (and every kind that splits
+// clients so, clientSplitter), the holder's slot and the next ones,
+// wrapping, half the clients; ok is false for every other kind
 // (its one client, if any, is its target).
 func SplitClients(kind, target string, clients int) (slots []int, ok bool) {
-	if kind != SplitBrainWithClients || clients < 3 {
+	if _, splits := kinds[kind].(clientSplitter); !splits || clients < 3 {
 		return nil, false
 	}
 	client, _, link := SplitLink(target)

@@ -305,6 +305,15 @@ var briefPlans = map[string]briefPlan{
 	topology.PGReplicaAsyncName: {
 		Leave: map[string]string{
 			nemesis.PromotionUnderLag: "the first lock's verdict (pg-advisory, unsafe) is primary-failover's whatever the lag: its lock is never in the WAL; make matrix runs the cells the lag decides",
+			nemesis.PrimarySplitBrain: "the first lock's (pg-advisory) runs turn on whether a majority client's waiter, queued on the old primary at the cut, is granted there and holds the old side off for the whole split (safe) or not (unsafe); the cell below does not",
+		},
+		// The split brain's one make test cell: both primaries grant a
+		// lease of their own (unsafe in every run so far).
+		Cells: []string{"pg-optimistic@pg-replica-async/" + nemesis.PrimarySplitBrain},
+	},
+	topology.PGReplicaSyncName: {
+		Leave: map[string]string{
+			nemesis.PrimarySplitBrain: "make test runs one cell of the split brain, pg-replica-async's; make matrix runs the cells the synchronous standby decides",
 		},
 	},
 	topology.RedisClusterName: {

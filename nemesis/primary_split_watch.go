@@ -1,0 +1,250 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+)
+
+// The watch of a database split brain (primary-split-with-clients): from
+// the lab's vantage point, which no cut reaches, it commits a probe write
+// on the old primary every splitWatchEvery, one at a time: a commit that
+// waits for a replica cut off (a synchronous standby, a semi-synchronous
+// acknowledgement) is left to wait, and no other is asked meanwhile, so
+// the server is never handed a pile of waiting sessions. The record then
+// says, in the server's own answers, until when the old primary committed
+// and from when its commits waited, and for how long.
+
+// primarySeen is what one watch saw.
+type primarySeen struct {
+	primary string
+	noWatch string // why there was no watch, if there was none
+	lasted  time.Duration
+	// promoted is the replica the lab promoted, and when (from the cut).
+	promoted   string
+	promotedAt time.Duration // < 0: not promoted
+	// The probe's commits: answered (committed), refused with the
+	// server's reply, or still waiting when the watch ended.
+	committed, refused        int
+	lastCommitted, lastAnswer time.Duration // asked, answered; < 0: none
+	longest, longestAsked     time.Duration // the longest wait answered, and when it was asked
+	waitingSince              time.Duration // asked, unanswered at the end; < 0: none
+	firstRefused              time.Duration
+	refusal, lost             string
+	lostCount                 int
+}
+
+func (s primarySeen) String() string {
+	if s.noWatch != "" {
+		return "not watched: " + s.noWatch
+	}
+	var parts []string
+	if s.promotedAt >= 0 {
+		parts = append(parts, fmt.Sprintf("%s promoted %v into the split", s.promoted, s.promotedAt.Round(time.Millisecond)))
+	}
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	if s.committed == 0 {
+		parts = append(parts, s.primary+" committed none of the probe's writes")
+	} else {
+		parts = append(parts, fmt.Sprintf("%s committed %d probe writes, the last asked %v in and answered %v in",
+			s.primary, s.committed, ms(s.lastCommitted), ms(s.lastAnswer)))
+	}
+	if s.longest >= time.Second {
+		parts = append(parts, fmt.Sprintf("a commit asked %v in waited %v", ms(s.longestAsked), ms(s.longest)))
+	}
+	if s.waitingSince >= 0 {
+		parts = append(parts, fmt.Sprintf("a commit asked %v in was still waiting at the heal, %v in", ms(s.waitingSince), ms(s.lasted)))
+	}
+	if s.refused > 0 {
+		parts = append(parts, fmt.Sprintf("refused %d from %v in (%s)", s.refused, ms(s.firstRefused), s.refusal))
+	}
+	if s.lostCount > 0 {
+		parts = append(parts, fmt.Sprintf("%d lost (%s)", s.lostCount, s.lost))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// figures are what the watch saw as a run's figures, in milliseconds from
+// the cut; -1 for what never happened.
+func (s primarySeen) figures() map[string]float64 {
+	if s.noWatch != "" || s.primary == "" {
+		return nil
+	}
+	ms := func(d time.Duration) float64 {
+		if d < 0 {
+			return -1
+		}
+		return float64(d.Milliseconds())
+	}
+	return map[string]float64{
+		"split-ms":                      ms(s.lasted),
+		"promoted-ms":                   ms(s.promotedAt),
+		"old-primary-commits":           float64(s.committed),
+		"old-primary-last-commit-ms":    ms(s.lastCommitted),
+		"old-primary-longest-commit-ms": ms(s.longest),
+		"old-primary-waiting-from-ms":   ms(s.waitingSince),
+		"old-primary-commits-refused":   float64(s.refused),
+		"old-primary-refused-from-ms":   ms(s.firstRefused),
+	}
+}
+
+// primaryWatch is a running watch.
+type primaryWatch struct {
+	start time.Time
+	stop  chan struct{}
+	done  chan struct{}
+	mu    sync.Mutex
+	seen  primarySeen
+}
+
+// primaryWatches are the runs' watches, by old primary, so that runs side
+// by side in one process never meet; seen stays after the watch ends
+// until the engine takes the figures.
+var primaryWatches = struct {
+	sync.Mutex
+	m map[*cluster.Node]*primaryWatch
+}{m: map[*cluster.Node]*primaryWatch{}}
+
+// watchPrimary opens the probe on primary and starts watching; its times
+// count from its return.
+func watchPrimary(ctx context.Context, primary *cluster.Node) (*primaryWatch, error) {
+	probe, err := cluster.ProbePrimaryWrites(ctx, primary)
+	if err != nil {
+		primaryWatches.Lock()
+		primaryWatches.m[primary] = &primaryWatch{seen: primarySeen{noWatch: err.Error()}}
+		primaryWatches.Unlock()
+		return nil, err
+	}
+	w := &primaryWatch{start: time.Now(), stop: make(chan struct{}), done: make(chan struct{}),
+		seen: primarySeen{primary: primary.Name, promotedAt: -1, lastCommitted: -1, lastAnswer: -1,
+			longest: -1, longestAsked: -1, waitingSince: -1, firstRefused: -1}}
+	primaryWatches.Lock()
+	primaryWatches.m[primary] = w
+	primaryWatches.Unlock()
+	go w.run(probe)
+	return w, nil
+}
+
+// promoted records the promotion of the replica called name, now.
+func (w *primaryWatch) promoted(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen.promoted, w.seen.promotedAt = name, time.Since(w.start)
+}
+
+// run asks one commit at a time: the next is asked on the first tick
+// after the last was answered. At the stop, a commit still waiting is
+// given up (its connection cut) and recorded as waiting.
+func (w *primaryWatch) run(probe *cluster.PrimaryWriteProbe) {
+	defer close(w.done)
+	defer probe.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tick := time.NewTicker(splitWatchEvery)
+	defer tick.Stop()
+	type answer struct {
+		refused string
+		err     error
+	}
+	var (
+		answers = make(chan answer, 1)
+		asked   time.Duration
+		waiting bool
+	)
+	for {
+		if !waiting {
+			asked, waiting = time.Since(w.start), true
+			go func() {
+				refused, err := probe.Write(ctx)
+				answers <- answer{refused, err}
+			}()
+		}
+		select {
+		case <-w.stop:
+			cancel()
+			w.mu.Lock()
+			w.seen.lasted = time.Since(w.start)
+			if waiting {
+				w.seen.waitingSince = asked
+			}
+			w.mu.Unlock()
+			if waiting {
+				<-answers // the write's context is done: it returns
+			}
+			return
+		case a := <-answers:
+			waiting = false
+			w.record(asked, time.Since(w.start), a.refused, a.err)
+		}
+		select {
+		case <-w.stop:
+			w.mu.Lock()
+			w.seen.lasted = time.Since(w.start)
+			w.mu.Unlock()
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// record counts one answered (or lost) commit, asked and answered at
+// those times from the cut.
+func (w *primaryWatch) record(asked, answered time.Duration, refused string, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case err != nil:
+		w.seen.lostCount++
+		if w.seen.lost == "" {
+			w.seen.lost = err.Error()
+		}
+	case refused != "":
+		w.seen.refused++
+		if w.seen.firstRefused < 0 {
+			w.seen.firstRefused, w.seen.refusal = asked, refused
+		}
+	default:
+		w.seen.committed++
+		w.seen.lastCommitted, w.seen.lastAnswer = asked, answered
+		if took := answered - asked; took > w.seen.longest {
+			w.seen.longest, w.seen.longestAsked = took, asked
+		}
+	}
+}
+
+// endPrimaryWatch stops the watch of primary and says what it saw; the
+// figures stay for takePrimaryWatched.
+func endPrimaryWatch(primary *cluster.Node) primarySeen {
+	primaryWatches.Lock()
+	w := primaryWatches.m[primary]
+	primaryWatches.Unlock()
+	if w == nil {
+		return primarySeen{noWatch: "no watch ran"}
+	}
+	if w.stop == nil {
+		return w.seen // it never started: seen says why
+	}
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seen
+}
+
+// takePrimaryWatched is what the watch of primary saw, once it ended, and
+// forgets it.
+func takePrimaryWatched(primary *cluster.Node) primarySeen {
+	seen := endPrimaryWatch(primary)
+	primaryWatches.Lock()
+	delete(primaryWatches.m, primary)
+	primaryWatches.Unlock()
+	return seen
+}
