@@ -10,7 +10,6 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
-	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/topology"
@@ -50,12 +49,7 @@ func init() {
 	// primary-failover's step (the holder going on once another client
 	// has had the lock, or a bound passed), the lost acknowledger the one
 	// difference.
-	Fixed[PrimaryAckedStandbyLost] = func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
-		s := fixed(impl, fencing, ttl, Step{Kind: AckedStandbyLost, Target: firstServer(impl), Holder: "client-0",
-			After: failpoint.InCriticalSection}, serverShape)
-		s.Name = PrimaryAckedStandbyLost
-		return s
-	}
+	fixedAs(PrimaryAckedStandbyLost, promotionInSection(AckedStandbyLost))
 }
 
 // ackedStandbyLost is a primaryPromotion (its targets, its hosts, its

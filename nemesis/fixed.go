@@ -26,11 +26,27 @@ type FixedSchedule func(impl string, fencing bool, ttl, bound time.Duration) Sch
 
 func init() {
 	for name, f := range fixedSchedules {
-		Fixed[name] = func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
-			s := f(impl, fencing, ttl, bound)
-			s.Name = name
-			return s
-		}
+		fixedAs(name, f)
+	}
+}
+
+// fixedAs registers f as the fixed schedule name, every schedule it
+// builds named so.
+func fixedAs(name string, f FixedSchedule) {
+	Fixed[name] = func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		s := f(impl, fencing, ttl, bound)
+		s.Name = name
+		return s
+	}
+}
+
+// promotionInSection is primary-failover's step with another promotion
+// kind: it strikes while the holder is inside its section (see
+// promotion.go for when the holder goes on).
+func promotionInSection(kind string) FixedSchedule {
+	return func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
+		return fixed(impl, fencing, ttl, Step{Kind: kind, Target: firstServer(impl), Holder: "client-0",
+			After: failpoint.InCriticalSection}, serverShape)
 	}
 }
 

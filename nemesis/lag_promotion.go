@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/hosts"
-	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
 )
@@ -35,12 +33,7 @@ const (
 func init() {
 	register(laggingPromotion{})
 	// primary-failover's step, the lag the one difference.
-	Fixed[PromotionUnderLag] = func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
-		s := fixed(impl, fencing, ttl, Step{Kind: LaggingPromotion, Target: firstServer(impl), Holder: "client-0",
-			After: failpoint.InCriticalSection}, serverShape)
-		s.Name = PromotionUnderLag
-		return s
-	}
+	fixedAs(PromotionUnderLag, promotionInSection(LaggingPromotion))
 }
 
 // laggingPromotion is a primaryPromotion (its targets, its hosts, its

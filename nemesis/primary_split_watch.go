@@ -74,21 +74,15 @@ func (s primarySeen) figures() map[string]float64 {
 	if s.noWatch != "" || s.primary == "" {
 		return nil
 	}
-	ms := func(d time.Duration) float64 {
-		if d < 0 {
-			return -1
-		}
-		return float64(d.Milliseconds())
-	}
 	return map[string]float64{
-		"split-ms":                      ms(s.lasted),
-		"promoted-ms":                   ms(s.promotedAt),
+		"split-ms":                      fromCutMillis(s.lasted),
+		"promoted-ms":                   fromCutMillis(s.promotedAt),
 		"old-primary-commits":           float64(s.committed),
-		"old-primary-last-commit-ms":    ms(s.lastCommitted),
-		"old-primary-longest-commit-ms": ms(s.longest),
-		"old-primary-waiting-from-ms":   ms(s.waitingSince),
+		"old-primary-last-commit-ms":    fromCutMillis(s.lastCommitted),
+		"old-primary-longest-commit-ms": fromCutMillis(s.longest),
+		"old-primary-waiting-from-ms":   fromCutMillis(s.waitingSince),
 		"old-primary-commits-refused":   float64(s.refused),
-		"old-primary-refused-from-ms":   ms(s.firstRefused),
+		"old-primary-refused-from-ms":   fromCutMillis(s.firstRefused),
 	}
 }
 

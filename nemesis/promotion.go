@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/faults/failpoint"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/topology"
 )
@@ -49,12 +48,7 @@ func init() {
 	// server-restart: a lock that survived the fail-over still holds
 	// then, and one that did not has been granted to a client that
 	// reconnected to the new primary.
-	Fixed[PrimaryFailover] = func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
-		s := fixed(impl, fencing, ttl, Step{Kind: PrimaryPromotion, Target: firstServer(impl), Holder: "client-0",
-			After: failpoint.InCriticalSection}, serverShape)
-		s.Name = PrimaryFailover
-		return s
-	}
+	fixedAs(PrimaryFailover, promotionInSection(PrimaryPromotion))
 }
 
 // A promotion moves the primary's address to the replica's host.

@@ -79,17 +79,11 @@ func (s splitSeen) figures() map[string]float64 {
 	if s.noWatch != "" || s.master == "" {
 		return nil
 	}
-	ms := func(d time.Duration) float64 {
-		if d < 0 {
-			return -1
-		}
-		return float64(d.Milliseconds())
-	}
 	return map[string]float64{
-		"split-ms":                   ms(s.lasted),
-		"promoted-ms":                ms(s.promotedAt),
-		"old-master-last-write-ms":   ms(s.lastAccepted),
-		"old-master-refused-from-ms": ms(s.firstRefused),
+		"split-ms":                   fromCutMillis(s.lasted),
+		"promoted-ms":                fromCutMillis(s.promotedAt),
+		"old-master-last-write-ms":   fromCutMillis(s.lastAccepted),
+		"old-master-refused-from-ms": fromCutMillis(s.firstRefused),
 		"old-master-writes-accepted": float64(s.accepted),
 		"old-master-writes-refused":  float64(s.refused),
 	}
@@ -231,4 +225,13 @@ func takeWatched(sys System, name string) splitSeen {
 		splitWatches.Unlock()
 	}
 	return seen
+}
+
+// fromCutMillis is a watch's moment as a figure: milliseconds from the
+// cut, or -1 for what never happened (a negative moment).
+func fromCutMillis(d time.Duration) float64 {
+	if d < 0 {
+		return -1
+	}
+	return float64(d.Milliseconds())
 }
