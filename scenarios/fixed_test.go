@@ -67,6 +67,7 @@ func TestScenarioSchedules(t *testing.T) {
 		{"sentinel-split-brain", true, ""},
 		{"promotion-under-lag", true, ""},
 		{"primary-acked-standby-lost", true, ""},
+		{"primary-split-brain", true, ""},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
@@ -147,10 +148,13 @@ func TestScenarioSchedules(t *testing.T) {
 					if len(sch.Faults) != 1 || sch.Faults[0].After != "" || sch.Faults[0].Window != nemesis.KeepsGranting {
 						t.Errorf("%s: want one cut with a keeps-granting window, got %+v", c.Name(), sch.Faults)
 					}
-				} else if tt.scenario == "sentinel-split-brain" {
+				} else if split, ok := map[string]string{
+					"sentinel-split-brain": nemesis.SplitBrainWithClients,
+					"primary-split-brain":  nemesis.PrimarySplitWithClients,
+				}[tt.scenario]; ok {
 					// One split at a set time, no failpoint: both sides
 					// contend through it, the old one around the holder.
-					if len(sch.Faults) != 1 || sch.Faults[0].After != "" || sch.Faults[0].Kind != nemesis.SplitBrainWithClients {
+					if len(sch.Faults) != 1 || sch.Faults[0].After != "" || sch.Faults[0].Kind != split {
 						t.Errorf("%s: want one split brain at a set time, got %+v", c.Name(), sch.Faults)
 					}
 				} else if tt.scenario == "client-clock-skew" {
