@@ -61,6 +61,14 @@ func JudgeSale(trials []SaleTrial) (v Verdict, bad int) {
 	})
 }
 
+// JudgeSales is the verdict on a measurement of several sales (every way
+// that must not oversell, each its trials): the worst of their JudgeSale
+// verdicts, with the sale and the trial that first gave it (-1, -1 when
+// every sale was safe). A measurement of no sale is inconclusive.
+func JudgeSales(sales [][]SaleTrial) (v Verdict, sale, trial int) {
+	return worstPart(len(sales), func(i int) (Verdict, int) { return JudgeSale(sales[i]) })
+}
+
 // TakeoverRound is one race of clients for a lock whose holder went away:
 // how many were granted it and, for a single winner, whether the key
 // still held the expiry it was granted and whether its Refresh was
@@ -94,6 +102,29 @@ func JudgeTakeover(rounds []TakeoverRound) (v Verdict, bad int) {
 		}
 		return Safe
 	})
+}
+
+// JudgeTakeovers is the verdict on several races (one per clock
+// setting, each its rounds): the worst of their JudgeTakeover verdicts,
+// with the race and the round that first gave it (-1, -1 when every race
+// was safe). A measurement of no race is inconclusive.
+func JudgeTakeovers(races [][]TakeoverRound) (v Verdict, race, round int) {
+	return worstPart(len(races), func(i int) (Verdict, int) { return JudgeTakeover(races[i]) })
+}
+
+// worstPart is the worst of n parts' verdicts, each with the piece of the
+// part that gave it, and the first part that gave the worst.
+func worstPart(n int, judge func(i int) (Verdict, int)) (v Verdict, part, at int) {
+	if n == 0 {
+		return Inconclusive, -1, -1
+	}
+	v, part, at = Safe, -1, -1
+	for i := 0; i < n; i++ {
+		if w, bad := judge(i); Rank(w) > Rank(v) {
+			v, part, at = w, i, bad
+		}
+	}
+	return v, part, at
 }
 
 // judgeEach is the worst of n counted parts' verdicts (Worst), and the

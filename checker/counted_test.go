@@ -104,3 +104,33 @@ func TestJudgeTakeover(t *testing.T) {
 		})
 	}
 }
+
+// A measurement of several sales or races takes the worst part's verdict
+// and names the first part and piece that gave it; one of no parts is
+// inconclusive, and a part of none is too.
+func TestJudgeParts(t *testing.T) {
+	exact, over := SaleTrial{Stock: 2, Sold: 2}, SaleTrial{Stock: 2, Sold: 3}
+	won, two := TakeoverRound{Winners: 1}, TakeoverRound{Winners: 2}
+	tests := []struct {
+		name     string
+		sales    [][]SaleTrial
+		races    [][]TakeoverRound
+		want     Verdict
+		part, at int
+	}{
+		{"no part", nil, nil, Inconclusive, -1, -1},
+		{"every part safe", [][]SaleTrial{{exact}, {exact, exact}}, [][]TakeoverRound{{won}, {won}}, Safe, -1, -1},
+		{"the second part's second piece", [][]SaleTrial{{exact}, {exact, over}}, [][]TakeoverRound{{won}, {won, two}}, Unsafe, 1, 1},
+		{"a part of no piece", [][]SaleTrial{{exact}, nil}, [][]TakeoverRound{{won}, nil}, Inconclusive, 1, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if v, part, at := JudgeSales(tc.sales); v != tc.want || part != tc.part || at != tc.at {
+				t.Errorf("JudgeSales = %s, %d, %d; want %s, %d, %d", v, part, at, tc.want, tc.part, tc.at)
+			}
+			if v, part, at := JudgeTakeovers(tc.races); v != tc.want || part != tc.part || at != tc.at {
+				t.Errorf("JudgeTakeovers = %s, %d, %d; want %s, %d, %d", v, part, at, tc.want, tc.part, tc.at)
+			}
+		})
+	}
+}

@@ -53,57 +53,66 @@ func SaleJob(opt sale.Options, got *SaleMeasured) Job {
 	}}
 }
 
-// JudgeSale has the checker judge a measured sale (checker.JudgeSale) by
-// every way that must sell the stock exactly, the sale by version too:
-// the worst of their verdicts, with a line on the first trial that gave
-// it. The control (sale.Way.Control) is left out: it is there to
-// oversell.
+// JudgeSale has the checker judge a measured sale (checker.JudgeSales)
+// by every way that must sell the stock exactly, the sale by version too
+// (a measurement without one is judged as a sale of no trial): the worst
+// of their verdicts, with a line on the first trial that gave it. The
+// control (sale.Way.Control) is left out: it is there to oversell.
 func JudgeSale(m SaleMeasured) (checker.Verdict, string) {
-	v, detail := checker.Safe, ""
+	var parts []saleTrials
 	for _, r := range m.Results {
-		if r.Way.Control() {
-			continue
-		}
-		if w, d := SaleVerdict(r); checker.Rank(w) > checker.Rank(v) {
-			v, detail = w, d
+		if !r.Way.Control() {
+			parts = append(parts, saleTrials{"sale " + string(r.Way), r.Stock, r.Trials})
 		}
 	}
-	w, d := checker.Inconclusive, "no sale by version was measured"
+	version := saleTrials{name: "sale by version"}
 	if m.Version != nil {
-		w, d = VersionSaleVerdict(*m.Version)
+		version.stock = m.Version.Stock
+		for _, t := range m.Version.Trials {
+			version.trials = append(version.trials, t.Trial)
+		}
 	}
-	if checker.Rank(w) > checker.Rank(v) {
-		v, detail = w, d
-	}
-	return v, detail
+	return judgeSales(append(parts, version))
 }
 
 // SaleVerdict is the checker's verdict on one way's trials
 // (checker.JudgeSale), with a line on the trial that gave it when that is
 // not safe.
 func SaleVerdict(r sale.Result) (checker.Verdict, string) {
-	trials := make([]checker.SaleTrial, len(r.Trials))
-	for i, t := range r.Trials {
-		trials[i] = checker.SaleTrial{Stock: r.Stock, Sold: t.Sold, Remaining: t.Remaining}
-	}
-	v, bad := checker.JudgeSale(trials)
-	if bad < 0 {
-		return v, ""
-	}
-	t := r.Trials[bad]
-	return v, fmt.Sprintf("sale %s, trial %d: sold %d of a stock of %d (oversold %d, %d left)", r.Way, bad+1, t.Sold, r.Stock, t.Oversold, t.Remaining)
+	return judgeSales([]saleTrials{{"sale " + string(r.Way), r.Stock, r.Trials}})
 }
 
 // VersionSaleVerdict is SaleVerdict for the sale by version.
 func VersionSaleVerdict(r sale.VersionResult) (checker.Verdict, string) {
-	trials := make([]checker.SaleTrial, len(r.Trials))
-	for i, t := range r.Trials {
-		trials[i] = checker.SaleTrial{Stock: r.Stock, Sold: t.Sold, Remaining: t.Remaining}
+	return JudgeSale(SaleMeasured{Version: &r})
+}
+
+// saleTrials are the trials of one sale the checker judges, and the name
+// a line on them gives it.
+type saleTrials struct {
+	name   string
+	stock  int
+	trials []sale.Trial
+}
+
+// judgeSales has the checker judge sales and says which trial gave a
+// verdict that is not safe.
+func judgeSales(sales []saleTrials) (checker.Verdict, string) {
+	counts := make([][]checker.SaleTrial, len(sales))
+	for i, s := range sales {
+		for _, t := range s.trials {
+			counts[i] = append(counts[i], checker.SaleTrial{Stock: s.stock, Sold: t.Sold, Remaining: t.Remaining})
+		}
 	}
-	v, bad := checker.JudgeSale(trials)
-	if bad < 0 {
+	v, part, bad := checker.JudgeSales(counts)
+	switch {
+	case part < 0 && checker.Survived(v):
 		return v, ""
+	case part < 0:
+		return v, "no sale was measured"
+	case bad < 0:
+		return v, sales[part].name + ": no trial"
 	}
-	t := r.Trials[bad]
-	return v, fmt.Sprintf("sale by version, trial %d: sold %d of a stock of %d (oversold %d, %d left)", bad+1, t.Sold, r.Stock, t.Oversold, t.Remaining)
+	s, t := sales[part], sales[part].trials[bad]
+	return v, fmt.Sprintf("%s, trial %d: sold %d of a stock of %d (oversold %d, %d left)", s.name, bad+1, t.Sold, s.stock, t.Oversold, t.Remaining)
 }

@@ -26,6 +26,7 @@ func TestJudgeSale(t *testing.T) {
 		{"stock left", engine.SaleMeasured{Results: []sale.Result{{Way: sale.Conditional, Stock: 3, Trials: []sale.Trial{{Sold: 2, Remaining: 1}}}}, Version: exact}, checker.Inconclusive},
 		{"the control may oversell", engine.SaleMeasured{Results: []sale.Result{{Way: sale.NoLock, Stock: 3, Trials: []sale.Trial{{Sold: 5, Oversold: 2}}}}, Version: exact}, checker.Safe},
 		{"the version oversold", engine.SaleMeasured{Version: &sale.VersionResult{Stock: 3, Trials: []sale.VersionTrial{{Trial: sale.Trial{Sold: 4, Oversold: 1}}}}}, checker.Unsafe},
+		{"a way with no trial", engine.SaleMeasured{Results: []sale.Result{{Way: sale.Advisory, Stock: 3}}, Version: exact}, checker.Inconclusive},
 		{"no sale by version", engine.SaleMeasured{Results: []sale.Result{{Way: sale.Conditional, Stock: 3, Trials: []sale.Trial{{Sold: 3}}}}}, checker.Inconclusive},
 	}
 	for _, tt := range tests {

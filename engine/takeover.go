@@ -44,34 +44,31 @@ func TakeoverJob(opt takeover.Options, spreads []time.Duration, got *[]takeover.
 }
 
 // JudgeTakeover has the checker judge measured races
-// (checker.JudgeTakeover): the worst of their verdicts, with a line on the
-// first round that gave it. No race at all is inconclusive.
+// (checker.JudgeTakeovers): the worst of their verdicts, with a line on
+// the first round that gave it. No race at all is inconclusive.
 func JudgeTakeover(results []takeover.Result) (checker.Verdict, string) {
-	v, detail := checker.Verdict(""), ""
-	for _, r := range results {
-		if w, d := TakeoverVerdict(r); v == "" || checker.Rank(w) > checker.Rank(v) {
-			v, detail = w, d
+	races := make([][]checker.TakeoverRound, len(results))
+	for i, r := range results {
+		for _, x := range r.Rounds {
+			races[i] = append(races[i], checker.TakeoverRound{Winners: x.Winners, Overwritten: x.Overwritten, RefreshRefused: x.RefreshRefused})
 		}
 	}
-	if v == "" {
-		return checker.Inconclusive, "no race was measured"
-	}
-	return v, detail
-}
-
-// TakeoverVerdict is the checker's verdict on one clock setting's rounds
-// (checker.JudgeTakeover), with a line on the round that gave it when that
-// is not safe.
-func TakeoverVerdict(r takeover.Result) (checker.Verdict, string) {
-	rounds := make([]checker.TakeoverRound, len(r.Rounds))
-	for i, x := range r.Rounds {
-		rounds[i] = checker.TakeoverRound{Winners: x.Winners, Overwritten: x.Overwritten, RefreshRefused: x.RefreshRefused}
-	}
-	v, bad := checker.JudgeTakeover(rounds)
-	if bad < 0 {
+	v, race, bad := checker.JudgeTakeovers(races)
+	switch {
+	case race < 0 && checker.Survived(v):
 		return v, ""
+	case race < 0:
+		return v, "no race was measured"
+	case bad < 0:
+		return v, fmt.Sprintf("race, clocks ±%s: no round", results[race].ClockSpread)
 	}
-	x := r.Rounds[bad]
+	r, x := results[race], results[race].Rounds[bad]
 	return v, fmt.Sprintf("race, clocks ±%s, round %d: %d winners, key overwritten %v, the winner's refresh refused %v",
 		r.ClockSpread, bad+1, x.Winners, x.Overwritten, x.RefreshRefused)
+}
+
+// TakeoverVerdict is the checker's verdict on one clock setting's rounds,
+// with a line on the round that gave it when that is not safe.
+func TakeoverVerdict(r takeover.Result) (checker.Verdict, string) {
+	return JudgeTakeover([]takeover.Result{r})
 }

@@ -23,6 +23,7 @@ func TestJudgeTakeover(t *testing.T) {
 		{"no race", nil, checker.Inconclusive},
 		{"one winner each round", []takeover.Result{{Rounds: []takeover.Round{won}}, {Rounds: []takeover.Round{won, {Winners: 1, Overwritten: true, RefreshRefused: true}}}}, checker.Safe},
 		{"two winners on the second clock", []takeover.Result{{Rounds: []takeover.Round{won}}, {ClockSpread: "5ms", Rounds: []takeover.Round{won, {Winners: 2}}}}, checker.Unsafe},
+		{"a clock setting with no round", []takeover.Result{{Rounds: []takeover.Round{won}}, {ClockSpread: "5ms"}}, checker.Inconclusive},
 		{"no winner", []takeover.Result{{Rounds: []takeover.Round{{}}}}, checker.Stuck},
 		{"refresh accepted on an overwritten key", []takeover.Result{{Rounds: []takeover.Round{{Winners: 1, Overwritten: true}}}}, checker.Inconclusive},
 	}
