@@ -86,6 +86,13 @@ type TakeoverRound struct {
 // and safe when every round had one winner whose view of its lease was
 // the server's. bad is the first round that gave the verdict, -1 when
 // every round was safe (a race of no rounds is inconclusive).
+//
+// A round counts its winners, not when each was granted: the race is
+// meant to end well inside the lease. On a machine loaded enough to hold
+// one racer back past the winner's lease (100 ms in lesson 3), a second
+// grant can be a takeover of that expired lease, which these counts
+// cannot tell from an overlap; such a round is unsafe here, and stops
+// the lesson's regeneration rather than landing on its page.
 func JudgeTakeover(rounds []TakeoverRound) (v Verdict, bad int) {
 	if len(rounds) == 0 {
 		return Inconclusive, -1
