@@ -4,9 +4,10 @@ package checker
 // history: a sale of a stock (the coupon sale of the source documents, on
 // PostgreSQL), as Jepsen's counter workload is judged by its total, and a
 // race of clients for a lock whose holder went away (the redis-getset
-// takeover), by how many won. They run outside the engine, so they keep
-// no history for porcupine; what each count must be to show exclusion is
-// still the checker's to say.
+// takeover), by how many won. The engine runs them on the servers it
+// starts for every run, but their clients keep no history for porcupine;
+// what each count must be to show exclusion, and the verdict it gives,
+// are still the checker's to say (JudgeSale, JudgeTakeover).
 
 // SoldExactly reports whether a sale of stock items sold each one once:
 // the sellers were told of exactly stock sales and the stock reads zero
@@ -28,4 +29,119 @@ func OneWinner(winners int) bool { return winners == 1 }
 // another client rewrote, is a lock that misreports what it holds.
 func RefreshMatchesKey(overwritten, refreshRefused bool) bool {
 	return overwritten == refreshRefused
+}
+
+// SaleTrial is one trial of a sale from a full stock until every seller
+// found it sold out: the stock, the sales the sellers were told
+// succeeded, and what the stock row read after.
+type SaleTrial struct{ Stock, Sold, Remaining int }
+
+// JudgeSale is the verdict on the trials of a sale whose sellers must not
+// sell one item twice: unsafe when a trial sold more than its stock (two
+// sellers' reads of the same count both written back, the lost update
+// exclusion is for), inconclusive when a trial's counts are off otherwise
+// (sold short, or stock left after every seller found none: no sale the
+// counts can judge), and safe when every trial sold each item once
+// (SoldExactly). bad is the first trial that gave the verdict, -1 when
+// every trial was safe (or there was none: a sale of no trials is
+// inconclusive).
+func JudgeSale(trials []SaleTrial) (v Verdict, bad int) {
+	if len(trials) == 0 {
+		return Inconclusive, -1
+	}
+	return judgeEach(len(trials), func(i int) Verdict {
+		t := trials[i]
+		switch {
+		case SoldExactly(t.Stock, t.Sold, t.Remaining):
+			return Safe
+		case t.Sold > t.Stock:
+			return Unsafe
+		}
+		return Inconclusive
+	})
+}
+
+// JudgeSales is the verdict on a measurement of several sales (every way
+// that must not oversell, each its trials): the worst of their JudgeSale
+// verdicts, with the sale and the trial that first gave it (-1, -1 when
+// every sale was safe). A measurement of no sale is inconclusive.
+func JudgeSales(sales [][]SaleTrial) (v Verdict, sale, trial int) {
+	return worstPart(len(sales), func(i int) (Verdict, int) { return JudgeSale(sales[i]) })
+}
+
+// TakeoverRound is one race of clients for a lock whose holder went away:
+// how many were granted it and, for a single winner, whether the key
+// still held the expiry it was granted and whether its Refresh was
+// refused.
+type TakeoverRound struct {
+	Winners                     int
+	Overwritten, RefreshRefused bool
+}
+
+// JudgeTakeover is the verdict on the rounds of a takeover race: unsafe
+// when a round granted the lock to two racers, stuck when it granted it
+// to none while every racer asked for the free lock, inconclusive when the
+// one winner's Refresh disagreed with the key (RefreshMatchesKey: a lock
+// misreporting what it holds, which the counts cannot tell safe or not),
+// and safe when every round had one winner whose view of its lease was
+// the server's. bad is the first round that gave the verdict, -1 when
+// every round was safe (a race of no rounds is inconclusive).
+//
+// A round counts its winners, not when each was granted: the race is
+// meant to end well inside the lease. On a machine loaded enough to hold
+// one racer back past the winner's lease (100 ms in lesson 3), a second
+// grant can be a takeover of that expired lease, which these counts
+// cannot tell from an overlap; such a round is unsafe here, and stops
+// the lesson's regeneration rather than landing on its page.
+func JudgeTakeover(rounds []TakeoverRound) (v Verdict, bad int) {
+	if len(rounds) == 0 {
+		return Inconclusive, -1
+	}
+	return judgeEach(len(rounds), func(i int) Verdict {
+		r := rounds[i]
+		switch {
+		case r.Winners > 1:
+			return Unsafe
+		case r.Winners == 0:
+			return Stuck
+		case !RefreshMatchesKey(r.Overwritten, r.RefreshRefused):
+			return Inconclusive
+		}
+		return Safe
+	})
+}
+
+// JudgeTakeovers is the verdict on several races (one per clock
+// setting, each its rounds): the worst of their JudgeTakeover verdicts,
+// with the race and the round that first gave it (-1, -1 when every race
+// was safe). A measurement of no race is inconclusive.
+func JudgeTakeovers(races [][]TakeoverRound) (v Verdict, race, round int) {
+	return worstPart(len(races), func(i int) (Verdict, int) { return JudgeTakeover(races[i]) })
+}
+
+// worstPart is the worst of n parts' verdicts, each with the piece of the
+// part that gave it, and the first part that gave the worst.
+func worstPart(n int, judge func(i int) (Verdict, int)) (v Verdict, part, at int) {
+	if n == 0 {
+		return Inconclusive, -1, -1
+	}
+	v, part, at = Safe, -1, -1
+	for i := 0; i < n; i++ {
+		if w, bad := judge(i); Rank(w) > Rank(v) {
+			v, part, at = w, i, bad
+		}
+	}
+	return v, part, at
+}
+
+// judgeEach is the worst of n counted parts' verdicts (Worst), and the
+// first part that gave it (-1 when every part was safe).
+func judgeEach(n int, verdict func(i int) Verdict) (v Verdict, bad int) {
+	v, bad = Safe, -1
+	for i := 0; i < n; i++ {
+		if w := verdict(i); Rank(w) > Rank(v) {
+			v, bad = w, i
+		}
+	}
+	return v, bad
 }

@@ -53,3 +53,84 @@ func TestRefreshMatchesKey(t *testing.T) {
 		}
 	}
 }
+
+// A sale's verdict is its worst trial's, and names the first trial that
+// gave it.
+func TestJudgeSale(t *testing.T) {
+	exact := SaleTrial{Stock: 100, Sold: 100}
+	tests := []struct {
+		name   string
+		trials []SaleTrial
+		want   Verdict
+		bad    int
+	}{
+		{"no trial", nil, Inconclusive, -1},
+		{"every trial exact", []SaleTrial{exact, exact}, Safe, -1},
+		{"oversold", []SaleTrial{exact, {Stock: 100, Sold: 103}}, Unsafe, 1},
+		{"stock left", []SaleTrial{{Stock: 100, Sold: 98, Remaining: 2}, exact}, Inconclusive, 0},
+		{"oversold outranks stock left", []SaleTrial{{Stock: 100, Sold: 98, Remaining: 2}, {Stock: 100, Sold: 101}, {Stock: 100, Sold: 102}}, Unsafe, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if v, bad := JudgeSale(tc.trials); v != tc.want || bad != tc.bad {
+				t.Errorf("JudgeSale = %s, trial %d; want %s, trial %d", v, bad, tc.want, tc.bad)
+			}
+		})
+	}
+}
+
+// A race's verdict is its worst round's: two winners unsafe, none stuck,
+// a refresh that disagrees with the key inconclusive.
+func TestJudgeTakeover(t *testing.T) {
+	won := TakeoverRound{Winners: 1}
+	overwritten := TakeoverRound{Winners: 1, Overwritten: true, RefreshRefused: true}
+	tests := []struct {
+		name   string
+		rounds []TakeoverRound
+		want   Verdict
+		bad    int
+	}{
+		{"no round", nil, Inconclusive, -1},
+		{"one winner, its key overwritten or not", []TakeoverRound{won, overwritten}, Safe, -1},
+		{"refresh accepted on an overwritten key", []TakeoverRound{won, {Winners: 1, Overwritten: true}}, Inconclusive, 1},
+		{"no winner", []TakeoverRound{{}, won}, Stuck, 0},
+		{"two winners", []TakeoverRound{{}, won, {Winners: 2}}, Unsafe, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if v, bad := JudgeTakeover(tc.rounds); v != tc.want || bad != tc.bad {
+				t.Errorf("JudgeTakeover = %s, round %d; want %s, round %d", v, bad, tc.want, tc.bad)
+			}
+		})
+	}
+}
+
+// A measurement of several sales or races takes the worst part's verdict
+// and names the first part and piece that gave it; one of no parts is
+// inconclusive, and a part of none is too.
+func TestJudgeParts(t *testing.T) {
+	exact, over := SaleTrial{Stock: 2, Sold: 2}, SaleTrial{Stock: 2, Sold: 3}
+	won, two := TakeoverRound{Winners: 1}, TakeoverRound{Winners: 2}
+	tests := []struct {
+		name     string
+		sales    [][]SaleTrial
+		races    [][]TakeoverRound
+		want     Verdict
+		part, at int
+	}{
+		{"no part", nil, nil, Inconclusive, -1, -1},
+		{"every part safe", [][]SaleTrial{{exact}, {exact, exact}}, [][]TakeoverRound{{won}, {won}}, Safe, -1, -1},
+		{"the second part's second piece", [][]SaleTrial{{exact}, {exact, over}}, [][]TakeoverRound{{won}, {won, two}}, Unsafe, 1, 1},
+		{"a part of no piece", [][]SaleTrial{{exact}, nil}, [][]TakeoverRound{{won}, nil}, Inconclusive, 1, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if v, part, at := JudgeSales(tc.sales); v != tc.want || part != tc.part || at != tc.at {
+				t.Errorf("JudgeSales = %s, %d, %d; want %s, %d, %d", v, part, at, tc.want, tc.part, tc.at)
+			}
+			if v, part, at := JudgeTakeovers(tc.races); v != tc.want || part != tc.part || at != tc.at {
+				t.Errorf("JudgeTakeovers = %s, %d, %d; want %s, %d, %d", v, part, at, tc.want, tc.part, tc.at)
+			}
+		})
+	}
+}

@@ -118,6 +118,13 @@ func CellVerdict(runs []Verdict) Verdict {
 	return v
 }
 
+// RestsOnExercise reports whether a verdict means only as much as the
+// runs whose fault put the lock at risk: safe and not exercised, the
+// verdicts of clean runs, which CellVerdict tells apart by how many
+// exercised the fault. A table shows that count beside them; every other
+// verdict stands on its own.
+func RestsOnExercise(v Verdict) bool { return v == Safe || v == NotExercised }
+
 // Applicable reports whether a verdict says anything about the lock: every
 // verdict does but n/a, whose fault never reached the lock.
 func Applicable(v Verdict) bool { return v != NotApplicable }

@@ -41,18 +41,18 @@ func TestCellVerdict(t *testing.T) {
 // verdict, so that a new verdict fails here by name until each is answered.
 func TestVerdictMeanings(t *testing.T) {
 	tests := []struct {
-		v                                    Verdict
-		failed, safety, liveness, applicable bool
+		v                                              Verdict
+		failed, safety, liveness, applicable, exercise bool
 	}{
-		{Safe, false, false, false, true},
-		{Unsafe, true, true, false, true},
-		{Stuck, true, false, true, true},
-		{Unavailable, false, false, false, true},
-		{Inconclusive, false, false, false, true},
-		{NotExercised, false, false, false, true},
-		{Unknown, false, false, false, true},
-		{NotApplicable, false, false, false, false},
-		{"", false, false, false, true},
+		{Safe, false, false, false, true, true},
+		{Unsafe, true, true, false, true, false},
+		{Stuck, true, false, true, true, false},
+		{Unavailable, false, false, false, true, false},
+		{Inconclusive, false, false, false, true, false},
+		{NotExercised, false, false, false, true, true},
+		{Unknown, false, false, false, true, false},
+		{NotApplicable, false, false, false, false, false},
+		{"", false, false, false, true, false},
 	}
 	answered := map[Verdict]bool{}
 	for _, tc := range tests {
@@ -68,6 +68,9 @@ func TestVerdictMeanings(t *testing.T) {
 		}
 		if got := Applicable(tc.v); got != tc.applicable {
 			t.Errorf("Applicable(%q) = %v, want %v", tc.v, got, tc.applicable)
+		}
+		if got := RestsOnExercise(tc.v); got != tc.exercise {
+			t.Errorf("RestsOnExercise(%q) = %v, want %v", tc.v, got, tc.exercise)
 		}
 	}
 	for _, v := range Verdicts() {

@@ -12,5 +12,7 @@
 // RunSchedule, which make the run dir, start and stop the servers and
 // reset the protected counter in one place. A scenario (package
 // scenarios) is data that names a schedule, a workload, or both;
-// RunScenario and RunCell run it.
+// RunScenario and RunCell run it. Two lessons' measurements are jobs for
+// Run too (SaleJob, TakeoverJob): in-process clients whose counts, not a
+// history, the checker judges (checker.JudgeSale, checker.JudgeTakeover).
 package engine

@@ -473,7 +473,7 @@ func (c Claim) problems(ev []Evidence, recs map[string]Record, everywhere bool) 
 			switch {
 			case !ok:
 				out = append(out, fmt.Sprintf("%q: says %s is %s; measured: %s", c.Text, what, v, measured(cells)))
-			case everywhere && v == checker.Safe && !every:
+			case everywhere && checker.Survived(v) && !every:
 				out = append(out, fmt.Sprintf("%q: says %s is safe, but not every cell is: %s", c.Text, what, measured(cells)))
 			}
 		}

@@ -142,7 +142,7 @@ func deploymentVerdict(m Matrix, impl string, d Deployment, fenced bool) (string
 // fault where the matrix records it (record.Cell.VerdictText), summed
 // over the cells that gave it.
 func verdictWithCount(v checker.Verdict, cells []record.Cell) string {
-	if v != checker.Safe && v != checker.NotExercised {
+	if !checker.RestsOnExercise(v) {
 		return string(v)
 	}
 	ex, runs := 0, 0
@@ -152,7 +152,7 @@ func verdictWithCount(v checker.Verdict, cells []record.Cell) string {
 	}
 	// A matrix older than the exercised count records none: a safe cell
 	// there says nothing of it, and a not-exercised one cannot exist.
-	if ex == 0 && v == checker.Safe {
+	if ex == 0 && checker.Survived(v) {
 		return string(v)
 	}
 	return record.Cell{Verdict: v, ExercisedRuns: ex, Runs: runs}.VerdictText()

@@ -12,9 +12,11 @@ import (
 // topology, as every run of that lock starts them (cluster.Start, which
 // sweeps what killed runs left and stops its servers on an interrupt), and
 // returns them with the address of the lock's kind (a Redis host:port, a
-// PostgreSQL DSN). The measurements that run outside the engine (the sale,
-// the takeover race) use it, so that neither names a server kind nor
-// starts a server its own way.
+// PostgreSQL DSN). The one measurement that still runs outside the engine
+// (lesson 17's claims of the source documents, docclaims) uses it, so
+// that it names no server kind and starts no server its own way; the sale
+// and the takeover race are engine jobs (engine.SaleJob,
+// engine.TakeoverJob).
 func startLockServers(ctx context.Context, lock string) (*cluster.Topology, string, error) {
 	spec, err := impls.Lookup(lock)
 	if err != nil {

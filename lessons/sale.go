@@ -8,6 +8,8 @@ import (
 
 	"github.com/locklab/locklab/benchmark"
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/engine"
+	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/workload/sale"
 )
 
@@ -41,66 +43,31 @@ func saleClients(p Page, recs map[string]Record) int {
 	return clients
 }
 
-// runSale starts the server pg-advisory declares (one PostgreSQL) and
-// measures every way of selling the stock on it.
+// runSale has the engine sell the stock every way on the server
+// pg-advisory declares (one PostgreSQL), started and stopped as for every
+// run (engine.SaleJob), and stops the regeneration when the checker finds
+// that a way that must not oversell did not sell the stock exactly: the
+// conditional update, the locked sale and the sale by version are the
+// page's claim that nothing is oversold, so a run that contradicts it
+// does not land on the page. The no-lock way is the control the checker
+// leaves out; it shows an oversell is seen.
 func runSale(ctx context.Context, opt Options, p Page, recs map[string]Record) (SaleRecord, error) {
-	topo, dsn, err := startLockServers(ctx, string(sale.Advisory))
+	spec, err := impls.Lookup(string(sale.Advisory))
 	if err != nil {
-		return SaleRecord{}, fmt.Errorf("the sale's server: %w", err)
+		return SaleRecord{}, err
 	}
-	defer topo.Close()
 	rec := SaleRecord{Generated: time.Now().UTC().Format("2006-01-02 15:04 MST"), Server: "PostgreSQL"}
-	for _, w := range sale.Ways {
-		opt.Logf("lesson sale: %s, %d clients, stock %d, %d trials", w, saleClients(p, recs), saleStock, saleTrials)
-		r, err := sale.Measure(ctx, sale.Options{DSN: dsn, Clients: saleClients(p, recs), Stock: saleStock, Trials: saleTrials}, w)
-		if err != nil {
-			return SaleRecord{}, err
-		}
-		if err := ExclusiveSale(r); err != nil {
-			return SaleRecord{}, err
-		}
-		rec.Results = append(rec.Results, r)
-	}
-	opt.Logf("lesson sale: by version, %d clients, stock %d, %d trials", saleClients(p, recs), saleStock, saleTrials)
-	v, err := sale.MeasureVersion(ctx, sale.Options{DSN: dsn, Clients: saleClients(p, recs), Stock: saleStock, Trials: saleTrials})
+	var m engine.SaleMeasured
+	job := engine.SaleJob(sale.Options{Clients: saleClients(p, recs), Stock: saleStock, Trials: saleTrials}, &m)
+	out, err := engine.Run(ctx, job, engine.Options{Impl: spec, Seed: 1, Logf: opt.Logf})
 	if err != nil {
-		return SaleRecord{}, err
+		return SaleRecord{}, fmt.Errorf("the sale: %w", err)
 	}
-	if err := ExclusiveVersionSale(v); err != nil {
-		return SaleRecord{}, err
+	if !checker.Survived(out.Verdict) {
+		return SaleRecord{}, fmt.Errorf("the sale is %s (%s): a way that must not oversell did not sell the stock exactly", out.Verdict, out.Detail)
 	}
-	rec.Version = &v
+	rec.Results, rec.Version = m.Results, m.Version
 	return rec, nil
-}
-
-// ExclusiveSale fails when a way that must sell exactly the stock did
-// not (checker.SoldExactly): the conditional update and the locked sale are
-// the page's claim that nothing is oversold, so a run that contradicts it
-// stops the regeneration instead of landing on the page. The no-lock way
-// is exempt; it is the control that shows an oversell is seen.
-func ExclusiveSale(r sale.Result) error {
-	if r.Way == sale.NoLock {
-		return nil
-	}
-	for i, t := range r.Trials {
-		if !checker.SoldExactly(r.Stock, t.Sold, t.Remaining) {
-			return fmt.Errorf("sale %s, trial %d: sold %d of a stock of %d (oversold %d, %d left): the way that must not oversell did",
-				r.Way, i+1, t.Sold, r.Stock, t.Oversold, t.Remaining)
-		}
-	}
-	return nil
-}
-
-// ExclusiveVersionSale is ExclusiveSale for the sale by version: a
-// compare-and-set on the row sells exactly the stock.
-func ExclusiveVersionSale(v sale.VersionResult) error {
-	for i, t := range v.Trials {
-		if !checker.SoldExactly(v.Stock, t.Sold, t.Remaining) {
-			return fmt.Errorf("sale by version, trial %d: sold %d of a stock of %d (oversold %d, %d left): the compare-and-set oversold",
-				i+1, t.Sold, v.Stock, t.Oversold, t.Remaining)
-		}
-	}
-	return nil
 }
 
 // versionRow is the sale by version's row of the table and its retries.

@@ -4,14 +4,17 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/workload/sale"
 )
 
 // TestCommittedSaleOversellsOnlyWithoutALock holds lesson 13's measured
-// sale to what the page says of it: the conditional update and the locked
-// sale sold exactly the stock in every trial, and the no-lock control was
-// caught overselling, so the zero beside the others was measured by a
-// figure that can see an oversell.
+// sale to what the page says of it: the checker finds the conditional
+// update, the locked sale and the sale by version safe (each sold exactly
+// the stock in every trial), and the no-lock control unsafe (caught
+// overselling), so the zero beside the others was measured by a figure
+// that can see an oversell.
 func TestCommittedSaleOversellsOnlyWithoutALock(t *testing.T) {
 	rec, err := loadSale(filepath.Join("..", "docs", "lessons"))
 	if err != nil {
@@ -26,42 +29,22 @@ func TestCommittedSaleOversellsOnlyWithoutALock(t *testing.T) {
 		if len(r.Trials) == 0 {
 			t.Errorf("%s: no trials", r.Way)
 		}
-		if err := ExclusiveSale(r); err != nil {
-			t.Error(err)
-		}
-		if r.Way == sale.NoLock && r.Oversold() == 0 {
-			t.Errorf("the no-lock control oversold nothing in %d trials: the page's zeros prove nothing", len(r.Trials))
+		v, detail := engine.SaleVerdict(r)
+		switch {
+		case r.Way.Control() && !checker.SafetyViolated(v):
+			t.Errorf("the no-lock control is %s in %d trials, not caught overselling: the page's zeros prove nothing", v, len(r.Trials))
+		case !r.Way.Control() && !checker.Survived(v):
+			t.Errorf("%s is %s: %s", r.Way, v, detail)
 		}
 	}
 	if rec.Version == nil {
 		t.Errorf("sale.json has no sale by version: regenerate lesson 13")
-	} else if err := ExclusiveVersionSale(*rec.Version); err != nil {
-		t.Error(err)
+	} else if v, detail := engine.VersionSaleVerdict(*rec.Version); !checker.Survived(v) {
+		t.Errorf("the sale by version is %s: %s", v, detail)
 	}
 	for _, w := range sale.Ways {
 		if !seen[w] {
 			t.Errorf("sale.json has no %s row", w)
 		}
-	}
-}
-
-// ExclusiveSale refuses a sale that oversold, sold short or left stock.
-func TestExclusiveSale(t *testing.T) {
-	tests := []struct {
-		name    string
-		r       sale.Result
-		wantErr bool
-	}{
-		{"exact", sale.Result{Way: sale.Conditional, Stock: 3, Trials: []sale.Trial{{Sold: 3}}}, false},
-		{"oversold", sale.Result{Way: sale.Advisory, Stock: 3, Trials: []sale.Trial{{Sold: 4, Oversold: 1}}}, true},
-		{"stock left", sale.Result{Way: sale.Conditional, Stock: 3, Trials: []sale.Trial{{Sold: 2, Remaining: 1}}}, true},
-		{"the control may oversell", sale.Result{Way: sale.NoLock, Stock: 3, Trials: []sale.Trial{{Sold: 5, Oversold: 2}}}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := ExclusiveSale(tt.r); (err != nil) != tt.wantErr {
-				t.Fatalf("ExclusiveSale = %v, want error %v", err, tt.wantErr)
-			}
-		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/engine"
+	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/workload/takeover"
 )
 
@@ -27,42 +29,27 @@ type TakeoverRecord struct {
 	Results   []takeover.Result `json:"results"`
 }
 
-// runTakeover starts the server redis-getset declares (one Redis) and
-// races the clients on it, once per clock setting.
+// runTakeover has the engine race the clients on the server
+// redis-getset declares (one Redis), started and stopped as for every run
+// (engine.TakeoverJob), once per clock setting, and stops the
+// regeneration on a race the page could not explain: a round with no
+// winner or two, or a winner whose Refresh disagrees with the key, which
+// the checker finds not safe.
 func runTakeover(ctx context.Context, opt Options) (TakeoverRecord, error) {
-	topo, addr, err := startLockServers(ctx, takeover.Lock)
+	spec, err := impls.Lookup(takeover.Lock)
 	if err != nil {
-		return TakeoverRecord{}, fmt.Errorf("the race's server: %w", err)
+		return TakeoverRecord{}, err
 	}
-	defer topo.Close()
 	rec := TakeoverRecord{Generated: time.Now().UTC().Format("2006-01-02 15:04 MST")}
-	for _, spread := range takeoverSpreads {
-		opt.Logf("lesson race: %s, %d clients, %d rounds, TTL %s, clocks ±%s", takeover.Lock, takeoverClients, takeoverRounds, takeoverTTL, spread)
-		r, err := takeover.Measure(ctx, takeover.Options{Redis: addr, Clients: takeoverClients, Rounds: takeoverRounds, TTL: takeoverTTL, ClockSpread: spread})
-		if err != nil {
-			return TakeoverRecord{}, err
-		}
-		if err := TakeoverConsistent(r); err != nil {
-			return TakeoverRecord{}, err
-		}
-		rec.Results = append(rec.Results, r)
+	job := engine.TakeoverJob(takeover.Options{Clients: takeoverClients, Rounds: takeoverRounds, TTL: takeoverTTL}, takeoverSpreads, &rec.Results)
+	out, err := engine.Run(ctx, job, engine.Options{Impl: spec, Seed: 1, TTL: takeoverTTL, Logf: opt.Logf})
+	if err != nil {
+		return TakeoverRecord{}, fmt.Errorf("the race: %w", err)
+	}
+	if !checker.Survived(out.Verdict) {
+		return TakeoverRecord{}, fmt.Errorf("the race is %s (%s): the page cannot explain it", out.Verdict, out.Detail)
 	}
 	return rec, nil
-}
-
-// TakeoverConsistent fails on a race the page could not explain: a round
-// with no winner or two (checker.OneWinner), or a winner whose Refresh
-// disagrees with the key (checker.RefreshMatchesKey).
-func TakeoverConsistent(r takeover.Result) error {
-	for i, x := range r.Rounds {
-		if !checker.OneWinner(x.Winners) {
-			return fmt.Errorf("race, clocks ±%s, round %d: %d winners, want 1", r.ClockSpread, i+1, x.Winners)
-		}
-		if !checker.RefreshMatchesKey(x.Overwritten, x.RefreshRefused) {
-			return fmt.Errorf("race, clocks ±%s, round %d: key overwritten %v but the winner's refresh refused %v", r.ClockSpread, i+1, x.Overwritten, x.RefreshRefused)
-		}
-	}
-	return nil
 }
 
 func loadTakeover(dir string) (*TakeoverRecord, error) {

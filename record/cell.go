@@ -145,7 +145,7 @@ func SplitRow(row string) (impl, topo string) {
 // (3 of 3 exercised)"), as a safe verdict means only as much as the runs
 // whose fault put the lock at risk; any other verdict stands alone.
 func (r Cell) VerdictText() string {
-	if r.Verdict == checker.Safe || r.Verdict == checker.NotExercised {
+	if checker.RestsOnExercise(r.Verdict) {
 		return fmt.Sprintf("%s (%d of %d exercised)", r.Verdict, r.ExercisedRuns, r.Runs)
 	}
 	return string(r.Verdict)

@@ -39,6 +39,11 @@ const (
 // Ways lists every way in the order a page shows them.
 var Ways = []Way{Conditional, Advisory, NoLock}
 
+// Control reports whether the way is the control: the read-check-write
+// with no lock, which is there to show that an oversell is seen, so its
+// trials are not held to selling the stock exactly.
+func (w Way) Control() bool { return w == NoLock }
+
 // Statement is what one sale runs, for a page to quote.
 func (w Way) Statement() string {
 	switch w {
