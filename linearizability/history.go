@@ -57,6 +57,16 @@ const (
 	Danger Kind = "danger-window"
 )
 
+// An AcquireFailed event's Text begins with one of these when the acquire
+// did not meet the lock: FailedBackend, the servers failed or refused it;
+// FailedUnknown, its outcome is unknown (a cut connection). The runner
+// writes them and the checker reads them (an acquire that never met the
+// lock does not exercise a fault), so they live with the vocabulary.
+const (
+	FailedBackend = "backend: "
+	FailedUnknown = "unknown: "
+)
+
 // ReachClockReads names the Reached event a worker whose clock was skewed
 // records on exit, with how often the lock read the skewed clock: the only
 // way a clock fault can be shown to have reached a lock at all. It lives

@@ -319,9 +319,9 @@ func errorKind(err error) string {
 	case errors.Is(err, impls.ErrHeld):
 		return "held"
 	case errors.Is(err, impls.ErrUnknown):
-		return "unknown: " + err.Error()
+		return lin.FailedUnknown + err.Error()
 	case errors.Is(err, impls.ErrBackend):
-		return "backend: " + err.Error()
+		return lin.FailedBackend + err.Error()
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
 	default:

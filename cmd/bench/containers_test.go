@@ -126,7 +126,17 @@ func TestContainerModeVerdicts(t *testing.T) {
 			if tt.fencing {
 				args = append(args, "-fencing")
 			}
-			if got := checkVerdict(t, args...); got != string(want.Verdict) {
+			// A run whose fault never put the lock at risk proves nothing
+			// either way (a container restarted slowly on a loaded
+			// machine let the holder write alone past its hold-up): it is
+			// run again, as the matrix runs a cell until enough runs
+			// exercised it; an exercised run's verdict is never retried.
+			got := checkVerdict(t, args...)
+			for try := 1; got == string(checker.NotExercised) && want.Verdict != checker.NotExercised && try < 3; try++ {
+				t.Logf("run %d was not exercised; running it again", try)
+				got = checkVerdict(t, args...)
+			}
+			if got != string(want.Verdict) {
 				t.Fatalf("fault %s: verdict %s, the table's %s (%s)", tt.fault, got, want.Verdict, want.Why)
 			}
 			noLabResources(t)
