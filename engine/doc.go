@@ -12,7 +12,11 @@
 // RunSchedule, which make the run dir, start and stop the servers and
 // reset the protected counter in one place. A scenario (package
 // scenarios) is data that names a schedule, a workload, or both;
-// RunScenario and RunCell run it. Two lessons' measurements are jobs for
-// Run too (SaleJob, TakeoverJob): in-process clients whose counts, not a
-// history, the checker judges (checker.JudgeSale, checker.JudgeTakeover).
+// RunScenario and RunCell run it. The lessons' measurements are jobs for
+// Run too (SaleJob, TakeoverJob, and lesson 17's RedlockClaimsJob and
+// EphemeralJob): in-process clients, and for the ephemeral node a worker
+// process killed mid-hold, whose counts, not a history, the checker
+// judges (checker.JudgeSale, checker.JudgeTakeover, checker.JudgeVoteRaces,
+// checker.JudgeQuorumAcquires, checker.JudgeProgress,
+// checker.JudgeLeaseViews).
 package engine

@@ -4,16 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/impls/redlock"
-	"github.com/locklab/locklab/runner"
-	"github.com/locklab/locklab/topology"
 	"github.com/locklab/locklab/workload/docclaims"
 )
 
@@ -36,6 +33,10 @@ const (
 	claimsBudgetClient = 8
 	claimsSession      = time.Second
 	claimsEphTrials    = 3
+	// claimsHolderHolds is how long the killed holder means to hold the
+	// lock: far longer than the measurement, so that only its SIGKILL
+	// ends its session.
+	claimsHolderHolds = time.Minute
 )
 
 // claimsSplitClients are the racers for the free lock: as many as nodes,
@@ -65,85 +66,54 @@ type DocClaimsScale struct {
 
 var pageScale = DocClaimsScale{Rounds: claimsSplitRounds, Acquires: claimsDownAcquires, Trials: claimsEphTrials, Budget: claimsBudgetFor}
 
-// runDocClaims starts the servers redlock declares (five Redis nodes) and
-// those zookeeper declares, and measures every claim on them.
+// runDocClaims has the engine measure every claim, as it runs every run:
+// on the five Redis nodes redlock declares (engine.RedlockClaimsJob),
+// then on the ZooKeeper zookeeper declares (engine.EphemeralJob), each
+// started and stopped by engine.Run. A measurement the checker finds not
+// safe (a race nobody won, a grant no majority voted for, a holder whose
+// refresh disagrees with the server, no grant or no trial at all) stops
+// the regeneration; what the page's sentences say of the figures,
+// DocClaimsProblems holds it to.
 func runDocClaims(ctx context.Context, logf func(string, ...any), sc DocClaimsScale) (DocClaimsRecord, error) {
 	rec := DocClaimsRecord{Generated: time.Now().UTC().Format("2006-01-02 15:04 MST")}
-	topo, _, err := startLockServers(ctx, docclaims.Redlock)
+	redlockSpec, err := impls.Lookup(docclaims.Redlock)
 	if err != nil {
-		return rec, fmt.Errorf("redlock's servers: %w", err)
+		return rec, err
 	}
-	defer topo.Close()
-	nodes := topo.Lock(topology.Redis)
-	addrs := topo.Endpoints().Addrs(topology.Redis)
-
+	claims := engine.RedlockClaims{
+		Down:        docclaims.DownOptions{TTL: claimsTTL, Acquires: sc.Acquires},
+		NodeTimeout: redlock.NodeTimeout(claimsTTL),
+		Script:      docclaims.ScriptOptions{Clients: claimsScriptOthers, Window: claimsScriptWindow, Script: claimsScriptFor, LeaseTTL: claimsLeaseTTL},
+	}
 	for _, n := range claimsSplitClients {
-		logf("lesson claims: split votes, %d redlock clients, %d rounds each way", n, sc.Rounds)
-		split, err := docclaims.MeasureSplitVotes(ctx, docclaims.SplitOptions{Redis: addrs, Clients: n, Rounds: sc.Rounds, TTL: claimsTTL, Bound: claimsSplitBound})
-		if err != nil {
-			return rec, fmt.Errorf("split votes: %w", err)
-		}
-		rec.Split = append(rec.Split, split...)
-	}
-	logf("lesson claims: redlock with nodes stalled, %d acquires per row", sc.Acquires)
-	if rec.Down, err = docclaims.MeasureNodesDown(ctx, docclaims.DownOptions{Redis: addrs, TTL: claimsTTL, Acquires: sc.Acquires,
-		Stall: func(i int) error { return nodes[i].Pause() }, Wake: func(i int) error { return nodes[i].Resume() }}, redlock.NodeTimeout(claimsTTL)); err != nil {
-		return rec, fmt.Errorf("nodes down: %w", err)
+		claims.Split = append(claims.Split, docclaims.SplitOptions{Clients: n, Rounds: sc.Rounds, TTL: claimsTTL, Bound: claimsSplitBound})
 	}
 	for _, hold := range claimsHolds {
-		logf("lesson claims: waiting budget TTL/2, %d clients, work %s", claimsBudgetClient, hold)
-		row, err := docclaims.MeasureBudget(ctx, docclaims.BudgetOptions{Redis: addrs, Clients: claimsBudgetClient, TTL: claimsTTL, Budget: claimsTTL / 2, Hold: hold, Duration: sc.Budget})
-		if err != nil {
-			return rec, fmt.Errorf("waiting budget: %w", err)
-		}
-		rec.Budget = append(rec.Budget, row)
+		claims.Budget = append(claims.Budget, docclaims.BudgetOptions{Clients: claimsBudgetClient, TTL: claimsTTL, Budget: claimsTTL / 2, Hold: hold, Duration: sc.Budget})
 	}
-	logf("lesson claims: a %s script on one node, %d other clients", claimsScriptFor, claimsScriptOthers)
-	if rec.Script, err = docclaims.MeasureSlowScript(ctx, docclaims.ScriptOptions{Redis: addrs[0], Clients: claimsScriptOthers, Window: claimsScriptWindow, Script: claimsScriptFor, LeaseTTL: claimsLeaseTTL}); err != nil {
-		return rec, fmt.Errorf("slow script: %w", err)
+	var m engine.RedlockClaimsMeasured
+	out, err := engine.Run(ctx, engine.RedlockClaimsJob(claims, &m), engine.Options{Impl: redlockSpec, Seed: 1, TTL: claimsTTL, Logf: logf})
+	if err != nil {
+		return rec, fmt.Errorf("redlock's claims: %w", err)
 	}
+	if !checker.Survived(out.Verdict) {
+		return rec, fmt.Errorf("redlock's claims are %s (%s): the lock did not keep to its rule", out.Verdict, out.Detail)
+	}
+	rec.Split, rec.Down, rec.Budget, rec.Script = m.Split, m.Down, m.Budget, m.Script
 
-	// The holder in its own process is a worker of the lab's runs, which
-	// writes the protected counter while it holds: its Redis too.
-	spec, err := impls.Lookup(docclaims.ZooKeeper)
+	zkSpec, err := impls.Lookup(docclaims.ZooKeeper)
 	if err != nil {
 		return rec, err
 	}
-	zkTopo, err := cluster.Start(ctx, spec.Backend.Topology().Merge(topology.Of(topology.ResourceNode())), cluster.External{})
+	eph := docclaims.EphemeralOptions{Session: claimsSession, Trials: sc.Trials}
+	out, err = engine.Run(ctx, engine.EphemeralJob(eph, claimsHolderHolds, &rec.Ephemeral), engine.Options{Impl: zkSpec, Seed: 1, TTL: claimsSession, Logf: logf})
 	if err != nil {
-		return rec, fmt.Errorf("zookeeper's servers: %w", err)
+		return rec, fmt.Errorf("the ephemeral node: %w", err)
 	}
-	defer zkTopo.Close()
-	logs, err := os.MkdirTemp("", "locklab-claims-")
-	if err != nil {
-		return rec, err
-	}
-	defer os.RemoveAll(logs)
-	logf("lesson claims: ephemeral node, session %s, %d trials each way", claimsSession, sc.Trials)
-	rec.Ephemeral, err = docclaims.MeasureEphemeral(ctx, docclaims.EphemeralOptions{
-		ZooKeeper: zkTopo.Endpoints().Addrs(topology.ZooKeeper), Session: claimsSession, Trials: sc.Trials,
-		StartHolder: func(ctx context.Context, key string) (func(), error) { return startZKHolder(ctx, zkTopo, logs, key) },
-	})
-	if err != nil {
-		return rec, fmt.Errorf("ephemeral node: %w", err)
+	if !checker.Survived(out.Verdict) {
+		return rec, fmt.Errorf("the ephemeral node is %s (%s)", out.Verdict, out.Detail)
 	}
 	return rec, nil
-}
-
-// startZKHolder starts a worker process (package runner) that takes the
-// zookeeper lock on key and holds it far longer than the measurement, so
-// that only its SIGKILL ends its session.
-func startZKHolder(ctx context.Context, topo *cluster.Topology, dir, key string) (func(), error) {
-	hold := time.Minute
-	w, err := runner.Start(ctx, runner.WorkerSpec{
-		Impl: docclaims.ZooKeeper, ID: 1, Key: key, Servers: topo.Endpoints(), Resource: topo.ResourceAddr,
-		TTL: claimsSession, WorkMin: hold, WorkMax: hold, AcquireTimeout: 2 * hold,
-		History: filepath.Join(dir, key+".history"),
-	}, filepath.Join(dir, key+".log"), nil, 30*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	return w.Kill, nil
 }
 
 func loadDocClaims(dir string) (*DocClaimsRecord, error) {

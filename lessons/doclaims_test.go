@@ -3,6 +3,7 @@ package lessons
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,41 @@ func TestCommittedDocClaimsAgreeWithPage(t *testing.T) {
 		if !strings.Contains(unlinked, "<!-- generated:"+name+" -->\n"+want) {
 			t.Errorf("%s: block %s is not what docclaims.json renders: run `go run ./cmd/bench lessons -page 17-the-documents-last-claims -no-run`", DocClaimsPage, name)
 		}
+	}
+}
+
+// DocClaimsProblems refuses a measurement where the lock broke its rule,
+// as the checker judges it (a round nobody won, a grant without a
+// majority, a refusal with one, nothing granted within the budget, a way
+// of dying without a trial): each edit of the committed measurement
+// yields a problem naming it.
+func TestDocClaimsProblemsAskTheChecker(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(r *DocClaimsRecord)
+		want string
+	}{
+		{"a round nobody won", func(r *DocClaimsRecord) { r.Split[0].Rounds[0].GrantMS = -1 }, "no grant within"},
+		{"a grant without a majority", func(r *DocClaimsRecord) {
+			last := &r.Down.Rows[len(r.Down.Rows)-1]
+			last.Acquire.N, last.Refused = 1, last.Refused-1
+		}, "(unsafe)"},
+		{"a refusal with a majority", func(r *DocClaimsRecord) { r.Down.Rows[1].Refused = 1 }, "1 of 5 stalled"},
+		{"nothing granted within the budget", func(r *DocClaimsRecord) { r.Budget[0].Granted = 0 }, "nothing granted"},
+		{"a way of dying without a trial", func(r *DocClaimsRecord) { r.Ephemeral[1].DeletedMS = nil }, "no trial"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Each case edits a fresh copy of the committed measurement.
+			rec, err := loadDocClaims(filepath.Join("..", "docs", "lessons"))
+			if err != nil || rec == nil {
+				t.Fatalf("docs/lessons/docclaims.json: %v", err)
+			}
+			tt.edit(rec)
+			msgs := DocClaimsProblems(*rec)
+			if !slices.ContainsFunc(msgs, func(m string) bool { return strings.Contains(m, tt.want) }) {
+				t.Errorf("problems %q, want one saying %q", msgs, tt.want)
+			}
+		})
 	}
 }
