@@ -1,10 +1,12 @@
 package checker
 
+import "time"
+
 // Two of the lessons' measurements are judged by counts, not by a
 // history: a sale of a stock (the coupon sale of the source documents, on
 // PostgreSQL), as Jepsen's counter workload is judged by its total, and a
 // race of clients for a lock whose holder went away (the redis-getset
-// takeover), by how many won. The engine runs them on the servers it
+// takeover), by how many won and when (grantoverlap.go). The engine runs them on the servers it
 // starts for every run, but their clients keep no history for porcupine;
 // what each count must be to show exclusion, and the verdict it gives,
 // are still the checker's to say (JudgeSale, JudgeTakeover).
@@ -70,29 +72,35 @@ func JudgeSales(sales [][]SaleTrial) (v Verdict, sale, trial int) {
 }
 
 // TakeoverRound is one race of clients for a lock whose holder went away:
-// how many were granted it and, for a single winner, whether the key
-// still held the expiry it was granted and whether its Refresh was
-// refused.
+// how many were granted it and, when recorded, when (Grants, in the order
+// of their replies); and for the last winner, the holder at the end of the
+// race, whether the key still held the expiry it was granted, whether its
+// Refresh was refused, and when that Refresh was answered (on the grants'
+// clock: a refresh answered after its lease ended may be refused for that
+// alone).
 type TakeoverRound struct {
 	Winners                     int
+	Grants                      []TakeoverGrant
 	Overwritten, RefreshRefused bool
+	RefreshReply                time.Duration
 }
 
 // JudgeTakeover is the verdict on the rounds of a takeover race: unsafe
-// when a round granted the lock to two racers, stuck when it granted it
-// to none while every racer asked for the free lock, inconclusive when the
-// one winner's Refresh disagreed with the key (RefreshMatchesKey: a lock
-// misreporting what it holds, which the counts cannot tell safe or not),
-// and safe when every round had one winner whose view of its lease was
-// the server's. bad is the first round that gave the verdict, -1 when
-// every round was safe (a race of no rounds is inconclusive).
-//
-// A round counts its winners, not when each was granted: the race is
-// meant to end well inside the lease. On a machine loaded enough to hold
-// one racer back past the winner's lease (100 ms in lesson 3), a second
-// grant can be a takeover of that expired lease, which these counts
-// cannot tell from an overlap; such a round is unsafe here, and stops
-// the lesson's regeneration rather than landing on its page.
+// when a round granted the lock to two racers whose leases ran at once
+// (LeasesOverlap), or to two racers it did not time (a count alone cannot
+// show the second came after the first's lease); inconclusive when two
+// grants' times cannot place one against the other's lease end
+// (LeasesUnplaced), or when the holder's Refresh, asked within its lease,
+// disagreed with the key (RefreshMatchesKey: a lock misreporting what it
+// holds, which the counts cannot tell safe or not); stuck when a round
+// granted the lock to none while every racer asked for the free lock; and
+// safe when every round had one holder at a time whose view of its lease
+// was the server's. A second winner whose request went out after the
+// first's lease ended took over an expired lease, as the lock is meant to
+// (a racer held back past the 100 ms lease of lesson 3 on a loaded
+// machine): that round is safe, and LateTakeover counts it. bad is the
+// first round that gave the verdict, -1 when every round was safe (a race
+// of no rounds is inconclusive).
 func JudgeTakeover(rounds []TakeoverRound) (v Verdict, bad int) {
 	if len(rounds) == 0 {
 		return Inconclusive, -1
@@ -100,11 +108,18 @@ func JudgeTakeover(rounds []TakeoverRound) (v Verdict, bad int) {
 	return judgeEach(len(rounds), func(i int) Verdict {
 		r := rounds[i]
 		switch {
-		case r.Winners > 1:
-			return Unsafe
 		case r.Winners == 0:
 			return Stuck
-		case !RefreshMatchesKey(r.Overwritten, r.RefreshRefused):
+		case r.Winners > 1 && len(r.Grants) != r.Winners:
+			return Unsafe
+		}
+		switch worstOverlap(r.Grants) {
+		case LeasesOverlap:
+			return Unsafe
+		case LeasesUnplaced:
+			return Inconclusive
+		}
+		if RefreshWithinLease(r) && !RefreshMatchesKey(r.Overwritten, r.RefreshRefused) {
 			return Inconclusive
 		}
 		return Safe

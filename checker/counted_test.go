@@ -79,11 +79,15 @@ func TestJudgeSale(t *testing.T) {
 	}
 }
 
-// A race's verdict is its worst round's: two winners unsafe, none stuck,
-// a refresh that disagrees with the key inconclusive.
+// A race's verdict is its worst round's: two winners whose leases ran at
+// once (or two untimed) unsafe, none stuck, two grants the times cannot
+// place, or a refresh within the lease that disagrees with the key,
+// inconclusive. A second winner asked after the first's lease ended took
+// over an expired lease: safe, as is a refresh refused after the lease.
 func TestJudgeTakeover(t *testing.T) {
 	won := TakeoverRound{Winners: 1}
 	overwritten := TakeoverRound{Winners: 1, Overwritten: true, RefreshRefused: true}
+	late := TakeoverGrant{Start: 112 * msec, Reply: 113 * msec, Lease: 100 * msec}
 	tests := []struct {
 		name   string
 		rounds []TakeoverRound
@@ -94,7 +98,15 @@ func TestJudgeTakeover(t *testing.T) {
 		{"one winner, its key overwritten or not", []TakeoverRound{won, overwritten}, Safe, -1},
 		{"refresh accepted on an overwritten key", []TakeoverRound{won, {Winners: 1, Overwritten: true}}, Inconclusive, 1},
 		{"no winner", []TakeoverRound{{}, won}, Stuck, 0},
-		{"two winners", []TakeoverRound{{}, won, {Winners: 2}}, Unsafe, 2},
+		{"two winners, untimed", []TakeoverRound{{}, won, {Winners: 2}}, Unsafe, 2},
+		{"two winners in the same race", []TakeoverRound{won, {Winners: 2, Grants: []TakeoverGrant{first, {Start: 0, Reply: 2 * msec, Lease: 100 * msec}}}}, Unsafe, 1},
+		{"the second granted while the first's lease ran", []TakeoverRound{{Winners: 2, Grants: []TakeoverGrant{first, {Start: 85 * msec, Reply: 86 * msec, Lease: 100 * msec}}}}, Unsafe, 0},
+		{"the second asked after the first's lease ended", []TakeoverRound{won, {Winners: 2, Grants: []TakeoverGrant{first, late}, RefreshReply: 114 * msec}}, Safe, -1},
+		{"the second's request straddles the first's lease end", []TakeoverRound{{Winners: 2, Grants: []TakeoverGrant{first, {Start: 99 * msec, Reply: 101 * msec, Lease: 100 * msec}}}}, Inconclusive, 0},
+		{"a late takeover whose refresh disagrees with the key", []TakeoverRound{{Winners: 2, Grants: []TakeoverGrant{first, late}, RefreshRefused: true, RefreshReply: 114 * msec}}, Inconclusive, 0},
+		{"a refresh refused after its lease ended, key intact", []TakeoverRound{{Winners: 1, Grants: []TakeoverGrant{first}, RefreshRefused: true, RefreshReply: 115 * msec}}, Safe, -1},
+		{"a refresh refused within its lease, key intact", []TakeoverRound{{Winners: 1, Grants: []TakeoverGrant{first}, RefreshRefused: true, RefreshReply: 3 * msec}}, Inconclusive, 0},
+		{"overlap outranks an unplaced straddle", []TakeoverRound{{Winners: 2, Grants: []TakeoverGrant{first, {Start: 99 * msec, Reply: 101 * msec, Lease: 100 * msec}}}, {Winners: 2, Grants: []TakeoverGrant{first, first}}}, Unsafe, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/checker"
@@ -17,7 +18,8 @@ import (
 // clients, each with the clock its spread gives it, which a worker
 // process cannot be handed. What it measured lands in *got, one result per
 // spread, and its verdict is the checker's over every round
-// (JudgeTakeover).
+// (JudgeTakeover); its figure late-takeovers counts the rounds a second
+// winner took over a lease that had ended (checker.LateTakeover).
 func TakeoverJob(opt takeover.Options, spreads []time.Duration, got *[]takeover.Result) Job {
 	return Job{Name: "takeover", Body: func(ctx context.Context, env *Env) (*Outcome, error) {
 		opt.Redis = env.Topo.Endpoints().First(env.Impl.Backend.Kind)
@@ -36,7 +38,9 @@ func TakeoverJob(opt takeover.Options, spreads []time.Duration, got *[]takeover.
 		}
 		*got = results
 		env.Phase(PhaseWorkload)
-		out := &Outcome{Clients: opt.Clients, Figures: map[string]float64{}}
+		// A racer held back past the first winner's lease takes over a
+		// lease that ended, as the lock is meant to: counted, not unsafe.
+		out := &Outcome{Clients: opt.Clients, Figures: map[string]float64{"late-takeovers": float64(LateTakeovers(results))}}
 		out.Verdict, out.Detail = JudgeTakeover(results)
 		env.Phase(PhaseCheck)
 		return out, nil
@@ -49,9 +53,7 @@ func TakeoverJob(opt takeover.Options, spreads []time.Duration, got *[]takeover.
 func JudgeTakeover(results []takeover.Result) (checker.Verdict, string) {
 	races := make([][]checker.TakeoverRound, len(results))
 	for i, r := range results {
-		for _, x := range r.Rounds {
-			races[i] = append(races[i], checker.TakeoverRound{Winners: x.Winners, Overwritten: x.Overwritten, RefreshRefused: x.RefreshRefused})
-		}
+		races[i] = TakeoverRounds(r)
 	}
 	v, race, bad := checker.JudgeTakeovers(races)
 	switch {
@@ -63,9 +65,60 @@ func JudgeTakeover(results []takeover.Result) (checker.Verdict, string) {
 		return v, fmt.Sprintf("race, clocks ±%s: no round", results[race].ClockSpread)
 	}
 	r, x := results[race], results[race].Rounds[bad]
-	return v, fmt.Sprintf("race, clocks ±%s, round %d: %d winners, key overwritten %v, the winner's refresh refused %v",
-		r.ClockSpread, bad+1, x.Winners, x.Overwritten, x.RefreshRefused)
+	return v, fmt.Sprintf("race, clocks ±%s, round %d: %d winners%s, key overwritten %v, the last winner's refresh refused %v%s",
+		r.ClockSpread, bad+1, x.Winners, grantTimes(x.Grants), x.Overwritten, x.RefreshRefused, refreshTime(x))
 }
+
+// TakeoverRounds is r's rounds as the checker judges them.
+func TakeoverRounds(r takeover.Result) []checker.TakeoverRound {
+	rounds := make([]checker.TakeoverRound, 0, len(r.Rounds))
+	for _, x := range r.Rounds {
+		c := checker.TakeoverRound{Winners: x.Winners, Overwritten: x.Overwritten, RefreshRefused: x.RefreshRefused, RefreshReply: x.RefreshReply}
+		for _, g := range x.Grants {
+			c.Grants = append(c.Grants, checker.TakeoverGrant{Start: g.Start, Reply: g.Reply, Lease: g.Lease})
+		}
+		rounds = append(rounds, c)
+	}
+	return rounds
+}
+
+// LateTakeovers counts the rounds of results whose second winner took
+// over a lease that had ended (checker.LateTakeover).
+func LateTakeovers(results []takeover.Result) int {
+	n := 0
+	for _, r := range results {
+		for _, x := range TakeoverRounds(r) {
+			if checker.LateTakeover(x) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// grantTimes is a round's grants as a detail line reads them: each
+// request's span and its lease's end, in ms since the racers were let go.
+func grantTimes(grants []takeover.Grant) string {
+	if len(grants) == 0 {
+		return ""
+	}
+	parts := make([]string, len(grants))
+	for i, g := range grants {
+		parts[i] = fmt.Sprintf("%s asked %s–%s, lease to %s", g.Client, ms(g.Start), ms(g.Reply), ms(g.Start+g.Lease))
+	}
+	return " (" + strings.Join(parts, "; ") + ", ms since the race began)"
+}
+
+// refreshTime is when the last winner's Refresh was answered, for a round
+// that timed it.
+func refreshTime(x takeover.Round) string {
+	if x.RefreshReply == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (answered at %s ms)", ms(x.RefreshReply))
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
 
 // TakeoverVerdict is the checker's verdict on one clock setting's rounds,
 // with a line on the round that gave it when that is not safe.
