@@ -44,6 +44,7 @@ var Glossary = []Term{
 	{Anchor: "unknown", Names: []string{"unknown"}},
 	{Anchor: "n-a", Use: regexp.MustCompile(`(?:^|[^\w/])n/a\b`), Names: []string{"n/a"}},
 	{Anchor: "danger-window", Use: regexp.MustCompile(`(?i)\bnot exercised\b|\bdanger window\b`), Names: []string{"not exercised", "exercised"}},
+	{Anchor: "late-takeovers", Use: regexp.MustCompile(`\blate-takeovers\b`), Names: []string{"late-takeovers"}},
 	{Anchor: "lease-left-ms", Use: regexp.MustCompile(`\blease-left-ms\b|\bheld-before-fault-ms\b`), Names: []string{"lease-left-ms", "held-before-fault-ms"}},
 	{Anchor: "porcupine", Use: regexp.MustCompile(`(?i)\bporcupine\b`)},
 	{Anchor: "linearizable", Use: regexp.MustCompile(`(?i)\blinearizab(le|ility)\b`)},
