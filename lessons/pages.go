@@ -317,7 +317,7 @@ var Pages = []Page{
 	},
 	{
 		File: SyncReplicationPage, Title: "What synchronous replication buys a database lock, and what it does not",
-		Impls: []string{"pg-optimistic", "mysql-optimistic", "pg-unique-insert", "pg-advisory", "mysql-get-lock"},
+		Impls: []string{"pg-unique-insert", "pg-optimistic", "mysql-optimistic", "pg-advisory", "mysql-get-lock"},
 		Runs: []Run{
 			// Split brain with clients on both sides: the old primary stays
 			// alive with the holder and one more client.
