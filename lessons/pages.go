@@ -325,6 +325,7 @@ var Pages = []Page{
 			{ID: "pg-optimistic-split-async-fenced", Impl: "pg-optimistic", Scenario: "primary-split-brain", Fencing: true, Topology: topology.PGReplicaAsyncName, Seed: 1},
 			{ID: "pg-optimistic-split-sync", Impl: "pg-optimistic", Scenario: "primary-split-brain", Topology: topology.PGReplicaSyncName, Seed: 1},
 			{ID: "pg-optimistic-split-sync-fenced", Impl: "pg-optimistic", Scenario: "primary-split-brain", Fencing: true, Topology: topology.PGReplicaSyncName, Seed: 1},
+			{ID: "mysql-optimistic-split-semisync", Impl: "mysql-optimistic", Scenario: "primary-split-brain", Topology: topology.MySQLReplicaSemisyncName, Seed: 1},
 			// The queued locks: the old primary's ghost grant to a
 			// majority-side client holds the old side off, by accident.
 			{ID: "mysql-get-lock-split-async", Impl: "mysql-get-lock", Scenario: "primary-split-brain", Topology: topology.MySQLReplicaAsyncName, Seed: 1},
