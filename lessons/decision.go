@@ -159,8 +159,14 @@ func verdictWithCount(v checker.Verdict, cells []record.Cell) string {
 }
 
 // DecisionPage is the page the decision table is generated on, the last
-// in reading order.
+// in reading order but for the follow-ups of AfterDecision.
 const DecisionPage = "18-choosing-a-lock.md"
+
+// AfterDecision are the pages that follow the decision page: each goes
+// deeper into rows of its table under faults added after it was written;
+// numbering them after it keeps the decision page's file, which the
+// project README links, where it is.
+var AfterDecision = []string{SyncReplicationPage}
 
 // GuestPage is the lesson on the guest locks, which the decision table
 // links a guest's row to.

@@ -14,19 +14,28 @@ import (
 )
 
 // TestDecisionPageIsLastAndGenerated: the decision page closes the reading
-// order, and its table is exactly what the committed matrix, runs and
-// benchmark give (a hand edit, or a matrix grown since, fails until `bench
-// lessons -no-run` rewrites it).
+// order of the lessons it sums up (only the follow-ups of AfterDecision
+// come after it, each a page that goes deeper into one row of its table),
+// every page's file name carries its place, and its table is exactly what
+// the committed matrix, runs and benchmark give (a hand edit, or a matrix
+// grown since, fails until `bench lessons -no-run` rewrites it).
 func TestDecisionPageIsLastAndGenerated(t *testing.T) {
-	last := Pages[len(Pages)-1]
 	if !slices.ContainsFunc(Pages, func(p Page) bool { return p.File == GuestPage }) {
 		t.Errorf("the guests' page %s is not among the pages", GuestPage)
 	}
-	if last.File != DecisionPage {
-		t.Fatalf("the last page is %s; the decision page %s must close the reading order", last.File, DecisionPage)
+	at := slices.IndexFunc(Pages, func(p Page) bool { return p.File == DecisionPage })
+	if at < 0 {
+		t.Fatalf("the decision page %s is not among the pages", DecisionPage)
 	}
-	if !strings.HasPrefix(last.File, fmt.Sprintf("%02d-", len(Pages))) {
-		t.Errorf("%s is page %d: its file name must say so", last.File, len(Pages))
+	for _, p := range Pages[at+1:] {
+		if !slices.Contains(AfterDecision, p.File) {
+			t.Errorf("%s comes after the decision page %s, which must close the reading order (or the page is a follow-up of AfterDecision)", p.File, DecisionPage)
+		}
+	}
+	for i, p := range Pages {
+		if !strings.HasPrefix(p.File, fmt.Sprintf("%02d-", i+1)) {
+			t.Errorf("%s is page %d: its file name must say so", p.File, i+1)
+		}
 	}
 	dir, res := filepath.Join("..", "docs", "lessons"), filepath.Join("..", "results")
 	m, mErr := LoadMatrix(res)

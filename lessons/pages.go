@@ -315,6 +315,28 @@ var Pages = []Page{
 		EveryTopology: true,
 		Compare:       []Comparison{{A: "redis-setnx-px", B: "pg-advisory"}},
 	},
+	{
+		File: SyncReplicationPage, Title: "What synchronous replication buys a database lock, and what it does not",
+		Impls: []string{"pg-unique-insert", "pg-optimistic", "mysql-optimistic", "pg-advisory", "mysql-get-lock"},
+		Runs: []Run{
+			// Split brain with clients on both sides: the old primary stays
+			// alive with the holder and one more client.
+			{ID: "pg-optimistic-split-async", Impl: "pg-optimistic", Scenario: "primary-split-brain", Topology: topology.PGReplicaAsyncName, Seed: 1},
+			{ID: "pg-optimistic-split-async-fenced", Impl: "pg-optimistic", Scenario: "primary-split-brain", Fencing: true, Topology: topology.PGReplicaAsyncName, Seed: 1},
+			{ID: "pg-optimistic-split-sync", Impl: "pg-optimistic", Scenario: "primary-split-brain", Topology: topology.PGReplicaSyncName, Seed: 1},
+			{ID: "pg-optimistic-split-sync-fenced", Impl: "pg-optimistic", Scenario: "primary-split-brain", Fencing: true, Topology: topology.PGReplicaSyncName, Seed: 1},
+			{ID: "mysql-optimistic-split-semisync", Impl: "mysql-optimistic", Scenario: "primary-split-brain", Topology: topology.MySQLReplicaSemisyncName, Seed: 1},
+			// The queued locks: the old primary's ghost grant to a
+			// majority-side client holds the old side off, by accident.
+			{ID: "mysql-get-lock-split-async", Impl: "mysql-get-lock", Scenario: "primary-split-brain", Topology: topology.MySQLReplicaAsyncName, Seed: 1},
+			{ID: "pg-advisory-split-async", Impl: "pg-advisory", Scenario: "primary-split-brain", Topology: topology.PGReplicaAsyncName, Seed: 1},
+			// The replica that acknowledged dies with the primary.
+			{ID: "pg-unique-acked-standby-lost", Impl: "pg-unique-insert", Scenario: "primary-acked-standby-lost", Topology: topology.PGReplicaSync2Name, Seed: 1},
+			{ID: "mysql-optimistic-acked-standby-lost", Impl: "mysql-optimistic", Scenario: "primary-acked-standby-lost", Topology: topology.MySQLReplicaSemisync2Name, Seed: 1},
+			{ID: "mysql-optimistic-acked-standby-lost-fenced", Impl: "mysql-optimistic", Scenario: "primary-acked-standby-lost", Fencing: true, Topology: topology.MySQLReplicaSemisync2Name, Seed: 1},
+		},
+		Cells: syncReplicationCells(),
+	},
 }
 
 // PageFor returns the page a lock links to, a file of docs/lessons/: the
@@ -376,3 +398,23 @@ func databaseCells() []Cell {
 	}
 	return out
 }
+
+// syncReplicationCells are lesson 19's rows of the matrix: every database
+// lock's fail-over (the primary killed, its replica promoted) on the
+// synchronous topologies, against which the page sets the two faults it
+// runs.
+func syncReplicationCells() []Cell {
+	var out []Cell
+	for _, l := range []string{"pg-unique-insert", "pg-optimistic", "pg-advisory", "pg-for-update"} {
+		out = append(out, Cell{l + " @ " + topology.PGReplicaSyncName, "primary-failover"})
+	}
+	for _, l := range []string{"mysql-lock-table", "mysql-optimistic", "mysql-get-lock", "mysql-for-update"} {
+		out = append(out, Cell{l + " @ " + topology.MySQLReplicaSemisyncName, "primary-failover"})
+	}
+	return out
+}
+
+// SyncReplicationPage teaches what synchronous replication buys a database
+// lock: the fault where the replica that acknowledged is lost, and split
+// brain with clients on the old primary's side.
+const SyncReplicationPage = "19-what-synchronous-replication-buys.md"
