@@ -202,10 +202,7 @@ func exposure(events []lin.Event, f lin.Event, fi int, risk Risk, claim Claim, t
 			}
 			// An acquire counts from when it was asked: one waiting in
 			// the lock's queue through the window was trying to take it.
-			asked := e.Asked
-			if asked == 0 || asked > e.Time {
-				asked = e.Time
-			}
+			asked := askedAt(e)
 			if asked <= x.End && e.Time >= x.Start {
 				x.Others++
 			}
@@ -216,6 +213,16 @@ func exposure(events []lin.Event, f lin.Event, fi int, risk Risk, claim Claim, t
 		}
 	}
 	return x
+}
+
+// askedAt is when an acquire's event was asked for: its Asked, or its
+// own time where none was recorded (an acquire is pending from one to
+// the other).
+func askedAt(e lin.Event) int64 {
+	if e.Asked == 0 || e.Asked > e.Time {
+		return e.Time
+	}
+	return e.Asked
 }
 
 // cameForTheLock says whether an acquire met the lock: granted, refused

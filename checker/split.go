@@ -107,10 +107,7 @@ func sidesOf(events []lin.Event, f lin.Event, fi int) SplitSides {
 			// queued on the old server behind a session whose client is
 			// on the other side, which the old server granted after the
 			// cut and which never releases).
-			asked := e.Asked
-			if asked == 0 || asked > e.Time {
-				asked = e.Time
-			}
+			asked := askedAt(e)
 			if asked <= to && e.Time >= newFirst {
 				s.OldAfterNew++
 			}
