@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/topology"
 	"github.com/locklab/locklab/workload/docclaims"
 )
 
@@ -23,9 +22,9 @@ import (
 // (EphemeralVerdict).
 func EphemeralJob(opt docclaims.EphemeralOptions, hold time.Duration, got *[]docclaims.EphemeralResult) Job {
 	return Job{Name: "ephemeral-node", Body: func(ctx context.Context, env *Env) (*Outcome, error) {
-		opt.ZooKeeper = env.Topo.Endpoints().Addrs(topology.ZooKeeper)
+		opt.ZooKeeper = env.Topo.Endpoints().Addrs(env.Impl.Backend.Kind)
 		if len(opt.ZooKeeper) == 0 {
-			return nil, fmt.Errorf("the ephemeral node needs a %s server, and the run started none", topology.ZooKeeper)
+			return nil, fmt.Errorf("the ephemeral node needs a %s server, and the run started none", env.Impl.Backend.Kind)
 		}
 		var workers []*Worker
 		defer func() { env.StopWorkers(workers) }()

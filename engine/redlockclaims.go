@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/topology"
 	"github.com/locklab/locklab/workload/docclaims"
 )
 
@@ -46,10 +45,10 @@ type RedlockClaimsMeasured struct {
 // lock kept to its rule (JudgeRedlockClaims).
 func RedlockClaimsJob(opt RedlockClaims, got *RedlockClaimsMeasured) Job {
 	return Job{Name: "redlock-claims", Body: func(ctx context.Context, env *Env) (*Outcome, error) {
-		nodes := env.Topo.Lock(topology.Redis)
-		addrs := env.Topo.Endpoints().Addrs(topology.Redis)
+		nodes := env.Topo.Lock(env.Impl.Backend.Kind)
+		addrs := env.Topo.Endpoints().Addrs(env.Impl.Backend.Kind)
 		if len(nodes) == 0 || len(nodes) != len(addrs) {
-			return nil, fmt.Errorf("the claims need the %s servers of %s, and the run started %d (%d addresses)", topology.Redis, env.Impl.Name, len(nodes), len(addrs))
+			return nil, fmt.Errorf("the claims need the %s servers of %s, and the run started %d (%d addresses)", env.Impl.Backend.Kind, env.Impl.Name, len(nodes), len(addrs))
 		}
 		var m RedlockClaimsMeasured
 		for _, s := range opt.Split {

@@ -116,7 +116,9 @@ func (replicaLost) Shape(d topology.Declaration) topology.Declaration {
 	d.Hosts = true
 	d.Groups = slices.Clone(d.Groups)
 	for i, g := range d.Groups {
-		if g.Kind == topology.Redis && g.Role == topology.Replica && g.Count > 0 {
+		// The master's replica group: the kind applies only to a
+		// Sentinel group (Applies), whose one group of replicas it is.
+		if g.Role == topology.Replica && g.Count > 0 {
 			d.Groups[i].Count = max(g.Count, LostReplicas)
 		}
 	}

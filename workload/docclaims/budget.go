@@ -54,7 +54,7 @@ func MeasureBudget(ctx context.Context, opt BudgetOptions) (BudgetRow, error) {
 	key := fmt.Sprintf("budget-%s-%s", opt.Budget, opt.Hold)
 	end := time.Now().Add(opt.Duration)
 	for i := range opt.Clients {
-		l, err := spec.New(impls.Config{Servers: topology.At(topology.Redis, opt.Redis...), TTL: opt.TTL, ClientID: fmt.Sprintf("budget-%d", i)})
+		l, err := spec.New(impls.Config{Servers: topology.At(spec.Backend.Kind, opt.Redis...), TTL: opt.TTL, ClientID: fmt.Sprintf("budget-%d", i)})
 		if err != nil {
 			return BudgetRow{}, err
 		}

@@ -57,7 +57,7 @@ func MeasureEphemeral(ctx context.Context, opt EphemeralOptions) ([]EphemeralRes
 	killed := EphemeralResult{Way: "sigkill", Session: opt.Session.String()}
 	for n := range opt.Trials {
 		key := fmt.Sprintf("ephemeral-close-%d-%d", time.Now().UnixNano(), n)
-		l, err := spec.New(impls.Config{Servers: topology.At(topology.ZooKeeper, opt.ZooKeeper...), TTL: opt.Session, ClientID: "holder"})
+		l, err := spec.New(impls.Config{Servers: topology.At(spec.Backend.Kind, opt.ZooKeeper...), TTL: opt.Session, ClientID: "holder"})
 		if err != nil {
 			return nil, err
 		}

@@ -66,7 +66,7 @@ func MeasureNodesDown(ctx context.Context, opt DownOptions, nodeTimeout time.Dur
 		}
 		// A new client per row: connections to a stalled node are not
 		// carried from one row into the next.
-		l, err := spec.New(impls.Config{Servers: topology.At(topology.Redis, opt.Redis...), TTL: opt.TTL, ClientID: fmt.Sprintf("down-%d", down)})
+		l, err := spec.New(impls.Config{Servers: topology.At(spec.Backend.Kind, opt.Redis...), TTL: opt.TTL, ClientID: fmt.Sprintf("down-%d", down)})
 		if err != nil {
 			return DownResult{}, err
 		}

@@ -183,7 +183,7 @@ func scriptLease(ctx context.Context, rdb *redis.Client, opt ScriptOptions, with
 	if err != nil {
 		return ScriptLease{}, err
 	}
-	cfg := impls.Config{Servers: topology.At(topology.Redis, opt.Redis), TTL: opt.LeaseTTL}
+	cfg := impls.Config{Servers: topology.At(spec.Backend.Kind, opt.Redis), TTL: opt.LeaseTTL}
 	cfg.ClientID = "holder"
 	holder, err := spec.New(cfg)
 	if err != nil {

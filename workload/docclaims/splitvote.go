@@ -63,7 +63,7 @@ func MeasureSplitVotes(ctx context.Context, opt SplitOptions) ([]SplitResult, er
 	}
 	lockers := make([]impls.Locker, opt.Clients)
 	for i := range lockers {
-		l, err := spec.New(impls.Config{Servers: topology.At(topology.Redis, opt.Redis...), TTL: opt.TTL, ClientID: fmt.Sprintf("split-%d", i)})
+		l, err := spec.New(impls.Config{Servers: topology.At(spec.Backend.Kind, opt.Redis...), TTL: opt.TTL, ClientID: fmt.Sprintf("split-%d", i)})
 		if err != nil {
 			return nil, fmt.Errorf("redlock client %d: %w", i, err)
 		}
