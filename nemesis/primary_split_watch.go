@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
@@ -86,48 +85,36 @@ func (s primarySeen) figures() map[string]float64 {
 	}
 }
 
-// primaryWatch is a running watch.
+// primaryWatch is a running watch of a database split; its times count
+// from start.
 type primaryWatch struct {
+	*watch[primarySeen]
 	start time.Time
-	stop  chan struct{}
-	done  chan struct{}
-	mu    sync.Mutex
-	seen  primarySeen
 }
 
-// primaryWatches are the runs' watches, by old primary, so that runs side
-// by side in one process never meet; seen stays after the watch ends
-// until the engine takes the figures.
-var primaryWatches = struct {
-	sync.Mutex
-	m map[*cluster.Node]*primaryWatch
-}{m: map[*cluster.Node]*primaryWatch{}}
+// primaryWatches are the runs' watches, by old primary.
+var primaryWatches watches[primarySeen]
 
 // watchPrimary opens the probe on primary and starts watching; its times
 // count from its return.
 func watchPrimary(ctx context.Context, primary *cluster.Node) (*primaryWatch, error) {
 	probe, err := cluster.ProbePrimaryWrites(ctx, primary)
 	if err != nil {
-		primaryWatches.Lock()
-		primaryWatches.m[primary] = &primaryWatch{seen: primarySeen{noWatch: err.Error()}}
-		primaryWatches.Unlock()
+		// A watch that never started: ending it says why.
+		primaryWatches.put(primary, &watch[primarySeen]{seen: primarySeen{noWatch: err.Error()}})
 		return nil, err
 	}
-	w := &primaryWatch{start: time.Now(), stop: make(chan struct{}), done: make(chan struct{}),
-		seen: primarySeen{primary: primary.Name, promotedAt: -1, lastCommitted: -1, lastAnswer: -1,
-			longest: -1, longestAsked: -1, waitingSince: -1, firstRefused: -1}}
-	primaryWatches.Lock()
-	primaryWatches.m[primary] = w
-	primaryWatches.Unlock()
+	w := &primaryWatch{start: time.Now(), watch: newWatch(primarySeen{primary: primary.Name, promotedAt: -1,
+		lastCommitted: -1, lastAnswer: -1, longest: -1, longestAsked: -1, waitingSince: -1, firstRefused: -1})}
+	primaryWatches.put(primary, w.watch)
 	go w.run(probe)
 	return w, nil
 }
 
 // promoted records the promotion of the replica called name, now.
 func (w *primaryWatch) promoted(name string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.seen.promoted, w.seen.promotedAt = name, time.Since(w.start)
+	at := time.Since(w.start)
+	w.see(func(s *primarySeen) { s.promoted, s.promotedAt = name, at })
 }
 
 // run asks one commit at a time: the next is asked on the first tick
@@ -160,12 +147,13 @@ func (w *primaryWatch) run(probe *cluster.PrimaryWriteProbe) {
 		select {
 		case <-w.stop:
 			cancel()
-			w.mu.Lock()
-			w.seen.lasted = time.Since(w.start)
-			if waiting {
-				w.seen.waitingSince = asked
-			}
-			w.mu.Unlock()
+			lasted := time.Since(w.start)
+			w.see(func(s *primarySeen) {
+				s.lasted = lasted
+				if waiting {
+					s.waitingSince = asked
+				}
+			})
 			if waiting {
 				<-answers // the write's context is done: it returns
 			}
@@ -176,9 +164,8 @@ func (w *primaryWatch) run(probe *cluster.PrimaryWriteProbe) {
 		}
 		select {
 		case <-w.stop:
-			w.mu.Lock()
-			w.seen.lasted = time.Since(w.start)
-			w.mu.Unlock()
+			lasted := time.Since(w.start)
+			w.see(func(s *primarySeen) { s.lasted = lasted })
 			return
 		case <-tick.C:
 		}
@@ -188,57 +175,36 @@ func (w *primaryWatch) run(probe *cluster.PrimaryWriteProbe) {
 // record counts one answered (or lost) commit, asked and answered at
 // those times from the cut.
 func (w *primaryWatch) record(asked, answered time.Duration, refused string, err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch {
-	case err != nil:
-		w.seen.lostCount++
-		if w.seen.lost == "" {
-			w.seen.lost = err.Error()
+	w.see(func(s *primarySeen) {
+		switch {
+		case err != nil:
+			s.lostCount++
+			if s.lost == "" {
+				s.lost = err.Error()
+			}
+		case refused != "":
+			s.refused++
+			if s.firstRefused < 0 {
+				s.firstRefused, s.refusal = asked, refused
+			}
+		default:
+			s.committed++
+			s.lastCommitted, s.lastAnswer = asked, answered
+			if took := answered - asked; took > s.longest {
+				s.longest, s.longestAsked = took, asked
+			}
 		}
-	case refused != "":
-		w.seen.refused++
-		if w.seen.firstRefused < 0 {
-			w.seen.firstRefused, w.seen.refusal = asked, refused
-		}
-	default:
-		w.seen.committed++
-		w.seen.lastCommitted, w.seen.lastAnswer = asked, answered
-		if took := answered - asked; took > w.seen.longest {
-			w.seen.longest, w.seen.longestAsked = took, asked
-		}
-	}
+	})
 }
 
 // endPrimaryWatch stops the watch of primary and says what it saw; the
 // figures stay for takePrimaryWatched.
 func endPrimaryWatch(primary *cluster.Node) primarySeen {
-	primaryWatches.Lock()
-	w := primaryWatches.m[primary]
-	primaryWatches.Unlock()
-	if w == nil {
-		return primarySeen{noWatch: "no watch ran"}
-	}
-	if w.stop == nil {
-		return w.seen // it never started: seen says why
-	}
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
-	<-w.done
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.seen
+	return primaryWatches.end(primary, primarySeen{noWatch: "no watch ran"})
 }
 
 // takePrimaryWatched is what the watch of primary saw, once it ended, and
 // forgets it.
 func takePrimaryWatched(primary *cluster.Node) primarySeen {
-	seen := endPrimaryWatch(primary)
-	primaryWatches.Lock()
-	delete(primaryWatches.m, primary)
-	primaryWatches.Unlock()
-	return seen
+	return primaryWatches.take(primary, primarySeen{noWatch: "no watch ran"})
 }

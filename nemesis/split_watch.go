@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
@@ -89,20 +88,11 @@ func (s splitSeen) figures() map[string]float64 {
 	}
 }
 
-// splitWatch is a running watch.
-type splitWatch struct {
-	stop chan struct{}
-	done chan struct{}
-	seen splitSeen
-}
+// splitWatch is a running watch of a Redis split.
+type splitWatch struct{ *watch[splitSeen] }
 
-// splitWatches are the runs' watches, by old master, so that runs side by
-// side in one process never meet; seen stays after the watch ends until
-// the engine takes the figures.
-var splitWatches = struct {
-	sync.Mutex
-	m map[*cluster.Node]*splitWatch
-}{m: map[*cluster.Node]*splitWatch{}}
+// splitWatches are the runs' watches, by old master.
+var splitWatches watches[splitSeen]
 
 // watchSplit starts watching the split of the master called name.
 func watchSplit(sys System, name string) error {
@@ -110,8 +100,6 @@ func watchSplit(sys System, name string) error {
 	if err != nil {
 		return err
 	}
-	w := &splitWatch{stop: make(chan struct{}), done: make(chan struct{}),
-		seen: splitSeen{master: name, promotedAt: -1, lastAccepted: -1, firstRefused: -1}}
 	probe, err := cluster.ProbeWrites(master)
 	if err != nil {
 		return err
@@ -131,15 +119,13 @@ func watchSplit(sys System, name string) error {
 		}
 		others, names = append(others, rw), append(names, other)
 	}
-	w.seen.watched = names
-	splitWatches.Lock()
-	splitWatches.m[master] = w
-	splitWatches.Unlock()
+	w := splitWatch{newWatch(splitSeen{master: name, promotedAt: -1, lastAccepted: -1, firstRefused: -1, watched: names})}
+	splitWatches.put(master, w.watch)
 	go w.run(probe, others, names)
 	return nil
 }
 
-func (w *splitWatch) run(probe *cluster.WriteProbe, others []*cluster.ReplicationWatch, names []string) {
+func (w splitWatch) run(probe *cluster.WriteProbe, others []*cluster.ReplicationWatch, names []string) {
 	defer close(w.done)
 	defer probe.Close()
 	for _, o := range others {
@@ -152,7 +138,7 @@ func (w *splitWatch) run(probe *cluster.WriteProbe, others []*cluster.Replicatio
 		w.ask(start, probe, others, names)
 		select {
 		case <-w.stop:
-			w.seen.lasted = time.Since(start)
+			w.see(func(s *splitSeen) { s.lasted = time.Since(start) })
 			return
 		case <-tick.C:
 		}
@@ -161,34 +147,42 @@ func (w *splitWatch) run(probe *cluster.WriteProbe, others []*cluster.Replicatio
 
 // ask writes once on the old master and, until a promotion is seen, reads
 // each other server's role once.
-func (w *splitWatch) ask(start time.Time, probe *cluster.WriteProbe, others []*cluster.ReplicationWatch, names []string) {
+func (w splitWatch) ask(start time.Time, probe *cluster.WriteProbe, others []*cluster.ReplicationWatch, names []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*splitWatchEvery)
 	defer cancel()
 	at := time.Since(start)
 	refused, err := probe.Write(ctx)
-	switch {
-	case err != nil:
-		w.seen.unanswered++
-	case refused != "":
-		w.seen.refused++
-		if w.seen.firstRefused < 0 {
-			w.seen.firstRefused, w.seen.refusal = at, refused
+	promotedYet := false
+	w.see(func(s *splitSeen) {
+		switch {
+		case err != nil:
+			s.unanswered++
+		case refused != "":
+			s.refused++
+			if s.firstRefused < 0 {
+				s.firstRefused, s.refusal = at, refused
+			}
+		default:
+			s.accepted++
+			s.lastAccepted = at
 		}
-	default:
-		w.seen.accepted++
-		w.seen.lastAccepted = at
-	}
-	if w.seen.promotedAt >= 0 {
+		promotedYet = s.promotedAt >= 0
+	})
+	if promotedYet {
 		return
 	}
 	for i, o := range others {
 		r, err := o.Read(ctx)
-		if err != nil && w.seen.roleErr == "" {
-			w.seen.roleErr = err.Error()
-		}
 		if err == nil && r.Role == "master" {
-			w.seen.promoted, w.seen.promotedAt = names[i], time.Since(start)
+			w.see(func(s *splitSeen) { s.promoted, s.promotedAt = names[i], time.Since(start) })
 			return
+		}
+		if err != nil {
+			w.see(func(s *splitSeen) {
+				if s.roleErr == "" {
+					s.roleErr = err.Error()
+				}
+			})
 		}
 	}
 }
@@ -200,31 +194,17 @@ func endWatch(sys System, name string) splitSeen {
 	if err != nil {
 		return splitSeen{noWatch: err.Error()}
 	}
-	splitWatches.Lock()
-	w := splitWatches.m[master]
-	splitWatches.Unlock()
-	if w == nil {
-		return splitSeen{noWatch: "no watch ran"}
-	}
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
-	<-w.done
-	return w.seen
+	return splitWatches.end(master, splitSeen{noWatch: "no watch ran"})
 }
 
 // takeWatched is what the watch of the master called name saw, once it
 // ended, and forgets it.
 func takeWatched(sys System, name string) splitSeen {
-	seen := endWatch(sys, name)
-	if master, err := sys.Server(name); err == nil {
-		splitWatches.Lock()
-		delete(splitWatches.m, master)
-		splitWatches.Unlock()
+	master, err := sys.Server(name)
+	if err != nil {
+		return splitSeen{noWatch: err.Error()}
 	}
-	return seen
+	return splitWatches.take(master, splitSeen{noWatch: "no watch ran"})
 }
 
 // fromCutMillis is a watch's moment as a figure: milliseconds from the
