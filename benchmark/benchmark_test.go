@@ -41,6 +41,13 @@ func TestMain(m *testing.M) {
 // samples all in one part happen about once in 200 runs.
 const minSamplesForParts = 8
 
+// minSamplesForSyscalls is the least profile a test asks to show the
+// round trips' system calls at all: at about two thirds of the client's CPU
+// (64-72 % in the committed bench), 4 samples all elsewhere happen about
+// once in 100 runs, 2 about once in 10 (container mode on a loaded machine
+// took 2, both in the runtime and go-redis, on 2026-11-28).
+const minSamplesForSyscalls = 4
+
 func TestShortRunWritesCompleteReport(t *testing.T) {
 	specs, err := benchmark.ParseImpls("local-mutex,redis-setnx-px")
 	if err != nil {
@@ -154,7 +161,7 @@ func TestShortRunWritesCompleteReport(t *testing.T) {
 			sum += us
 		}
 		t.Logf("redis-setnx-px: client CPU parts %v on %d samples", c.ClientParts, c.ProfileSamples)
-		if c.ProfileSamples <= 0 || c.ClientParts[record.PartSyscalls] <= 0 {
+		if c.ProfileSamples <= 0 || (c.ProfileSamples >= minSamplesForSyscalls && c.ClientParts[record.PartSyscalls] <= 0) {
 			t.Errorf("redis-setnx-px: client CPU parts %v on %d samples, want its round trips' system calls",
 				c.ClientParts, c.ProfileSamples)
 		}

@@ -163,6 +163,14 @@ func TestRedislockAcquireOutwaitsTheLibrarysOwnDeadline(t *testing.T) {
 	wctx, cancel := context.WithCancel(ctx) // no deadline, on purpose
 	defer cancel()
 	lease, err := b.Acquire(wctx, key)
+	// A read that timed out on its socket (250 ms at this TTL; a loaded
+	// machine in container mode passed it, 2026-11-28) is the network's,
+	// not the library's one-TTL deadline this test looks for, which comes
+	// as the context's: asked again, twice at most.
+	for retries := 0; retries < 2 && errors.Is(err, os.ErrDeadlineExceeded); retries++ {
+		t.Logf("Acquire: %v; asked again", err)
+		lease, err = b.Acquire(wctx, key)
+	}
 	if err != nil {
 		t.Fatalf("Acquire without a deadline: %v, want the lock once the holder lets go", err)
 	}
