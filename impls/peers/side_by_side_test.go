@@ -5,8 +5,10 @@ import "testing"
 // suiteSlots is how many locks' conformance suites run at once: two, as
 // make test's verdict matrix runs its shared cells. A suite starts servers
 // of its own (conformance.Topology) and spends almost all its time waiting
-// out TTLs and probe windows, so a second lock's suite beside it changes
-// nothing it judges; one after another, the five peers' suites took a
+// out TTLs and probe windows, whose margins are a large part of a TTL, so
+// a second suite's light load beside it leaves them wide (the package
+// passed side by side in every run while the machine was shared, load 7 to
+// 14 on two cores). One after another, the five peers' suites took a
 // minute and a half of make test.
 var suiteSlots = make(chan struct{}, 2)
 

@@ -5,9 +5,11 @@ import "testing"
 // suiteSlots is how many locks' conformance suites run at once: two, as
 // make test's verdict matrix runs its shared cells. A suite starts servers
 // of its own (conformance.Topology) and spends almost all its time waiting
-// out TTLs and probe windows, so a second lock's suite beside it changes
-// nothing it judges; one after another, the package's seven suites on a
-// single Redis took two of make test's minutes.
+// out TTLs and probe windows, whose margins are a large part of a TTL, so
+// a second suite's light load beside it leaves them wide (the package
+// passed side by side in every run while the machine was shared, load 4 to
+// 14 on two cores). One after another, the seven suites on a single Redis
+// took about two of make test's minutes.
 var suiteSlots = make(chan struct{}, 2)
 
 // sideBySide runs t, one lock's whole suite on servers of its own, beside
