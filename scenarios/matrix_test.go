@@ -12,9 +12,11 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/topology"
 )
 
 // TestVerdictMatrix runs every implementation under every scenario that
@@ -67,6 +69,12 @@ func TestVerdictMatrix(t *testing.T) {
 	noneOutlive := func(t *testing.T, what string) {
 		if pids := cluster.LivePIDs(); len(pids) != 0 {
 			t.Errorf("processes outlived the %s: %v", what, pids)
+		}
+		// A cell's hosts, and every process on them, end with it.
+		for _, ns := range hosts.Leftovers() {
+			if strings.HasPrefix(ns, fmt.Sprintf("%s%d-", hosts.Prefix, os.Getpid())) {
+				t.Errorf("namespace %s outlived the %s", ns, what)
+			}
 		}
 	}
 	// Whatever the verdicts, no worker or server outlives the cells: a
@@ -144,6 +152,18 @@ func checkFigures(t *testing.T, c scenarios.Cell, out *engine.Outcome) {
 	case "holder-crash", "crash-after-setnx":
 		if out.Verdict == checker.Safe && out.Recovery <= 0 {
 			t.Errorf("safe after a crash but no recovery measured")
+		}
+	case "holder-partition":
+		// Whether another client reads the resource while the holder is
+		// cut off follows from how the lock frees a lock
+		// (TestHolderPartition says why, of the single topology): this
+		// check of the cells the matrix runs is that test's for the same
+		// cells.
+		if want, ok := grantedDuringCut[c.Impl.Name]; ok && topology.Or(c.Topology) == topology.SingleName {
+			ms := out.Figures["other-read-during-fault-ms"]
+			if during := ms >= 0; during != want {
+				t.Errorf("another client read during the cut: %v (after %v ms), want %v", during, ms, want)
+			}
 		}
 	case "holder-session-ended":
 		// A lock that tells its holder of a loss has the figure of when

@@ -61,9 +61,11 @@ func TestConformance(t *testing.T) {
 		// AbandonedWaitTakesItsTurn: zk.Lock cannot withdraw a wait.
 		{"peer-zk-lock", conformance.Options{SkipPausedServer: true, AbandonedWaitTakesItsTurn: true,
 			KnownDefects: zkLockDefects}, ""},
+		{"peer-etcd-mutex", conformance.Options{TTL: time.Second, KnownDefects: etcdMutexDefects}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			sideBySide(t)
 			if tt.skip != "" {
 				t.Skip(tt.skip)
 			}

@@ -42,6 +42,7 @@ func TestBrokenConformance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			sideBySide(t)
 			spec := lookup(t, tt.name)
 			if spec.Broken == "" {
 				t.Errorf("%s is registered without its flaw (Spec.Broken)", tt.name)
@@ -303,8 +304,11 @@ func TestStaleReleaseOfAnExpiredLease(t *testing.T) {
 		{"redis-getset", true},
 		{"redis-getset-own-expiry", false},
 	}
+	// The locks run side by side, each on a key of its own on the one
+	// server: each waits out its own lease, and none reads another's key.
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			key := testKey(t)
 			cfg := impls.Config{Servers: topology.At(topology.Redis, addr), TTL: ttl}
 			a, b, c := newLocker(t, tt.name, cfg), newLocker(t, tt.name, cfg), newLocker(t, tt.name, cfg)
