@@ -12,7 +12,8 @@ import (
 // something: a grant in every split-vote round, a row per count of stalled
 // nodes with the last refused, the script's block seen by the other
 // clients, both budget rows, and a deletion for each way of dying; then
-// holds the small run to the page's sentences too (DocClaimsProblems). It
+// holds the small run to the page's sentences too (DocClaimsProblems; the
+// share of split rounds only on a run of minRoundsForSplitShare). It
 // takes about 9 s (five Redis nodes and a ZooKeeper started once); the
 // page's own, larger run is the committed docclaims.json, which
 // TestCommittedDocClaimsAgreeWithPage reads.
