@@ -276,10 +276,14 @@ func uncontendedSection(rep *record.Bench, p printer) {
 	p("`round trips` per pair are **counted by the servers** while one client does %d pairs alone (Redis: its\n", countPairs)
 	p("MONITOR feed, commands called inside a Lua script left out; ZooKeeper: `zk_packets_received`; PostgreSQL:\n")
 	p("transactions), on the busiest node for multi-node locks; ⚠ marks a count that disagrees with the declaration in\n")
-	p("its `impls.Spec.RoundTrips` (a test fails on it), † a lock that declares none. `bound` is the best one-client rate\n")
-	p("above (for a lock on several nodes, the best fan-out rate waiting for every node) divided by that count, and\n")
-	p("`of bound` the median pairs/s over it. The limit is the cheapest request there\n")
-	p("is, and a lock's simple commands cost about as much, so a fraction near or a little above 100%% is within the noise.\n")
+	p("its `impls.Spec.RoundTrips` (a test fails on it), † a lock that declares none. `bound` is one client's rate of\n")
+	p("the backend's cheapest request (the physical limit's request) divided by the lock's round trips per pair, that\n")
+	p("rate measured **in the slices between the lock's own**: the request takes its turn among the locks of its backend\n")
+	p("(the median of its trials is shown), and `of bound` is taken trial by trial, each trial's pairs/s over that\n")
+	p("trial's bound, with its 95%% interval, so that the machine's drift cancels. A lock on several nodes is held to\n")
+	p("the best fan-out rate above, waiting for every node, and `of bound` is its median pairs/s over that.\n")
+	p("The limit is the cheapest request there is; a lock's statements that write or lock (a transaction's commit, a\n")
+	p("row lock, an etcd write) cost its servers more than it, and a fraction near or a little above 100%% is within the noise.\n")
 	p("`vs peer` is the ratio of pairs/s to the closest peer's (same backend, nearest node count).\n\n")
 	chartLink(rep, p, ChartPairs, "pairs/s by implementation")
 	table := report.NewTable("implementation", "pairs/s", "round trips", "bound pairs/s", "of bound", "vs peer", "acquire p50", "p99", "p99.9", "errors").
@@ -290,7 +294,7 @@ func uncontendedSection(rep *record.Bench, p printer) {
 			continue
 		}
 		table.Row(labelOf(r), fmtStat(u.PairsPerSec), roundTripLabel(r),
-			fmtOpt(u.BoundPairsPerSec), fmtFrac(u.FractionOfBound), peerLabel(r, u.PeerRatio),
+			fmtOpt(u.BoundPairsPerSec), ofBoundLabel(u), peerLabel(r, u.PeerRatio),
 			fmtStat(u.AcquireP50), fmtStat(u.AcquireP99), fmtStat(u.AcquireP999), strconv.Itoa(u.Errors))
 	}
 	p("%s\n", table)
@@ -594,6 +598,15 @@ func fmtOpt(f *float64) string {
 		return "–"
 	}
 	return fmtNum(*f)
+}
+
+// ofBoundLabel is a lock's fraction of its bound: with its interval where
+// it was taken trial by trial.
+func ofBoundLabel(u *record.UncontendedR) string {
+	if u.OfBound != nil && len(u.OfBound.Trials) > 0 {
+		return fmtPctStat(*u.OfBound)
+	}
+	return fmtFrac(u.FractionOfBound)
 }
 
 func fmtFrac(f *float64) string {

@@ -73,6 +73,9 @@ type implAcc struct {
 		// slices, one figure a trial (µs).
 		process  []float64
 		commands []float64
+		// probe is the backend's one-client round trips per second in the
+		// slices between this lock's, one figure a trial (probeLocker).
+		probe []float64
 	}
 	uncErrors int
 	con       struct {
@@ -392,9 +395,11 @@ func (b *bench) measureGroup(ctx context.Context, trial int, g []*implAcc) error
 	if len(g) > 1 {
 		label = fmt.Sprintf("%s: %d locks in turn", label, len(g))
 	}
-	turns := func(workload string, shape func(s impls.Spec) load) ([]*run, error) {
+	// extra are sessions that take their turns beside the locks' (the
+	// limit's probe); their runs follow the locks' in the answer.
+	turns := func(workload string, shape func(s impls.Spec) load, extra ...*session) ([]*run, error) {
 		b.stepN(trial, label, workload, len(g))
-		sessions := make([]*session, len(g))
+		sessions := make([]*session, len(g), len(g)+len(extra))
 		for i, a := range g {
 			s, err := b.session(ctx, a.spec, workload, shape)
 			if err != nil {
@@ -402,6 +407,7 @@ func (b *bench) measureGroup(ctx context.Context, trial int, g []*implAcc) error
 			}
 			sessions[i] = s
 		}
+		sessions = append(sessions, extra...)
 		runs, err := b.interleave(ctx, sessions, b.opts.Slices)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", workload, err)
@@ -409,16 +415,29 @@ func (b *bench) measureGroup(ctx context.Context, trial int, g []*implAcc) error
 		return runs, nil
 	}
 	if b.opts.has(Uncontended) {
+		// The backend's round trip takes its turn too, one client as the
+		// locks have: each lock's bound in this trial (probeLocker).
+		probe, probed, err := b.probeSession(ctx, backendOf(g[0].spec))
+		if err != nil {
+			return fmt.Errorf("%s: %w", Uncontended, err)
+		}
+		var extra []*session
+		if probed {
+			extra = append(extra, probe)
+		}
 		runs, err := turns(Uncontended, func(s impls.Spec) load {
 			l := b.oneKey(s, 1, false, b.opts.Duration)
 			l.profile = profiled(backendOf(s), s.Guest)
 			return l
-		})
+		}, extra...)
 		if err != nil {
 			return err
 		}
 		for i, a := range g {
 			r := runs[i]
+			if probed {
+				a.unc.probe = append(a.unc.probe, runs[len(g)].rate())
+			}
 			if r.samples > 0 {
 				a.unc.parts = addParts(a.unc.parts, r.parts)
 				a.unc.samples += r.samples
