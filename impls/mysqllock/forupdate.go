@@ -284,12 +284,13 @@ type forUpdateLease struct {
 	released bool
 	lost     chan struct{}
 	lostOnce sync.Once
-	stop     chan struct{}
+	// watcher times the next check (watch); Release stops it.
+	watcher *time.Timer
 }
 
 func (l *ForUpdate) newLease(ss *session, key string) *forUpdateLease {
-	s := &forUpdateLease{l: l, key: key, ss: ss, lost: make(chan struct{}), stop: make(chan struct{})}
-	go s.watch()
+	s := &forUpdateLease{l: l, key: key, ss: ss, lost: make(chan struct{})}
+	s.watch()
 	return s
 }
 
@@ -301,27 +302,17 @@ func (s *forUpdateLease) String() string        { return s.key + "@for-update" }
 // watch asks every TTL/3 whether the transaction is still open: a failed
 // question means the session is gone or in doubt, and with it the row lock.
 func (s *forUpdateLease) watch() {
-	t := time.NewTicker(max(s.l.s.ttl/3, 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-		s.mu.Lock()
-		if s.released {
-			s.mu.Unlock()
-			return
+	s.watcher = watchEvery(&s.mu, max(s.l.s.ttl/3, 10*time.Millisecond), func() bool {
+		if s.released || s.isLost() {
+			return false
 		}
 		open, err := s.openLocked(context.Background())
 		if err != nil || !open {
 			s.loseLocked()
-			s.mu.Unlock()
-			return
+			return false
 		}
-		s.mu.Unlock()
-	}
+		return true
+	})
 }
 
 // commitIfOpen reads whether the lease's transaction is still open and
@@ -419,7 +410,7 @@ func (s *forUpdateLease) Release(ctx context.Context) error {
 		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, nil)
 	}
 	s.released = true
-	close(s.stop)
+	s.watcher.Stop()
 	if s.isLost() {
 		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, nil)
 	}

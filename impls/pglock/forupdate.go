@@ -244,7 +244,7 @@ type forUpdateLease struct {
 // doubt, and with it the row lock.
 func (l *ForUpdate) newLease(c *pgx.Conn, key string) *forUpdateLease {
 	s := &forUpdateLease{session: newSession(l.pool, c), l: l, key: key}
-	go s.watch(l.s.ttl, func() bool {
+	s.watch(l.s.ttl, func() bool {
 		open, err := s.openLocked(context.Background())
 		return err == nil && open
 	})
@@ -297,8 +297,7 @@ func (s *forUpdateLease) Release(ctx context.Context) error {
 	if s.released {
 		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, nil)
 	}
-	s.released = true
-	close(s.stop)
+	s.releaseLocked()
 	if s.isLost() {
 		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, nil)
 	}
