@@ -169,6 +169,26 @@ func Run(ctx context.Context, opts Options) (*record.Bench, error) {
 	b.held, b.pool = map[heldKey]*session{}, map[string][]impls.Locker{}
 	defer b.closeHeld()
 
+	// Each lock's round trips are counted first, before any other client
+	// of the run exists: a server's counter may take in what other
+	// sessions did before (an idle PostgreSQL backend reports its
+	// transactions up to 10 s after it ran them, and a lock counted after
+	// another's measurements read 3.16 or 8.11 transactions a pair where
+	// it makes 2), and MySQL's count waits for every other session to end,
+	// which held sessions never do.
+	if opts.has(Uncontended) {
+		for _, a := range b.accs {
+			if backendOf(a.spec) == inProcess {
+				continue
+			}
+			b.step(1, a.spec.Name, "round trips")
+			rt, err := b.countRoundTrips(ctx, a.spec)
+			if err != nil {
+				return nil, fmt.Errorf("%s: count round trips: %w", a.spec.Name, err)
+			}
+			a.roundTrips = rt
+		}
+	}
 	for t := 1; t <= opts.Trials; t++ {
 		for _, be := range backends {
 			if err := b.measureLimit(ctx, t, be); err != nil {
@@ -536,19 +556,12 @@ func (b *bench) addContended(a *implAcc, r *run) {
 	a.waitSmp = append(a.waitSmp, waits...)
 }
 
-// measureImpl takes what one lock measures on its own in a trial: its
-// round trips (the first trial), the windows its server counters and CPU
-// time are read around and the sweep (the first SweepTrials trials).
+// measureImpl takes what one lock measures on its own in a trial: the
+// windows its server counters and CPU time are read around and the sweep
+// (the first SweepTrials trials). Its round trips are counted before the
+// trials (Run).
 func (b *bench) measureImpl(ctx context.Context, trial int, a *implAcc) error {
 	s := a.spec
-	if b.opts.has(Uncontended) && trial == 1 && backendOf(s) != inProcess {
-		b.step(trial, s.Name, "round trips")
-		rt, err := b.countRoundTrips(ctx, s)
-		if err != nil {
-			return fmt.Errorf("count round trips: %w", err)
-		}
-		a.roundTrips = rt
-	}
 	if trial <= b.sweepTrials() && (b.opts.has(Uncontended) || b.opts.contended()) {
 		b.step(trial, s.Name, "cost, CPU")
 		if err := b.costWindows(ctx, a); err != nil {
