@@ -40,8 +40,7 @@ func (s *session) Lost() <-chan struct{} { return s.lost }
 // pair's CPU).
 func (s *session) watch(ttl time.Duration, alive func() bool) {
 	every := max(ttl/3, 10*time.Millisecond)
-	var check func()
-	check = func() {
+	check := func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.released || s.isLost() {
