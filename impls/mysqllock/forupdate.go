@@ -93,6 +93,12 @@ func NewForUpdate(ctx context.Context, cfg impls.Config) (*ForUpdate, error) {
 	// four. A value is still written into a statement only escaped by the
 	// driver (InterpolateParams), so no key can add a statement of its own.
 	s.cfg.MultiStatements = true
+	// READ COMMITTED: a SELECT ... FOR UPDATE that finds no row then takes
+	// no gap lock. Under REPEATABLE READ it does, and clients asking at once
+	// for a new key, each having found no row, failed each other's INSERT
+	// of it (the INSERT may not wait, ensureRowSQL) until they gave up. On
+	// an existing row the two levels lock alike: the row, until COMMIT.
+	s.sessionInit = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
 	l := &ForUpdate{s: s, sessions: newSessions(s)}
 	if err := ensureSchema(ctx, l.sessions, rowLockTable); err != nil {
 		l.sessions.Close()
@@ -237,8 +243,14 @@ func (l *ForUpdate) Acquire(ctx context.Context, key string) (impls.Lease, error
 			if err := l.step(ctx, ss, "ROLLBACK"); err != nil {
 				return nil, l.fail(ctx, ss, err)
 			}
-			if _, _, err := l.ensureKeyRow(ctx, ss, key); err != nil {
+			_, locked, err := l.ensureKeyRow(ctx, ss, key)
+			if err != nil {
 				return nil, l.fail(ctx, ss, err)
+			}
+			if locked {
+				// The row exists and another transaction holds it: the
+				// next SELECT waits for it.
+				continue
 			}
 			if try++; try > maxRowTries {
 				l.sessions.put(ss)

@@ -36,6 +36,8 @@ type settings struct {
 	cfg  *mysql.Config
 	ttl  time.Duration
 	op   time.Duration
+	// sessionInit, if set, runs once on every session the lock opens.
+	sessionInit string
 }
 
 func newSettings(impl string, c impls.Config) (*settings, error) {
@@ -185,6 +187,12 @@ func (p *sessions) open(ctx context.Context) (*session, error) {
 	if err := ss.conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&ss.id); err != nil {
 		ss.close()
 		return nil, err
+	}
+	if p.s.sessionInit != "" {
+		if _, err := ss.conn.ExecContext(ctx, p.s.sessionInit); err != nil {
+			ss.close()
+			return nil, err
+		}
 	}
 	return ss, nil
 }
