@@ -68,7 +68,21 @@ func (b *bench) report(servers []record.Server) *record.Bench {
 			// A lock on several nodes does each round trip as a fan-out to
 			// all of them: the bound is the fan-out's rate, the same round
 			// trip the targets' ceiling uses.
-			if lim := fl.roundTrip(shapeOf(r)); r.RoundTrips != nil && r.RoundTrips.Divisor() > 0 && lim > 0 {
+			//
+			// A lock on one node is held to the round trips measured in the
+			// slices between its own (probeLocker): its bound is their
+			// median rate over its round trips, and its fraction of the
+			// bound is taken trial by trial, each trial's pairs over that
+			// trial's bound, so that the machine's drift cancels.
+			shape := shapeOf(r)
+			switch lim := fl.roundTrip(shape); {
+			case r.RoundTrips == nil || r.RoundTrips.Divisor() <= 0:
+			case !fl.fansOut(shape) && len(a.unc.probe) == len(a.unc.rate):
+				div := r.RoundTrips.Divisor()
+				u.BoundPairsPerSec = ptr(NewStat(a.unc.probe).Median / div)
+				of := NewStat(trialRatios(a.unc.rate, scaled(a.unc.probe, 1/div)))
+				u.OfBound, u.FractionOfBound = &of, ptr(of.Median)
+			case lim > 0:
 				u.BoundPairsPerSec = ptr(lim / r.RoundTrips.Divisor())
 				u.FractionOfBound = ptr(u.PairsPerSec.Median / *u.BoundPairsPerSec)
 			}
@@ -146,6 +160,15 @@ func ratio(a, b record.Stat) *float64 {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// scaled is every figure of xs times k.
+func scaled(xs []float64, k float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x * k
+	}
+	return out
+}
 
 // cpuPerPair is the trials' CPU per pair (nil: not measured).
 func cpuPerPair(client, server []float64) *record.CPUPerPair {

@@ -121,6 +121,22 @@ func TestShortRunWritesCompleteReport(t *testing.T) {
 			t.Errorf("%s: recovery has neither a figure nor a reason", r.Name)
 		}
 	}
+	// A lock on one server is held to that server's round trips measured
+	// in the slices between its own: its fraction of the bound is one
+	// figure a trial, and the bound is the probe's median over them. The
+	// in-process mutex has no bound.
+	for _, r := range got.Impls {
+		u := r.Uncontended
+		switch {
+		case r.Name == "local-mutex" && (u.OfBound != nil || u.BoundPairsPerSec != nil):
+			t.Errorf("%s: a bound for a lock with no server: %+v", r.Name, u)
+		case r.Name == "local-mutex":
+		case u.OfBound == nil || len(u.OfBound.Trials) != 6 || u.OfBound.Median <= 0:
+			t.Errorf("%s: want its fraction of the bound in 6 trials, got %+v", r.Name, u.OfBound)
+		case u.BoundPairsPerSec == nil || *u.FractionOfBound != u.OfBound.Median:
+			t.Errorf("%s: bound %v, fraction %v, not the trials' median %v", r.Name, u.BoundPairsPerSec, u.FractionOfBound, u.OfBound.Median)
+		}
+	}
 	// The recovery workload really ran: the holder-crash scenario's workers
 	// (this binary, re-executed) took the lock, one was SIGKILLed, and
 	// another took over, within the scenario's bound.

@@ -73,6 +73,9 @@ type implAcc struct {
 		// slices, one figure a trial (µs).
 		process  []float64
 		commands []float64
+		// probe is the backend's one-client round trips per second in the
+		// slices between this lock's, one figure a trial (probeLocker).
+		probe []float64
 	}
 	uncErrors int
 	con       struct {
@@ -166,6 +169,26 @@ func Run(ctx context.Context, opts Options) (*record.Bench, error) {
 	b.held, b.pool = map[heldKey]*session{}, map[string][]impls.Locker{}
 	defer b.closeHeld()
 
+	// Each lock's round trips are counted first, before any other client
+	// of the run exists: a server's counter may take in what other
+	// sessions did before (an idle PostgreSQL backend reports its
+	// transactions up to 10 s after it ran them, and a lock counted after
+	// another's measurements read 3.16 or 8.11 transactions a pair where
+	// it makes 2), and MySQL's count waits for every other session to end,
+	// which held sessions never do.
+	if opts.has(Uncontended) {
+		for _, a := range b.accs {
+			if backendOf(a.spec) == inProcess {
+				continue
+			}
+			b.step(1, a.spec.Name, "round trips")
+			rt, err := b.countRoundTrips(ctx, a.spec)
+			if err != nil {
+				return nil, fmt.Errorf("%s: count round trips: %w", a.spec.Name, err)
+			}
+			a.roundTrips = rt
+		}
+	}
 	for t := 1; t <= opts.Trials; t++ {
 		for _, be := range backends {
 			if err := b.measureLimit(ctx, t, be); err != nil {
@@ -392,9 +415,11 @@ func (b *bench) measureGroup(ctx context.Context, trial int, g []*implAcc) error
 	if len(g) > 1 {
 		label = fmt.Sprintf("%s: %d locks in turn", label, len(g))
 	}
-	turns := func(workload string, shape func(s impls.Spec) load) ([]*run, error) {
+	// extra are sessions that take their turns beside the locks' (the
+	// limit's probe); their runs follow the locks' in the answer.
+	turns := func(workload string, shape func(s impls.Spec) load, extra ...*session) ([]*run, error) {
 		b.stepN(trial, label, workload, len(g))
-		sessions := make([]*session, len(g))
+		sessions := make([]*session, len(g), len(g)+len(extra))
 		for i, a := range g {
 			s, err := b.session(ctx, a.spec, workload, shape)
 			if err != nil {
@@ -402,6 +427,7 @@ func (b *bench) measureGroup(ctx context.Context, trial int, g []*implAcc) error
 			}
 			sessions[i] = s
 		}
+		sessions = append(sessions, extra...)
 		runs, err := b.interleave(ctx, sessions, b.opts.Slices)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", workload, err)
@@ -409,16 +435,29 @@ func (b *bench) measureGroup(ctx context.Context, trial int, g []*implAcc) error
 		return runs, nil
 	}
 	if b.opts.has(Uncontended) {
+		// The backend's round trip takes its turn too, one client as the
+		// locks have: each lock's bound in this trial (probeLocker).
+		probe, probed, err := b.probeSession(ctx, backendOf(g[0].spec))
+		if err != nil {
+			return fmt.Errorf("%s: %w", Uncontended, err)
+		}
+		var extra []*session
+		if probed {
+			extra = append(extra, probe)
+		}
 		runs, err := turns(Uncontended, func(s impls.Spec) load {
 			l := b.oneKey(s, 1, false, b.opts.Duration)
 			l.profile = profiled(backendOf(s), s.Guest)
 			return l
-		})
+		}, extra...)
 		if err != nil {
 			return err
 		}
 		for i, a := range g {
 			r := runs[i]
+			if probed {
+				a.unc.probe = append(a.unc.probe, runs[len(g)].rate())
+			}
 			if r.samples > 0 {
 				a.unc.parts = addParts(a.unc.parts, r.parts)
 				a.unc.samples += r.samples
@@ -517,19 +556,12 @@ func (b *bench) addContended(a *implAcc, r *run) {
 	a.waitSmp = append(a.waitSmp, waits...)
 }
 
-// measureImpl takes what one lock measures on its own in a trial: its
-// round trips (the first trial), the windows its server counters and CPU
-// time are read around and the sweep (the first SweepTrials trials).
+// measureImpl takes what one lock measures on its own in a trial: the
+// windows its server counters and CPU time are read around and the sweep
+// (the first SweepTrials trials). Its round trips are counted before the
+// trials (Run).
 func (b *bench) measureImpl(ctx context.Context, trial int, a *implAcc) error {
 	s := a.spec
-	if b.opts.has(Uncontended) && trial == 1 && backendOf(s) != inProcess {
-		b.step(trial, s.Name, "round trips")
-		rt, err := b.countRoundTrips(ctx, s)
-		if err != nil {
-			return fmt.Errorf("count round trips: %w", err)
-		}
-		a.roundTrips = rt
-	}
 	if trial <= b.sweepTrials() && (b.opts.has(Uncontended) || b.opts.contended()) {
 		b.step(trial, s.Name, "cost, CPU")
 		if err := b.costWindows(ctx, a); err != nil {

@@ -167,8 +167,13 @@ type UncontendedR struct {
 	Errors      int  `json:"errors"`
 	// BoundPairsPerSec is the one-client round-trip rate divided by the
 	// counted round trips; FractionOfBound the median pairs/s over it.
+	// Where the round trips were measured in the slices between the
+	// lock's own (a lock on one node), the rate is their median, and
+	// OfBound is the fraction taken trial by trial (each trial's pairs/s
+	// over that trial's bound), FractionOfBound its median.
 	BoundPairsPerSec *float64 `json:"bound_pairs_per_sec,omitempty"`
 	FractionOfBound  *float64 `json:"fraction_of_bound,omitempty"`
+	OfBound          *Stat    `json:"of_bound,omitempty"`
 	// PeerRatio is this lock's median pairs/s over its closest peer's.
 	PeerRatio *float64    `json:"peer_ratio,omitempty"`
 	CPU       *CPUPerPair `json:"cpu,omitempty"`

@@ -2,7 +2,6 @@ package mysqllock
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -20,9 +19,11 @@ func init() {
 		Summary: "a row lock held by an open transaction: one row per key, locked with SELECT ... FOR UPDATE on a " +
 			"dedicated session and released by COMMIT; waiters wait in InnoDB's lock queue (KILL QUERY when the caller " +
 			"gives up); no TTL: the server rolls back, and so frees the row, when the holder's session ends",
-		Caps:       impls.Capabilities{LostNotify: true, NoPolling: true},
-		Backend:    impls.Backend{Kind: topology.MySQL},
-		RoundTrips: impls.RoundTrips{N: 5, Note: "INSERT IGNORE of the key's row (no lock wait), START TRANSACTION, SELECT ... FOR UPDATE, SELECT @@in_transaction, COMMIT"},
+		Caps:    impls.Capabilities{LostNotify: true, NoPolling: true},
+		Backend: impls.Backend{Kind: topology.MySQL},
+		// CountedAs: the server's Questions counts the statements of a
+		// multi-statement request one by one.
+		RoundTrips: impls.RoundTrips{N: 2, Note: "START TRANSACTION and SELECT ... FOR UPDATE in one request, SELECT @@in_transaction and COMMIT in one (multi-statement requests; the key's row is inserted, INSERT IGNORE, only when the SELECT finds none)", CountedAs: 4},
 		Footprint:  impls.Footprint{MySQLTable: "locklab_row_lock"},
 		Page:       "docs/lessons/10-database-locks.md",
 		Source:     "impls/mysqllock/forupdate.go",
@@ -53,7 +54,21 @@ const (
 	// inTrxSQL says whether the session's transaction is still open: the
 	// row lock lasts exactly as long.
 	inTrxSQL = "SELECT @@in_transaction"
+	// beginAnd opens the lock's transaction in the same request as the
+	// statement that locks the row: the server runs a multi-statement
+	// request's statements in order, and stops at the first that fails.
+	beginAnd = "START TRANSACTION; "
+	// commitIfOpenSQL releases in one request: it reads whether the
+	// transaction is still open and commits it. When it had ended (the
+	// lock with it), the COMMIT finds no transaction and does nothing.
+	commitIfOpenSQL = inTrxSQL + "; COMMIT"
 )
+
+// maxRowTries bounds how often an acquire makes a missing row and asks
+// again: once is enough unless rows are deleted under it (the lock never
+// deletes one; an operator might), and a broken table must end in an
+// error, not a loop.
+const maxRowTries = 3
 
 // ForUpdate is the lock the source documents reach for with "for update": a
 // row locked by an open transaction. The lock is the transaction's, so it
@@ -73,6 +88,17 @@ func NewForUpdate(ctx context.Context, cfg impls.Config) (*ForUpdate, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Two statements in one request, so that a pair costs two round trips
+	// (START TRANSACTION with the SELECT, the check with the COMMIT), not
+	// four. A value is still written into a statement only escaped by the
+	// driver (InterpolateParams), so no key can add a statement of its own.
+	s.cfg.MultiStatements = true
+	// READ COMMITTED: a SELECT ... FOR UPDATE that finds no row then takes
+	// no gap lock. Under REPEATABLE READ it does, and clients asking at once
+	// for a new key, each having found no row, failed each other's INSERT
+	// of it (the INSERT may not wait, ensureRowSQL) until they gave up. On
+	// an existing row the two levels lock alike: the row, until COMMIT.
+	s.sessionInit = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
 	l := &ForUpdate{s: s, sessions: newSessions(s)}
 	if err := ensureSchema(ctx, l.sessions, rowLockTable); err != nil {
 		l.sessions.Close()
@@ -89,17 +115,52 @@ func (l *ForUpdate) step(ctx context.Context, ss *session, query string, args ..
 	return err
 }
 
-// begin makes the key's row exist and opens the lock's transaction.
-// locked says the row exists and another transaction holds it.
-func (l *ForUpdate) begin(ctx context.Context, ss *session, key string) (locked bool, err error) {
-	err = l.step(ctx, ss, ensureRowSQL, rowKey(key))
+// ensureKeyRow makes the key's row exist, outside the lock's transaction
+// (autocommitted): only when a SELECT found none, so a key's first grant,
+// not every grant, pays for it. inserted says the row was missing; locked
+// says the row exists and another transaction holds it.
+func (l *ForUpdate) ensureKeyRow(ctx context.Context, ss *session, key string) (inserted, locked bool, err error) {
+	octx, cancel := l.s.withOp(ctx)
+	defer cancel()
+	res, err := ss.conn.ExecContext(octx, ensureRowSQL, rowKey(key))
 	if mysqlCode(err, errLockWaitTimeout) {
-		locked, err = true, nil
+		return false, true, nil
 	}
+	if err != nil {
+		return false, false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, false, err
+}
+
+// lockRow sends START TRANSACTION and query (a SELECT ... FOR UPDATE of the
+// key's row) in one request and reads both answers: found says the SELECT
+// returned the row, which the open transaction then holds. run is how the
+// request is sent (ended by KILL QUERY, sessions.waitFor, or bounded by a
+// statement timeout).
+func lockRow(ctx context.Context, ss *session, query, key string) (found bool, err error) {
+	rows, err := ss.conn.QueryContext(ctx, beginAnd+query, key)
 	if err != nil {
 		return false, err
 	}
-	return locked, l.step(ctx, ss, "START TRANSACTION")
+	defer rows.Close()
+	// START TRANSACTION answers no rows; the SELECT's answer follows.
+	for {
+		for rows.Next() {
+			var got []byte
+			if err := rows.Scan(&got); err != nil {
+				return false, err
+			}
+			found = true
+		}
+		if !rows.NextResultSet() {
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	return found, rows.Close()
 }
 
 // fail ends an acquire that went wrong on ss. A server error leaves the
@@ -121,32 +182,31 @@ func (l *ForUpdate) TryAcquire(ctx context.Context, key string) (impls.Lease, er
 	if err != nil {
 		return nil, err
 	}
-	locked, err := l.begin(ctx, ss, key)
-	if err != nil {
-		return nil, l.fail(ctx, ss, err)
-	}
-	if locked {
+	for try := 1; ; try++ {
+		octx, cancel := l.s.withOp(ctx)
+		found, err := lockRow(octx, ss, tryRowSQL, rowKey(key))
+		cancel()
+		if err != nil {
+			return nil, l.fail(ctx, ss, err)
+		}
+		if found {
+			return l.newLease(ss, key), nil
+		}
+		// No row back: the row is held (SKIP LOCKED passed it) or missing.
+		// Making it tells the two apart: the INSERT fails at once on a held
+		// row, and inserts a missing one, which is then free to ask for.
 		if err := l.step(ctx, ss, "ROLLBACK"); err != nil {
 			return nil, l.fail(ctx, ss, err)
 		}
-		l.sessions.put(ss)
-		return nil, impls.Fail(forUpdateName, "acquire", impls.ErrHeld, nil)
-	}
-	octx, cancel := l.s.withOp(ctx)
-	var got []byte
-	err = ss.conn.QueryRowContext(octx, tryRowSQL, rowKey(key)).Scan(&got)
-	cancel()
-	if errors.Is(err, sql.ErrNoRows) {
-		if err := l.step(ctx, ss, "ROLLBACK"); err != nil {
+		inserted, locked, err := l.ensureKeyRow(ctx, ss, key)
+		if err != nil {
 			return nil, l.fail(ctx, ss, err)
 		}
-		l.sessions.put(ss)
-		return nil, impls.Fail(forUpdateName, "acquire", impls.ErrHeld, nil)
+		if locked || !inserted && try >= maxRowTries {
+			l.sessions.put(ss)
+			return nil, impls.Fail(forUpdateName, "acquire", impls.ErrHeld, nil)
+		}
 	}
-	if err != nil {
-		return nil, l.fail(ctx, ss, err)
-	}
-	return l.newLease(ss, key), nil
 }
 
 // Acquire waits in InnoDB's lock queue, which grants the row to a waiter
@@ -158,14 +218,14 @@ func (l *ForUpdate) Acquire(ctx context.Context, key string) (impls.Lease, error
 	if err != nil {
 		return nil, err
 	}
-	if _, err := l.begin(ctx, ss, key); err != nil {
-		return nil, l.fail(ctx, ss, err)
-	}
-	for {
-		var got []byte
-		killed, err := l.sessions.wait(ctx, ss, []any{&got}, forUpdateWaitSQL(), rowKey(key))
-		if errors.Is(err, sql.ErrNoRows) && skippedRowGrants() {
-			err = nil
+	for try := 1; ; {
+		var found bool
+		killed, err := l.sessions.waitFor(ctx, ss, func() (err error) {
+			found, err = lockRow(context.Background(), ss, forUpdateWaitSQL(), rowKey(key))
+			return err
+		})
+		if err == nil && !found && skippedRowGrants() {
+			found = true
 		}
 		if ctxErr := impls.ContextErr(ctx); ctxErr != nil || killed {
 			if ctxErr == nil {
@@ -174,11 +234,34 @@ func (l *ForUpdate) Acquire(ctx context.Context, key string) (impls.Lease, error
 			return nil, l.abandon(ss, ctxErr, err)
 		}
 		switch {
-		case err == nil:
+		case err == nil && found:
 			return l.newLease(ss, key), nil
+		case err == nil:
+			// No row back from a SELECT that waits for a held row: the row
+			// is missing. Make it, outside the lock's transaction, and ask
+			// again.
+			if err := l.step(ctx, ss, "ROLLBACK"); err != nil {
+				return nil, l.fail(ctx, ss, err)
+			}
+			_, locked, err := l.ensureKeyRow(ctx, ss, key)
+			if err != nil {
+				return nil, l.fail(ctx, ss, err)
+			}
+			if locked {
+				// The row exists and another transaction holds it: the
+				// next SELECT waits for it.
+				continue
+			}
+			if try++; try > maxRowTries {
+				l.sessions.put(ss)
+				return nil, impls.Fail(forUpdateName, "acquire", impls.ErrBackend,
+					fmt.Errorf("the row of %q was missing %d times after it was made", key, maxRowTries))
+			}
+			continue
 		case mysqlCode(err, errLockWaitTimeout):
 			// Only the statement was rolled back: the transaction is open,
-			// and holds nothing yet. Wait again.
+			// and holds nothing yet. Wait again (the next START TRANSACTION
+			// commits the empty one first).
 			continue
 		}
 		return nil, l.fail(ctx, ss, err)
@@ -213,12 +296,13 @@ type forUpdateLease struct {
 	released bool
 	lost     chan struct{}
 	lostOnce sync.Once
-	stop     chan struct{}
+	// watcher times the next check (watch); Release stops it.
+	watcher *time.Timer
 }
 
 func (l *ForUpdate) newLease(ss *session, key string) *forUpdateLease {
-	s := &forUpdateLease{l: l, key: key, ss: ss, lost: make(chan struct{}), stop: make(chan struct{})}
-	go s.watch()
+	s := &forUpdateLease{l: l, key: key, ss: ss, lost: make(chan struct{})}
+	s.watch()
 	return s
 }
 
@@ -230,27 +314,54 @@ func (s *forUpdateLease) String() string        { return s.key + "@for-update" }
 // watch asks every TTL/3 whether the transaction is still open: a failed
 // question means the session is gone or in doubt, and with it the row lock.
 func (s *forUpdateLease) watch() {
-	t := time.NewTicker(max(s.l.s.ttl/3, 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-		s.mu.Lock()
-		if s.released {
-			s.mu.Unlock()
-			return
+	s.watcher = watchEvery(&s.mu, max(s.l.s.ttl/3, 10*time.Millisecond), func() bool {
+		if s.released || s.isLost() {
+			return false
 		}
 		open, err := s.openLocked(context.Background())
 		if err != nil || !open {
 			s.loseLocked()
-			s.mu.Unlock()
-			return
+			return false
 		}
-		s.mu.Unlock()
+		return true
+	})
+}
+
+// commitIfOpen reads whether the lease's transaction is still open and
+// commits it, in one request (commitIfOpenSQL): open says it was, and the
+// COMMIT then ended it; when it was not, the COMMIT found nothing to end.
+// s.mu must be held.
+func (s *forUpdateLease) commitIfOpen(ctx context.Context) (open bool, err error) {
+	octx, cancel := s.l.s.withOp(ctx)
+	defer cancel()
+	rows, err := s.ss.conn.QueryContext(octx, commitIfOpenSQL)
+	if err != nil {
+		return false, err
 	}
+	defer rows.Close()
+	var inTrx int64
+	seen := false
+	for rows.Next() {
+		if err := rows.Scan(&inTrx); err != nil {
+			return false, err
+		}
+		seen = true
+	}
+	// The COMMIT's answer: no rows, and its error if it failed.
+	for rows.NextResultSet() {
+		for rows.Next() {
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	if err := rows.Close(); err != nil {
+		return false, err
+	}
+	if !seen {
+		return false, errors.New("SELECT @@in_transaction answered no row")
+	}
+	return inTrx == 1, nil
 }
 
 func (s *forUpdateLease) openLocked(ctx context.Context) (bool, error) {
@@ -311,7 +422,7 @@ func (s *forUpdateLease) Release(ctx context.Context) error {
 		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, nil)
 	}
 	s.released = true
-	close(s.stop)
+	s.watcher.Stop()
 	if s.isLost() {
 		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, nil)
 	}
@@ -319,13 +430,10 @@ func (s *forUpdateLease) Release(ctx context.Context) error {
 		s.l.sessions.discard(s.ss)
 		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, errors.New("the lease's session is closed"))
 	}
-	open, err := s.openLocked(ctx)
+	open, err := s.commitIfOpen(ctx)
 	if err == nil && !open {
 		s.l.sessions.discard(s.ss)
 		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, errors.New("the lease's transaction had ended"))
-	}
-	if err == nil {
-		err = s.l.step(ctx, s.ss, "COMMIT")
 	}
 	if err != nil {
 		// Ending the session rolls back what the COMMIT did not end;

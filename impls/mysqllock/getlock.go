@@ -199,12 +199,13 @@ type getLockLease struct {
 	released bool
 	lost     chan struct{}
 	lostOnce sync.Once
-	stop     chan struct{}
+	// watcher times the next check (watch); Release stops it.
+	watcher *time.Timer
 }
 
 func (l *GetLock) newLease(ss *session, key string) *getLockLease {
-	s := &getLockLease{l: l, key: key, ss: ss, lost: make(chan struct{}), stop: make(chan struct{})}
-	go s.watch()
+	s := &getLockLease{l: l, key: key, ss: ss, lost: make(chan struct{})}
+	s.watch()
 	return s
 }
 
@@ -218,27 +219,17 @@ func (s *getLockLease) String() string        { return s.key + "@get_lock" }
 // connection cut, KILL, wait_timeout) or soon will be, and the lock with
 // it. The TTL here only says how soon the holder hears; the lock has none.
 func (s *getLockLease) watch() {
-	t := time.NewTicker(max(s.l.s.ttl/3, 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-		s.mu.Lock()
-		if s.released {
-			s.mu.Unlock()
-			return
+	s.watcher = watchEvery(&s.mu, max(s.l.s.ttl/3, 10*time.Millisecond), func() bool {
+		if s.released || s.isLost() {
+			return false
 		}
 		held, err := s.heldLocked(context.Background())
 		if err != nil || !held {
 			s.loseLocked()
-			s.mu.Unlock()
-			return
+			return false
 		}
-		s.mu.Unlock()
-	}
+		return true
+	})
 }
 
 func (s *getLockLease) heldLocked(ctx context.Context) (bool, error) {
@@ -304,7 +295,7 @@ func (s *getLockLease) Release(ctx context.Context) error {
 		return impls.Fail(getLockName, "release", impls.ErrNotHeld, nil)
 	}
 	s.released = true
-	close(s.stop)
+	s.watcher.Stop()
 	if s.isLost() {
 		return impls.Fail(getLockName, "release", impls.ErrNotHeld, nil)
 	}

@@ -36,6 +36,8 @@ type settings struct {
 	cfg  *mysql.Config
 	ttl  time.Duration
 	op   time.Duration
+	// sessionInit, if set, runs once on every session the lock opens.
+	sessionInit string
 }
 
 func newSettings(impl string, c impls.Config) (*settings, error) {
@@ -185,6 +187,12 @@ func (p *sessions) open(ctx context.Context) (*session, error) {
 	if err := ss.conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&ss.id); err != nil {
 		ss.close()
 		return nil, err
+	}
+	if p.s.sessionInit != "" {
+		if _, err := ss.conn.ExecContext(ctx, p.s.sessionInit); err != nil {
+			ss.close()
+			return nil, err
+		}
 	}
 	return ss, nil
 }
@@ -340,6 +348,14 @@ func (p *sessions) killQuery(id int64) error {
 // cut. killed says a KILL QUERY was sent, so the session may carry it into
 // its next statement and must not be reused.
 func (p *sessions) wait(ctx context.Context, ss *session, dest []any, query string, args ...any) (killed bool, err error) {
+	return p.waitFor(ctx, ss, func() error {
+		return ss.conn.QueryRowContext(context.Background(), query, args...).Scan(dest...)
+	})
+}
+
+// waitFor is wait for any request on ss that may wait inside the server:
+// run sends it, not bound by a context, and reads its whole answer.
+func (p *sessions) waitFor(ctx context.Context, ss *session, run func() error) (killed bool, err error) {
 	done := make(chan struct{})
 	sent := make(chan bool, 1)
 	go func() {
@@ -358,7 +374,7 @@ func (p *sessions) wait(ctx context.Context, ss *session, dest []any, query stri
 			sent <- true
 		}
 	}()
-	err = ss.conn.QueryRowContext(context.Background(), query, args...).Scan(dest...)
+	err = run()
 	close(done)
 	return <-sent, err
 }

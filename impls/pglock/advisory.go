@@ -156,7 +156,7 @@ type advisoryLease struct {
 // the lock.
 func (l *Advisory) newLease(c *pgx.Conn, key string) *advisoryLease {
 	s := &advisoryLease{session: newSession(l.pool, c), l: l, key: key}
-	go s.watch(l.s.ttl, func() bool {
+	s.watch(l.s.ttl, func() bool {
 		ctx, cancel := l.s.withOp(context.Background())
 		defer cancel()
 		return s.conn.Ping(ctx) == nil && !s.conn.IsClosed()
@@ -202,8 +202,7 @@ func (s *advisoryLease) Release(ctx context.Context) error {
 	if s.released {
 		return impls.Fail(advisoryName, "release", impls.ErrNotHeld, nil)
 	}
-	s.released = true
-	close(s.stop)
+	s.releaseLocked()
 	if s.isLost() {
 		return impls.Fail(advisoryName, "release", impls.ErrNotHeld, nil)
 	}

@@ -23,8 +23,8 @@ func init() {
 			"holder's session ends",
 		Caps:    impls.Capabilities{LostNotify: true, NoPolling: true},
 		Backend: impls.Backend{Kind: topology.Postgres},
-		// CountedAs: PostgreSQL counts transactions, the INSERT's and the lock's.
-		RoundTrips: impls.RoundTrips{N: 4, Note: "INSERT ... ON CONFLICT DO NOTHING of the key's row, BEGIN, SELECT ... FOR UPDATE, COMMIT (two transactions: the INSERT's and the lock's)", CountedAs: 2},
+		// CountedAs: PostgreSQL counts transactions, and the pair is one.
+		RoundTrips: impls.RoundTrips{N: 2, Note: "BEGIN and SELECT ... FOR UPDATE sent together in one pipeline, COMMIT (one transaction; the key's row is inserted, INSERT ... ON CONFLICT DO NOTHING, only when the SELECT finds none)", CountedAs: 1},
 		Footprint:  impls.Footprint{PGTable: "locklab_row_lock", PGRowLocked: true},
 		Page:       "docs/lessons/10-database-locks.md",
 		Source:     "impls/pglock/forupdate.go",
@@ -92,12 +92,52 @@ func (l *ForUpdate) exec(ctx context.Context, c *pgx.Conn, sql string, args ...a
 	return err
 }
 
-// begin makes the key's row exist and opens the lock's transaction.
-func (l *ForUpdate) begin(ctx context.Context, c *pgx.Conn, key string) error {
-	if err := l.exec(ctx, c, ensureRow, rowKey(key)); err != nil {
-		return err
+// lockRow opens the lock's transaction and locks the key's row in it, in
+// one round trip: BEGIN and the SELECT go in one pipeline, which the
+// server runs in order before it answers either (a SELECT ... FOR UPDATE
+// sent alone would run in a transaction of its own, and its row lock would
+// end with it). found says the SELECT returned the row. On an error the
+// transaction may be open or failed; the caller settles it with ROLLBACK.
+// ctx bounds the whole pipeline: a wait in the row-lock queue ends with a
+// cancel request when ctx ends, as a SELECT sent alone did.
+func lockRow(ctx context.Context, c *pgx.Conn, query, key string) (found bool, err error) {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(query, key)
+	br := c.SendBatch(ctx, b)
+	if _, err = br.Exec(); err == nil {
+		var got string
+		err = br.QueryRow().Scan(&got)
 	}
-	return l.exec(ctx, c, "BEGIN")
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// maxRowTries bounds how often an acquire makes a missing row and asks
+// again: once is enough unless rows are deleted under it (the lock never
+// deletes one; an operator might), and a broken table must end in an
+// error, not a loop.
+const maxRowTries = 3
+
+// ensureKeyRow makes the key's row exist, outside any transaction
+// (autocommitted): only when a SELECT found none, so a key's first grant,
+// not every grant, pays for it. inserted says the row was missing.
+func (l *ForUpdate) ensureKeyRow(ctx context.Context, c *pgx.Conn, key string) (inserted bool, err error) {
+	octx, cancel := l.s.withOp(ctx)
+	defer cancel()
+	tag, err := c.Exec(octx, ensureRow, rowKey(key))
+	return tag.RowsAffected() == 1, err
+}
+
+// rollback ends a transaction that locked nothing (the row was missing or
+// held), keeping the connection for the next statement.
+func (l *ForUpdate) rollback(c *pgx.Conn) error {
+	return l.exec(context.Background(), c, "ROLLBACK")
 }
 
 // settle ends an acquire that did not grant: a ROLLBACK on the connection
@@ -122,20 +162,32 @@ func (l *ForUpdate) TryAcquire(ctx context.Context, key string) (impls.Lease, er
 	if err != nil {
 		return nil, err
 	}
-	if err := l.begin(ctx, c, key); err != nil {
-		return nil, l.settle(ctx, c, nil, err)
+	for try := 1; ; try++ {
+		octx, cancel := l.s.withOp(ctx)
+		found, err := lockRow(octx, c, tryRow, rowKey(key))
+		cancel()
+		if err != nil {
+			return nil, l.settle(ctx, c, nil, err)
+		}
+		if found {
+			return l.newLease(c, key), nil
+		}
+		// No row back: the row is held (SKIP LOCKED passed it) or missing.
+		// Making it tells the two apart: an INSERT ... ON CONFLICT DO
+		// NOTHING passes a held row without waiting, and inserts only a
+		// missing one, which is then free to ask for again.
+		if err := l.rollback(c); err != nil {
+			return nil, l.settle(ctx, c, nil, err)
+		}
+		inserted, err := l.ensureKeyRow(ctx, c, key)
+		if err != nil {
+			return nil, l.settle(ctx, c, nil, err)
+		}
+		if !inserted || try >= maxRowTries {
+			l.pool.put(c)
+			return nil, impls.Fail(forUpdateName, "acquire", impls.ErrHeld, nil)
+		}
 	}
-	octx, cancel := l.s.withOp(ctx)
-	var got string
-	err = c.QueryRow(octx, tryRow, rowKey(key)).Scan(&got)
-	cancel()
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, l.settle(ctx, c, impls.ErrHeld, nil)
-	}
-	if err != nil {
-		return nil, l.settle(ctx, c, nil, err)
-	}
-	return l.newLease(c, key), nil
 }
 
 // Acquire waits in the server's row-lock queue, which grants the row to a
@@ -146,22 +198,35 @@ func (l *ForUpdate) Acquire(ctx context.Context, key string) (impls.Lease, error
 	if err != nil {
 		return nil, err
 	}
-	if err := l.begin(ctx, c, key); err != nil {
-		return nil, l.settle(ctx, c, nil, err)
+	for try := 1; ; try++ {
+		found, err := lockRow(ctx, c, forUpdateWaitSQL(), rowKey(key))
+		if err == nil && !found && skippedRowGrants() {
+			found = true
+		}
+		if ctxErr := impls.ContextErr(ctx); ctxErr != nil {
+			// Granted or not just before the cancel, the ROLLBACK frees it.
+			return nil, l.settle(ctx, c, ctxErr, err)
+		}
+		if err != nil {
+			return nil, l.settle(ctx, c, nil, err)
+		}
+		if found {
+			return l.newLease(c, key), nil
+		}
+		// No row back from a SELECT that waits for a held row: the row is
+		// missing. Make it, outside the lock's transaction, and ask again.
+		if err := l.rollback(c); err != nil {
+			return nil, l.settle(ctx, c, nil, err)
+		}
+		if _, err := l.ensureKeyRow(ctx, c, key); err != nil {
+			return nil, l.settle(ctx, c, nil, err)
+		}
+		if try >= maxRowTries {
+			l.pool.put(c)
+			return nil, impls.Fail(forUpdateName, "acquire", impls.ErrBackend,
+				fmt.Errorf("the row of %q was missing %d times after it was made", key, try))
+		}
 	}
-	var got string
-	err = c.QueryRow(ctx, forUpdateWaitSQL(), rowKey(key)).Scan(&got)
-	if errors.Is(err, pgx.ErrNoRows) && skippedRowGrants() {
-		err = nil
-	}
-	if ctxErr := impls.ContextErr(ctx); ctxErr != nil {
-		// Granted or not just before the cancel, the ROLLBACK frees it.
-		return nil, l.settle(ctx, c, ctxErr, err)
-	}
-	if err != nil {
-		return nil, l.settle(ctx, c, nil, err)
-	}
-	return l.newLease(c, key), nil
 }
 
 // Close ends every session without committing: the server rolls their
@@ -179,7 +244,7 @@ type forUpdateLease struct {
 // doubt, and with it the row lock.
 func (l *ForUpdate) newLease(c *pgx.Conn, key string) *forUpdateLease {
 	s := &forUpdateLease{session: newSession(l.pool, c), l: l, key: key}
-	go s.watch(l.s.ttl, func() bool {
+	s.watch(l.s.ttl, func() bool {
 		open, err := s.openLocked(context.Background())
 		return err == nil && open
 	})
@@ -232,8 +297,7 @@ func (s *forUpdateLease) Release(ctx context.Context) error {
 	if s.released {
 		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, nil)
 	}
-	s.released = true
-	close(s.stop)
+	s.releaseLocked()
 	if s.isLost() {
 		return impls.Fail(forUpdateName, "release", impls.ErrNotHeld, nil)
 	}

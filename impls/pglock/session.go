@@ -20,38 +20,49 @@ type session struct {
 	released bool
 	lost     chan struct{}
 	lostOnce sync.Once
-	stop     chan struct{}
+	// watcher is the next check's timer (watch); a released session stops
+	// it, s.mu held.
+	watcher *time.Timer
 }
 
 func newSession(pool *connPool, c *pgx.Conn) session {
-	return session{pool: pool, conn: c, lost: make(chan struct{}), stop: make(chan struct{})}
+	return session{pool: pool, conn: c, lost: make(chan struct{})}
 }
 
 func (s *session) Lost() <-chan struct{} { return s.lost }
 
 // watch asks alive, with s.mu held, every ttl/3 until release; the first
 // false ends the session and tells the holder. The TTL here is only how
-// soon the holder hears of it: the lock itself has none.
+// soon the holder hears of it: the lock itself has none. Each check runs
+// from a timer, not from a goroutine kept for the lease: an uncontended
+// pair then starts no goroutine and wakes none when it releases (a
+// goroutine per lease and its wake-up at release were a few percent of a
+// pair's CPU).
 func (s *session) watch(ttl time.Duration, alive func() bool) {
-	t := time.NewTicker(max(ttl/3, 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
+	every := max(ttl/3, 10*time.Millisecond)
+	check := func() {
 		s.mu.Lock()
-		if s.released {
-			s.mu.Unlock()
+		defer s.mu.Unlock()
+		if s.released || s.isLost() {
 			return
 		}
 		if !alive() {
 			s.loseLocked()
-			s.mu.Unlock()
 			return
 		}
-		s.mu.Unlock()
+		s.watcher.Reset(every)
+	}
+	s.mu.Lock()
+	s.watcher = time.AfterFunc(every, check)
+	s.mu.Unlock()
+}
+
+// releaseLocked marks the session released and stops its checks. s.mu
+// must be held.
+func (s *session) releaseLocked() {
+	s.released = true
+	if s.watcher != nil {
+		s.watcher.Stop()
 	}
 }
 
