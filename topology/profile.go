@@ -174,11 +174,24 @@ var Production = Profile{
 		RedisSentinelMinReplicasName: {"sentinel-master-split"},
 		RedisClusterName:             {"cluster-master-split"},
 		// A commit against replication: synchronous_commit, the semi-sync
-		// timeout.
-		PGReplicaAsyncName:       {"primary-failover"},
-		PGReplicaSyncName:        {"primary-failover"},
-		MySQLReplicaAsyncName:    {"primary-failover"},
-		MySQLReplicaSemisyncName: {"primary-failover"},
+		// timeout. In primary-split-brain (28.5 s at a 10 s lease) the
+		// semi-synchronous primary cut off from its replica waits 10 s
+		// for an acknowledgement and then commits asynchronously, telling
+		// no client, for the rest of the split (under fast it waits an
+		// hour); the asynchronous PostgreSQL primary's commits reach its
+		// replica before the cut (synchronous_commit on), and the holder
+		// at the cut keeps a 10 s lease on the promoted replica.
+		PGReplicaAsyncName:       {"primary-failover", "primary-split-brain"},
+		PGReplicaSyncName:        {"primary-failover", "primary-split-brain"},
+		MySQLReplicaAsyncName:    {"primary-failover", "primary-split-brain"},
+		MySQLReplicaSemisyncName: {"primary-failover", "primary-split-brain"},
+		// The holder's hand-off wait (half its lease: 5 s) against the
+		// others' reconnection to the moved address (about a second): under
+		// fast the 0.5 s wait ended first and a lease lock's holder wrote
+		// before anyone could collide with it. No semi-sync timeout is
+		// reached: the second replica acknowledges in milliseconds.
+		PGReplicaSync2Name:        {"primary-acked-standby-lost"},
+		MySQLReplicaSemisync2Name: {"primary-acked-standby-lost"},
 		// A stall against the server's idle limit and the watcher's
 		// interval (a third of the TTL).
 		PGIdleTimeoutsName:   {"pause-past-ttl", "slow-work-past-ttl"},
