@@ -65,7 +65,7 @@ func TestConformance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sideBySide(t)
+			conformance.SideBySide(t)
 			if tt.skip != "" {
 				t.Skip(tt.skip)
 			}

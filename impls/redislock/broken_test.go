@@ -42,7 +42,7 @@ func TestBrokenConformance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sideBySide(t)
+			conformance.SideBySide(t)
 			spec := lookup(t, tt.name)
 			if spec.Broken == "" {
 				t.Errorf("%s is registered without its flaw (Spec.Broken)", tt.name)

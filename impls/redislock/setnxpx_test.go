@@ -32,7 +32,7 @@ func TestConformance(t *testing.T) {
 	// replica suites below, which run alone, have ended.
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sideBySide(t)
+			conformance.SideBySide(t)
 			spec, err := impls.Lookup(tt.name)
 			if err != nil {
 				t.Fatal(err)
