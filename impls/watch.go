@@ -1,17 +1,18 @@
-package mysqllock
+package impls
 
 import (
 	"sync"
 	"time"
 )
 
-// watchEvery runs check, with mu held, every interval until check answers
-// false; the lease stops the returned timer, with mu held, when it is
+// WatchEvery runs check, with mu held, every interval until check answers
+// false; a session lock's lease (pglock, mysqllock) checks its session
+// this way, and stops the returned timer, with mu held, when it is
 // released. Each check runs from a timer rather than from a goroutine kept
 // for the lease: an uncontended pair then starts no goroutine and wakes
 // none when it releases (a goroutine per lease and its wake-up at release
 // were a few percent of a pair's CPU).
-func watchEvery(mu *sync.Mutex, interval time.Duration, check func() bool) *time.Timer {
+func WatchEvery(mu *sync.Mutex, interval time.Duration, check func() bool) *time.Timer {
 	mu.Lock()
 	defer mu.Unlock()
 	var t *time.Timer

@@ -314,7 +314,7 @@ func (s *forUpdateLease) String() string        { return s.key + "@for-update" }
 // watch asks every TTL/3 whether the transaction is still open: a failed
 // question means the session is gone or in doubt, and with it the row lock.
 func (s *forUpdateLease) watch() {
-	s.watcher = watchEvery(&s.mu, max(s.l.s.ttl/3, 10*time.Millisecond), func() bool {
+	s.watcher = impls.WatchEvery(&s.mu, max(s.l.s.ttl/3, 10*time.Millisecond), func() bool {
 		if s.released || s.isLost() {
 			return false
 		}

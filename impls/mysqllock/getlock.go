@@ -219,7 +219,7 @@ func (s *getLockLease) String() string        { return s.key + "@get_lock" }
 // connection cut, KILL, wait_timeout) or soon will be, and the lock with
 // it. The TTL here only says how soon the holder hears; the lock has none.
 func (s *getLockLease) watch() {
-	s.watcher = watchEvery(&s.mu, max(s.l.s.ttl/3, 10*time.Millisecond), func() bool {
+	s.watcher = impls.WatchEvery(&s.mu, max(s.l.s.ttl/3, 10*time.Millisecond), func() bool {
 		if s.released || s.isLost() {
 			return false
 		}

@@ -124,10 +124,15 @@ func lockRow(ctx context.Context, c *pgx.Conn, query, key string) (found bool, e
 // error, not a loop.
 const maxRowTries = 3
 
-// ensureKeyRow makes the key's row exist, outside any transaction
-// (autocommitted): only when a SELECT found none, so a key's first grant,
-// not every grant, pays for it. inserted says the row was missing.
+// ensureKeyRow ends the lock's transaction, which found no row (missing,
+// or held and skipped), and makes the key's row exist outside any
+// transaction (autocommitted): only when a SELECT found none, so a key's
+// first grant, not every grant, pays for it. inserted says the row was
+// missing.
 func (l *ForUpdate) ensureKeyRow(ctx context.Context, c *pgx.Conn, key string) (inserted bool, err error) {
+	if err := l.rollback(c); err != nil {
+		return false, err
+	}
 	octx, cancel := l.s.withOp(ctx)
 	defer cancel()
 	tag, err := c.Exec(octx, ensureRow, rowKey(key))
@@ -176,9 +181,6 @@ func (l *ForUpdate) TryAcquire(ctx context.Context, key string) (impls.Lease, er
 		// Making it tells the two apart: an INSERT ... ON CONFLICT DO
 		// NOTHING passes a held row without waiting, and inserts only a
 		// missing one, which is then free to ask for again.
-		if err := l.rollback(c); err != nil {
-			return nil, l.settle(ctx, c, nil, err)
-		}
 		inserted, err := l.ensureKeyRow(ctx, c, key)
 		if err != nil {
 			return nil, l.settle(ctx, c, nil, err)
@@ -215,9 +217,6 @@ func (l *ForUpdate) Acquire(ctx context.Context, key string) (impls.Lease, error
 		}
 		// No row back from a SELECT that waits for a held row: the row is
 		// missing. Make it, outside the lock's transaction, and ask again.
-		if err := l.rollback(c); err != nil {
-			return nil, l.settle(ctx, c, nil, err)
-		}
 		if _, err := l.ensureKeyRow(ctx, c, key); err != nil {
 			return nil, l.settle(ctx, c, nil, err)
 		}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/locklab/locklab/impls"
 )
 
 // session is what a session-bound lease (the advisory lock, the row lock
@@ -34,27 +36,18 @@ func (s *session) Lost() <-chan struct{} { return s.lost }
 // watch asks alive, with s.mu held, every ttl/3 until release; the first
 // false ends the session and tells the holder. The TTL here is only how
 // soon the holder hears of it: the lock itself has none. Each check runs
-// from a timer, not from a goroutine kept for the lease: an uncontended
-// pair then starts no goroutine and wakes none when it releases (a
-// goroutine per lease and its wake-up at release were a few percent of a
-// pair's CPU).
+// from a timer (impls.WatchEvery), not from a goroutine kept for the lease.
 func (s *session) watch(ttl time.Duration, alive func() bool) {
-	every := max(ttl/3, 10*time.Millisecond)
-	check := func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
+	s.watcher = impls.WatchEvery(&s.mu, max(ttl/3, 10*time.Millisecond), func() bool {
 		if s.released || s.isLost() {
-			return
+			return false
 		}
 		if !alive() {
 			s.loseLocked()
-			return
+			return false
 		}
-		s.watcher.Reset(every)
-	}
-	s.mu.Lock()
-	s.watcher = time.AfterFunc(every, check)
-	s.mu.Unlock()
+		return true
+	})
 }
 
 // releaseLocked marks the session released and stops its checks. s.mu
