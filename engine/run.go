@@ -254,7 +254,10 @@ func (e *Env) Judge(o *Outcome) error {
 		}
 		o.HTML = path
 	}
-	if checker.SafetyViolated(o.Verdict) || e.KeepHistory {
+	// A stuck run keeps its history too: nothing else says which client
+	// sat on the lock, and a seed does not fix the order of events, so the
+	// run may never be seen again.
+	if checker.SafetyViolated(o.Verdict) || checker.LivenessViolated(o.Verdict) || e.KeepHistory {
 		path := base + HistorySuffix
 		if err := lin.WriteEvents(path, events); err != nil {
 			return err

@@ -49,8 +49,10 @@ type Cell struct {
 	Detail          string             `json:"detail,omitempty"`
 	Seeds           []int64            `json:"seeds"`
 	Counterexample  string             `json:"counterexample,omitempty"`
-	History         string             `json:"history,omitempty"`
-	Seconds         float64            `json:"seconds"`
+	// History is the counterexample's recorded history, or, in a cell
+	// with no counterexample, its first stuck run's.
+	History string  `json:"history,omitempty"`
+	Seconds float64 `json:"seconds"`
 	// PhaseSeconds is where Seconds went, summed over the runs
 	// (engine.Phase): servers, workers, warm-up, fault, after, check, ...
 	PhaseSeconds map[string]float64 `json:"phase_seconds,omitempty"`

@@ -471,8 +471,11 @@ func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit s
 			figs = append(figs, fmt.Sprintf("%s %g", k, r.Figures[k]))
 		}
 		ce := ""
-		if r.Counterexample != "" {
+		switch {
+		case r.Counterexample != "":
 			ce = fmt.Sprintf("[timeline](%s), [history](%s)", r.Counterexample, r.History)
+		case r.History != "":
+			ce = fmt.Sprintf("[history](%s) (stuck)", r.History)
 		}
 		exp := string(r.Expected)
 		if !checker.Agrees(r.Expected, r.Verdict) {
@@ -633,8 +636,13 @@ func cellResult(c scenarios.Cell, exp scenarios.Expectation, outs []*engine.Outc
 		if o.Detail != "" {
 			r.Detail = o.Detail
 		}
-		if o.HTML != "" && r.Counterexample == "" {
+		switch {
+		case o.HTML != "" && r.Counterexample == "":
 			r.Counterexample, _ = filepath.Rel(stage, o.HTML)
+			r.History, _ = filepath.Rel(stage, o.History)
+		case o.History != "" && r.History == "" && checker.LivenessViolated(o.Verdict):
+			// The first stuck run's history, unless a counterexample
+			// (which replaces it) comes later.
 			r.History, _ = filepath.Rel(stage, o.History)
 		}
 	}

@@ -182,6 +182,13 @@ func TestMutantsCaught(t *testing.T) {
 				t.Errorf("with %s live, %s came out %s (%s), want %s: the cell no longer catches what it was built to",
 					m.Name, c.Name(), out.Verdict, out.Detail, tt.want)
 			}
+			// An unsafe or a stuck run keeps its history: a seed does not
+			// fix the order of events, so it is the one record of the run.
+			if checker.SafetyViolated(out.Verdict) || checker.LivenessViolated(out.Verdict) {
+				if _, err := os.Stat(out.History); err != nil {
+					t.Errorf("the %s run kept no history: %v", out.Verdict, err)
+				}
+			}
 
 			out, err = engine.RunScenario(context.Background(), c.Scenario, opts)
 			if err != nil {
