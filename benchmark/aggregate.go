@@ -101,6 +101,12 @@ func (b *bench) report(servers []record.Server) *record.Bench {
 				st := NewStat(c.cost)
 				cr.CostPerAcquisition, cr.CostUnit = &st, costUnit(r.Backend)
 			}
+			if c.byCommandGrants > 0 {
+				cr.CostByCommand = map[string]float64{}
+				for cmd, n := range c.byCommand {
+					cr.CostByCommand[cmd] = n / float64(c.byCommandGrants)
+				}
+			}
 			r.Contended = cr
 		}
 		for _, n := range o.Sweep {

@@ -200,6 +200,23 @@ func TestShortRunWritesCompleteReport(t *testing.T) {
 	if c := redis.Contended.CostPerAcquisition; c != nil && (len(c.Trials) != 2 || c.Median <= 0) {
 		t.Errorf("redis-setnx-px: cost %+v, want a positive figure in each of 2 trials", c)
 	}
+	// Its cost command by command: every grant is a SET (NX PX), and the
+	// release a script (EVALSHA) that calls GET and DEL; the by-command
+	// figures add up to about the cost, read around the same windows.
+	if by := redis.Contended.CostByCommand; by["set"] < 1 || by["evalsha"] < 1 || by["del"] < 1 {
+		t.Errorf("redis-setnx-px: cost by command %v, want at least one SET, EVALSHA and DEL per acquisition", by)
+	} else if c := redis.Contended.CostPerAcquisition; c != nil {
+		var sum float64
+		for _, n := range by {
+			sum += n
+		}
+		if sum < 0.5*c.Median || sum > 2*c.Median {
+			t.Errorf("redis-setnx-px: cost by command sums to %v per acquisition, the cost is %v", sum, c.Median)
+		}
+	}
+	if by := got.Impls[0].Contended.CostByCommand; len(by) != 0 {
+		t.Errorf("local-mutex: cost by command %v, but it has no server", by)
+	}
 	if st := got.Settings; st.Slices != 2 || st.IndependentTrials != 6 {
 		t.Errorf("settings: %d slices, independent keys in %d trials; want -quick's 2 and 6", st.Slices, st.IndependentTrials)
 	}
@@ -226,6 +243,9 @@ func TestShortRunWritesCompleteReport(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "## Where an uncontended pair's CPU goes") || !strings.Contains(string(md), "| `redis-setnx-px` | 2.00 |") {
 		t.Error("bench.md lacks redis-setnx-px's CPU parts")
+	}
+	if !strings.Contains(string(md), "command by command") || !strings.Contains(string(md), "EVALSHA ") {
+		t.Error("bench.md lacks the Redis commands of an acquisition, command by command")
 	}
 	for _, bad := range []string{"NaN", "Inf"} {
 		if strings.Contains(string(md), bad) {

@@ -51,6 +51,26 @@ func costUnits() map[string]string {
 	return out
 }
 
+// commandCounter is a backend's server kind when its servers count their
+// requests command by command (cluster.CommandCounter), else nil.
+func (b *bench) commandCounter(backend string) cluster.CommandCounter {
+	k, err := cluster.KindOf(topology.Kind(backend))
+	if err != nil {
+		return nil
+	}
+	c, _ := k.(cluster.CommandCounter)
+	return c
+}
+
+// addCommands adds each command's calls between two readings to sum.
+func addCommands(sum, before, after map[string]float64) {
+	for cmd, n := range after {
+		if d := n - before[cmd]; d > 0 {
+			sum[cmd] += d
+		}
+	}
+}
+
 // commandTimer is a backend's server kind when its servers count the time
 // they spend in commands (cluster.CommandTimer), else nil.
 func (b *bench) commandTimer(backend string) cluster.CommandTimer {

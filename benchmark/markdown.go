@@ -414,6 +414,60 @@ func costSection(rep *record.Bench, p printer) {
 		table.Row(labelOf(r), fmtStat(*c.CostPerAcquisition), c.CostUnit)
 	}
 	p("%s\n", table)
+	commandsTable(rep, p)
+}
+
+// minShownCommand is the fewest calls per acquisition a command needs to
+// be named in the by-command table; the rest are summed as "others".
+const minShownCommand = 0.05
+
+// commandsTable splits the Redis locks' cost per acquisition command by
+// command: what a refused attempt, a wake-up and a grant each cost is what
+// sets a waiting lock's count apart from a polling one's.
+func commandsTable(rep *record.Bench, p printer) {
+	table := report.NewTable("implementation", "per acquisition", "by command, most first").AlignRight(1).PadRule()
+	rows := 0
+	for _, r := range rep.Impls {
+		c := r.Contended
+		if c == nil || len(c.CostByCommand) == 0 {
+			continue
+		}
+		cmds := make([]string, 0, len(c.CostByCommand))
+		var total, others float64
+		for cmd, n := range c.CostByCommand {
+			total += n
+			if n >= minShownCommand {
+				cmds = append(cmds, cmd)
+			} else {
+				others += n
+			}
+		}
+		sort.Slice(cmds, func(i, j int) bool {
+			a, b := c.CostByCommand[cmds[i]], c.CostByCommand[cmds[j]]
+			if a != b {
+				return a > b
+			}
+			return cmds[i] < cmds[j]
+		})
+		parts := make([]string, 0, len(cmds)+1)
+		for _, cmd := range cmds {
+			parts = append(parts, fmt.Sprintf("%s %.2f", strings.ToUpper(cmd), c.CostByCommand[cmd]))
+		}
+		if others >= 0.005 {
+			parts = append(parts, fmt.Sprintf("others %.2f", others))
+		}
+		table.Row(labelOf(r), fmt.Sprintf("%.2f", total), strings.Join(parts, ", "))
+		rows++
+	}
+	if rows == 0 {
+		return
+	}
+	p("The Redis commands of a contended acquisition, command by command (every cost window's calls over all its\n")
+	p("grants, so one figure, not a median): a script is one EVALSHA and the commands it calls, each under its own name.\n")
+	p("A polling lock's refused attempt is one command and its waiter sleeps between them; a lock that wakes its\n")
+	p("waiters pays for the wake-up (a BLPOP or a pub/sub message) and for each woken waiter's attempt, refused when\n")
+	p("the releaser took the lock back first.\n\n")
+	p("%s\n", table)
 }
 
 func cpuSection(rep *record.Bench, p printer) {

@@ -81,6 +81,10 @@ type implAcc struct {
 	con       struct {
 		rate, wp50, wp99, wmax, hp50, hp99, hand, same, share, jain, overlaps, cost []float64
 		cpuClient, cpuServer                                                        []float64
+		// byCommand sums each command's calls over the cost windows, and
+		// byCommandGrants their grants (cluster.CommandCounter).
+		byCommand       map[string]float64
+		byCommandGrants int
 	}
 	conErrors            int
 	handSamples, waitSmp []time.Duration
@@ -618,11 +622,24 @@ func (b *bench) costWindows(ctx context.Context, a *implAcc) error {
 		return nil
 	}
 	var before, after float64
+	var countsBefore, countsAfter map[string]float64
 	l := b.oneKey(s, b.opts.Clients, true, b.opts.Duration)
 	l.cpu, l.pooled = true, pooled
+	counter := b.commandCounter(be)
 	if be != inProcess {
-		l.before = func(ctx context.Context) (err error) { before, err = b.serverCounter(ctx, be, false); return err }
-		l.after = func(ctx context.Context) (err error) { after, err = b.serverCounter(ctx, be, true); return err }
+		ep := b.topo.Endpoints()[topology.Kind(be)]
+		l.before = func(ctx context.Context) (err error) {
+			if before, err = b.serverCounter(ctx, be, false); err == nil && counter != nil {
+				countsBefore, err = counter.CommandCounts(ctx, ep)
+			}
+			return err
+		}
+		l.after = func(ctx context.Context) (err error) {
+			if after, err = b.serverCounter(ctx, be, true); err == nil && counter != nil {
+				countsAfter, err = counter.CommandCounts(ctx, ep)
+			}
+			return err
+		}
 	}
 	r, err := b.measure(ctx, l)
 	if err != nil {
@@ -634,6 +651,13 @@ func (b *bench) costWindows(ctx context.Context, a *implAcc) error {
 		// Every grant, including those of the drain after the window, made
 		// requests inside the counted interval, so divide by all of them.
 		c.cost = append(c.cost, (after-before)/float64(r.granted))
+		if counter != nil {
+			if c.byCommand == nil {
+				c.byCommand = map[string]float64{}
+			}
+			addCommands(c.byCommand, countsBefore, countsAfter)
+			c.byCommandGrants += r.granted
+		}
 	}
 	return nil
 }

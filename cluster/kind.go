@@ -141,6 +141,16 @@ type CommandTimer interface {
 	CommandTime(ctx context.Context, ep topology.Endpoint) (time.Duration, error)
 }
 
+// CommandCounter is a kind whose servers count their requests command by
+// command (Redis: INFO commandstats, a script's own commands included):
+// CommandCounts is each command's calls so far over the servers a lock's
+// requests land on, connection set-up left out. The benchmark shows with it
+// what a lock's cost per acquisition is made of (a refused attempt, a
+// wake-up, a grant's writes).
+type CommandCounter interface {
+	CommandCounts(ctx context.Context, ep topology.Endpoint) (map[string]float64, error)
+}
+
 // FeedCounter is a kind whose round trips are counted from the servers'
 // own feed of the requests they run rather than from a cumulative counter
 // (Redis: MONITOR, because its counters also count every command a Lua

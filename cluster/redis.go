@@ -413,6 +413,13 @@ func (redisKind) Served(ctx context.Context, ep topology.Endpoint, _ bool) (floa
 	return st.calls, err
 }
 
+// CommandCounts is INFO commandstats' calls, command by command, over the
+// servers a lock's requests land on (lockServers).
+func (redisKind) CommandCounts(ctx context.Context, ep topology.Endpoint) (map[string]float64, error) {
+	st, err := lockCommands(ctx, ep)
+	return st.byCommand, err
+}
+
 // CommandTime sums the time the servers a lock's requests land on spent
 // running commands (INFO commandstats usec, a script's own commands
 // included), connection set-up and replication left out.
@@ -445,7 +452,7 @@ func lockCommands(ctx context.Context, ep topology.Endpoint) (commandStats, erro
 	if err != nil {
 		return commandStats{}, err
 	}
-	var total commandStats
+	total := commandStats{byCommand: map[string]float64{}}
 	for _, addr := range addrs {
 		st, err := redisCommands(ctx, addr)
 		if err != nil {
@@ -453,6 +460,9 @@ func lockCommands(ctx context.Context, ep topology.Endpoint) (commandStats, erro
 		}
 		total.calls += st.calls
 		total.usec += st.usec
+		for cmd, n := range st.byCommand {
+			total.byCommand[cmd] += n
+		}
 	}
 	return total, nil
 }
@@ -464,8 +474,12 @@ func lockCommands(ctx context.Context, ep topology.Endpoint) (commandStats, erro
 var connectionCommands = map[string]bool{"hello": true, "info": true, "select": true, "auth": true, "ping": true,
 	"replconf": true, "psync": true, "sync": true}
 
-// commandStats are a server's cumulative calls and µs spent in them.
-type commandStats struct{ calls, usec float64 }
+// commandStats are a server's cumulative calls and µs spent in them, and
+// its calls command by command.
+type commandStats struct {
+	calls, usec float64
+	byCommand   map[string]float64
+}
 
 // redisCommands sums the calls of every command in INFO commandstats but
 // the connection set-up ones, and the µs spent in them.
@@ -476,7 +490,7 @@ func redisCommands(ctx context.Context, addr string) (commandStats, error) {
 	if err != nil {
 		return commandStats{}, fmt.Errorf("INFO commandstats on %s: %w", addr, err)
 	}
-	var total commandStats
+	total := commandStats{byCommand: map[string]float64{}}
 	for _, line := range strings.Split(info, "\n") {
 		// cmdstat_set:calls=12,usec=34,...
 		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
@@ -504,6 +518,9 @@ func redisCommands(ctx context.Context, addr string) (commandStats, error) {
 				return commandStats{}, fmt.Errorf("INFO commandstats on %s: bad line %q", addr, line)
 			}
 			*sum += n
+			if sum == &total.calls {
+				total.byCommand[cmd] += n
+			}
 		}
 	}
 	return total, nil

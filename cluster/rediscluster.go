@@ -362,6 +362,12 @@ func (redisClusterKind) Served(ctx context.Context, ep topology.Endpoint, _ bool
 	return st.calls, err
 }
 
+// CommandCounts is the masters' calls, command by command.
+func (redisClusterKind) CommandCounts(ctx context.Context, ep topology.Endpoint) (map[string]float64, error) {
+	st, err := lockCommands(ctx, ep)
+	return st.byCommand, err
+}
+
 // clusterMasters are the addresses of ep's nodes that are masters now.
 func clusterMasters(ctx context.Context, ep topology.Endpoint) ([]string, error) {
 	var out []string

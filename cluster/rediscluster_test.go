@@ -193,9 +193,10 @@ func TestRedisClusterMinorityMaster(t *testing.T) {
 		refusedAt.Round(10*time.Millisecond), replica, promotedAt.Round(10*time.Millisecond))
 }
 
-// countersOfMasters checks the benchmark's two Redis counters on a
-// cluster: ten SETs through a cluster client are ten commands on the
-// masters (Served), and the masters' time in commands grows (CommandTime).
+// countersOfMasters checks the benchmark's Redis counters on a cluster:
+// ten SETs through a cluster client are ten commands on the masters
+// (Served), ten SETs by command (CommandCounts), and the masters' time in
+// commands grows (CommandTime).
 func countersOfMasters(ctx context.Context, t *testing.T, ep topology.Endpoint, key string) {
 	t.Helper()
 	kind, err := KindOf(topology.Redis)
@@ -205,6 +206,10 @@ func countersOfMasters(ctx context.Context, t *testing.T, ep topology.Endpoint, 
 	timer, ok := kind.(CommandTimer)
 	if !ok {
 		t.Fatal("the Redis kind counts no command time")
+	}
+	counter, ok := kind.(CommandCounter)
+	if !ok {
+		t.Fatal("the Redis kind counts no commands by name")
 	}
 	// The client learns the commands and the slots on its first request:
 	// set-up, before the counters are read, as the benchmark warms its
@@ -222,6 +227,10 @@ func countersOfMasters(ctx context.Context, t *testing.T, ep topology.Endpoint, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	counts, err := counter.CommandCounts(ctx, ep)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for range 10 {
 		if err := rc.Set(ctx, key, "x", 0).Err(); err != nil {
 			rc.Close()
@@ -236,6 +245,13 @@ func countersOfMasters(ctx context.Context, t *testing.T, ep topology.Endpoint, 
 	spentAfter, err := timer.CommandTime(ctx, ep)
 	if err != nil {
 		t.Fatal(err)
+	}
+	countsAfter, err := counter.CommandCounts(ctx, ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := countsAfter["set"] - counts["set"]; got != 10 || countsAfter["info"] != 0 {
+		t.Errorf("the masters counted %v SETs for 10 (and %v INFO, which is set-up), want 10 (and none)", got, countsAfter["info"])
 	}
 	if got := servedAfter - served; got != 10 {
 		t.Errorf("the masters served %v commands for 10 SETs, want 10", got)

@@ -288,6 +288,12 @@ func (sentinelKind) Served(ctx context.Context, ep topology.Endpoint, _ bool) (f
 	return st.calls, err
 }
 
+// CommandCounts is the master's calls, command by command.
+func (sentinelKind) CommandCounts(ctx context.Context, ep topology.Endpoint) (map[string]float64, error) {
+	st, err := lockCommands(ctx, ep)
+	return st.byCommand, err
+}
+
 // RedisAddr is the address of the Redis server a client of ep talks to
 // now: ep's first address, or, via Sentinel, the master the first
 // sentinel names (for what measures a Redis server itself, as the

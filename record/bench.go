@@ -243,6 +243,11 @@ type ContendedR struct {
 
 	CostPerAcquisition *Stat  `json:"cost_per_acquisition,omitempty"`
 	CostUnit           string `json:"cost_unit,omitempty"`
+	// CostByCommand is the cost per acquisition command by command, where
+	// the servers count that way (Redis; a script's own commands count
+	// under their names, the script under EVALSHA): every cost window's
+	// calls over all their grants, one figure, not a median.
+	CostByCommand map[string]float64 `json:"cost_by_command,omitempty"`
 	// CPU: per grant, the critical section's reads and writes included.
 	CPU *CPUPerPair `json:"cpu,omitempty"`
 }
