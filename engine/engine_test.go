@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -169,9 +170,17 @@ func assertNothingLeft(t *testing.T) {
 // TestHolderTarget: a fault aimed at the holder strikes the client inside
 // its critical section at that moment, whichever it is, and the history
 // names it. A pause of the holder past its lease breaks an unfenced
-// redis-setnx-px: aimed at a fixed slot instead, the same pause mostly
-// finds a waiter and proves nothing, which is why explore aims half its
-// client faults at the holder.
+// redis-setnx-px whenever another client is granted the expired lock
+// while the holder still has its write to make: the checker must then call
+// the run unsafe. Aimed at a fixed slot instead, the same pause mostly finds
+// a waiter and proves nothing, which is why explore aims half its client
+// faults at the holder.
+//
+// A pause can miss that window (in container mode 1 run of 4 came out
+// safe): it can land after the holder's write, or the others can leave the
+// freed lock alone until the holder has written. Such a run shows nothing
+// about the checker, so the schedule runs again, up to holderTargetRuns
+// times, until one run has the overlap.
 func TestHolderTarget(t *testing.T) {
 	ctx := context.Background()
 	s := nemesis.Schedule{Impl: "redis-setnx-px", TTL: nemesis.Duration(time.Second), Clients: 4,
@@ -182,14 +191,46 @@ func TestHolderTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer assertNothingLeft(t)
-	r, err := engine.RunSchedule(ctx, s, t.Logf)
-	if err != nil {
-		t.Fatal(err)
+	for run := 1; ; run++ {
+		r, err := engine.RunSchedule(ctx, s, t.Logf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		overlap, why := holderTargetRun(t, r.Events)
+		switch {
+		case overlap && r.Decision.Verdict != checker.Unsafe:
+			t.Fatalf("verdict %s (%s), want unsafe: %s", r.Decision.Verdict, r.Decision.Detail, why)
+		case overlap:
+			t.Logf("run %d: %s: unsafe, as it must be", run, why)
+			return
+		case run == holderTargetRuns:
+			t.Fatalf("in %d runs the paused holder never wrote after another client's grant (last: %s)", run, why)
+		default:
+			t.Logf("run %d: %s (verdict %s); again", run, why, r.Decision.Verdict)
+		}
 	}
+}
+
+// holderTargetRuns bounds TestHolderTarget's runs: at the 1 in 4 seen in
+// container mode, three misses in a row come once in about 64 runs of the
+// test.
+const holderTargetRuns = 3
+
+// holderTargetRun checks that the run's one fault was a client-pause of
+// the holder, recorded with the client it struck, which was inside its
+// section then; and says whether the run had the lost update a correct
+// checker must catch, with what it found: the holder read before the pause
+// and its write succeeded, and another client read the same value while
+// the holder was paused and its write succeeded too (two writes of one
+// value read, which no order of the sections explains; a holder whose
+// write landed before the pause, its reply read after, leaves the others
+// a newer value).
+func holderTargetRun(t *testing.T, events []lin.Event) (overlap bool, why string) {
+	t.Helper()
 	var fault *lin.Event
-	for i, e := range r.Events {
+	for i, e := range events {
 		if e.Kind == lin.Fault {
-			fault = &r.Events[i]
+			fault = &events[i]
 		}
 	}
 	if fault == nil {
@@ -201,23 +242,64 @@ func TestHolderTarget(t *testing.T) {
 	}
 	slot := inj.Clients[0]
 	// No client was replaced, so the slot is the client id.
+	var granted int64
 	in := false
-	for _, e := range r.Events {
+	for _, e := range events {
 		if e.Client == slot && e.Time < fault.Time {
 			switch e.Kind {
 			case lin.Acquired:
-				in = true
+				in, granted = true, e.Time
 			case lin.Released:
 				in = false
 			}
 		}
 	}
 	if !in {
-		t.Errorf("client %d was not inside its section when %q struck", slot, fault.Text)
+		t.Fatalf("client %d was not inside its section when %q struck", slot, fault.Text)
 	}
-	if d := r.Decision; d.Verdict != checker.Unsafe {
-		t.Errorf("verdict %s (%s), want unsafe: the holder was paused past its lease", d.Verdict, d.Detail)
+	// ops are each client's sections by op number: when it read, and how
+	// it ended.
+	type op struct {
+		read  int64
+		value int64
+		end   lin.Status
 	}
+	ops := map[[2]int64]*op{}
+	at := func(e lin.Event) *op {
+		k := [2]int64{int64(e.Client), e.Op}
+		if ops[k] == nil {
+			ops[k] = &op{}
+		}
+		return ops[k]
+	}
+	var held *op // the holder's section under the paused grant
+	for _, e := range events {
+		switch e.Kind {
+		case lin.Read:
+			at(e).read, at(e).value = e.Time, e.Value
+		case lin.Return:
+			at(e).end = e.Status
+		case lin.Call:
+			if e.Client == slot && e.Time > granted && held == nil {
+				held = at(e)
+			}
+		}
+	}
+	switch {
+	case held == nil || held.read == 0:
+		return false, fmt.Sprintf("client %d read nothing under the paused grant", slot)
+	case held.read > fault.Time:
+		return false, fmt.Sprintf("client %d was paused before it read", slot)
+	case held.end != lin.OK:
+		return false, fmt.Sprintf("client %d's section under the paused grant ended %s, without a write", slot, held.end)
+	}
+	for k, o := range ops {
+		if int(k[0]) != slot && o.read > fault.Time && o.read < fault.End && o.value == held.value && o.end == lin.OK {
+			return true, fmt.Sprintf("client %d read %d and wrote while client %d, which had read %d before the pause, was paused; "+
+				"both writes succeeded", k[0], o.value, slot, held.value)
+		}
+	}
+	return false, fmt.Sprintf("client %d read %d before the pause and wrote, but no other client read that value and wrote while it was paused", slot, held.value)
 }
 
 func TestMain(m *testing.M) {
