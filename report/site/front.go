@@ -275,3 +275,37 @@ func implOrder(m []record.Cell) []string {
 	}
 	return out
 }
+
+// pagedLocks are the locks that get a page: every lock a page links, the
+// matrix's in its order, then those only the benchmark, explore or the
+// mutation run name (a lock newer than the committed matrix is measured
+// before it is judged, and its page shows its speed alone).
+func pagedLocks(r *Results) []string {
+	out := implOrder(r.Matrix)
+	add := func(name string) {
+		if impl := record.ImplOf(name); impl != "" && !slices.Contains(out, impl) {
+			out = append(out, impl)
+		}
+	}
+	if r.Bench != nil {
+		for _, b := range r.Bench.Impls {
+			add(b.Name)
+		}
+		for _, t := range r.Bench.Targets {
+			add(t.Impl)
+		}
+		for _, o := range r.Bench.Overhead {
+			add(o.Guest)
+			add(o.Native)
+		}
+	}
+	if r.Explore != nil {
+		for _, row := range r.Explore.Rows {
+			add(row.Impl)
+		}
+	}
+	for _, m := range r.Mutants {
+		add(m.Lock)
+	}
+	return out
+}

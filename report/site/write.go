@@ -115,7 +115,7 @@ func Write(dir string, r *Results, o Options) ([]string, error) {
 	if err := render("index.html", indexPage, buildFront(r, l, newPage(indexPage, "locklab: which lock survives what"), o)); err != nil {
 		return nil, err
 	}
-	for _, impl := range implOrder(r.Matrix) {
+	for _, impl := range pagedLocks(r) {
 		at := lockPage(impl)
 		if err := render("lock.html", at, buildLock(r, l, newPage(at, impl), impl, specs, o)); err != nil {
 			return nil, err
