@@ -51,15 +51,17 @@ func costUnits() map[string]string {
 	return out
 }
 
-// commandCounter is a backend's server kind when its servers count their
-// requests command by command (cluster.CommandCounter), else nil.
-func (b *bench) commandCounter(backend string) cluster.CommandCounter {
+// kindAs is a backend's server kind as the optional interface T
+// (cluster.CommandCounter, cluster.CommandTimer), or T's zero value when
+// the kind is unknown or does not implement it.
+func kindAs[T any](backend string) T {
+	var zero T
 	k, err := cluster.KindOf(topology.Kind(backend))
 	if err != nil {
-		return nil
+		return zero
 	}
-	c, _ := k.(cluster.CommandCounter)
-	return c
+	t, _ := k.(T)
+	return t
 }
 
 // addCommands adds each command's calls between two readings to sum.
@@ -71,13 +73,12 @@ func addCommands(sum, before, after map[string]float64) {
 	}
 }
 
-// commandTimer is a backend's server kind when its servers count the time
-// they spend in commands (cluster.CommandTimer), else nil.
-func (b *bench) commandTimer(backend string) cluster.CommandTimer {
-	k, err := cluster.KindOf(topology.Kind(backend))
-	if err != nil {
-		return nil
+// sumCommands is a by-command reading's total: the same count Served
+// gives, since both leave out the same set-up commands.
+func sumCommands(counts map[string]float64) float64 {
+	var n float64
+	for _, c := range counts {
+		n += c
 	}
-	t, _ := k.(cluster.CommandTimer)
-	return t
+	return n
 }

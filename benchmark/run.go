@@ -603,7 +603,7 @@ func (b *bench) costWindows(ctx context.Context, a *implAcc) error {
 		l := b.oneKey(s, 1, false, b.opts.Duration)
 		l.cpu, l.pooled = true, pooled
 		var before, after time.Duration
-		timer := b.commandTimer(be)
+		timer := kindAs[cluster.CommandTimer](be)
 		if timer != nil {
 			ep := b.topo.Endpoints()[topology.Kind(be)]
 			l.before = func(ctx context.Context) (err error) { before, err = timer.CommandTime(ctx, ep); return err }
@@ -625,21 +625,25 @@ func (b *bench) costWindows(ctx context.Context, a *implAcc) error {
 	var countsBefore, countsAfter map[string]float64
 	l := b.oneKey(s, b.opts.Clients, true, b.opts.Duration)
 	l.cpu, l.pooled = true, pooled
-	counter := b.commandCounter(be)
-	if be != inProcess {
+	counter := kindAs[cluster.CommandCounter](be)
+	switch {
+	case be == inProcess:
+	case counter != nil:
+		// One reading gives both the total and its split.
 		ep := b.topo.Endpoints()[topology.Kind(be)]
 		l.before = func(ctx context.Context) (err error) {
-			if before, err = b.serverCounter(ctx, be, false); err == nil && counter != nil {
-				countsBefore, err = counter.CommandCounts(ctx, ep)
-			}
+			countsBefore, err = counter.CommandCounts(ctx, ep)
+			before = sumCommands(countsBefore)
 			return err
 		}
 		l.after = func(ctx context.Context) (err error) {
-			if after, err = b.serverCounter(ctx, be, true); err == nil && counter != nil {
-				countsAfter, err = counter.CommandCounts(ctx, ep)
-			}
+			countsAfter, err = counter.CommandCounts(ctx, ep)
+			after = sumCommands(countsAfter)
 			return err
 		}
+	default:
+		l.before = func(ctx context.Context) (err error) { before, err = b.serverCounter(ctx, be, false); return err }
+		l.after = func(ctx context.Context) (err error) { after, err = b.serverCounter(ctx, be, true); return err }
 	}
 	r, err := b.measure(ctx, l)
 	if err != nil {
