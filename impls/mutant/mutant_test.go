@@ -113,6 +113,11 @@ func TestLookupAndActivate(t *testing.T) {
 // as expected. One of them is a fault scenario, so the mutant must reach
 // the worker processes through their environment. `make mutants` runs every
 // mutant on every cell.
+// catchRuns is how many runs a mutant gets on its catcher in
+// TestMutantsCaught before the test calls it uncaught: a catch that shows
+// in 13 of 14 runs is then missed about once in 2,700.
+const catchRuns = 3
+
 func TestMutantsCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs scenarios against real servers; run without -short")
@@ -169,18 +174,39 @@ func TestMutantsCaught(t *testing.T) {
 			opts := engine.Options{Impl: c.Impl, Topology: c.Topology, Fencing: c.Fencing, Seed: int64(7000 + i), TTL: time.Second,
 				Clients: 8, Sections: 1000, OutDir: t.TempDir()}
 
-			restore, err := mutant.Activate(m.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := engine.RunScenario(context.Background(), c.Scenario, opts)
-			restore()
-			if err != nil {
-				t.Fatal(err)
+			// A catch is a counterexample, and a run that shows none is
+			// not evidence against the catcher when the catch rests on a
+			// race the lab does not decide (as the matrix's race-sensitive
+			// cells run until one shows, checker.UntilStable). One does:
+			// setnx-px-wait-other-connection's WAIT goes to whichever
+			// master its client reaches as the holder goes on, and it is
+			// caught only if that master has a replica online then. In 1
+			// of 14 runs of `bench check` at 4f8c8b81 (and once in CI) its
+			// WAIT came back with 0 replicas after its full timeout (the
+			// old master, just restarted empty, or the promoted one
+			// before its other replica came back), so the mutant gave its
+			// grant back and the run was safe. So the
+			// mutant's run goes again, up to catchRuns times, until one
+			// catches; each miss is logged.
+			var out *engine.Outcome
+			for run := 1; run <= catchRuns; run++ {
+				restore, err := mutant.Activate(m.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err = engine.RunScenario(context.Background(), c.Scenario, opts)
+				restore()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out.Verdict == tt.want {
+					break
+				}
+				t.Logf("with %s live, run %d of %s came out %s (%s), want %s", m.Name, run, c.Name(), out.Verdict, out.Detail, tt.want)
 			}
 			if out.Verdict != tt.want {
-				t.Errorf("with %s live, %s came out %s (%s), want %s: the cell no longer catches what it was built to",
-					m.Name, c.Name(), out.Verdict, out.Detail, tt.want)
+				t.Errorf("with %s live, %s came out %s (%s) in each of %d runs, want %s: the cell no longer catches what it was built to",
+					m.Name, c.Name(), out.Verdict, out.Detail, catchRuns, tt.want)
 			}
 			// An unsafe or a stuck run keeps its history: a seed does not
 			// fix the order of events, so it is the one record of the run.
