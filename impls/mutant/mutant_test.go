@@ -182,10 +182,12 @@ func TestMutantsCaught(t *testing.T) {
 			// master its client reaches as the holder goes on, and it is
 			// caught only if that master has a replica online then. In 1
 			// of 14 runs of `bench check` at 4f8c8b81 (and once in CI) its
-			// WAIT came back with 0 replicas after its full timeout (the
-			// old master, just restarted empty, or the promoted one
-			// before its other replica came back), so the mutant gave its
-			// grant back and the run was safe. So the
+			// WAIT came back with 0 replicas after its full timeout, so
+			// the mutant gave its grant back and the run was safe; in the
+			// one such run traced (INFO replication beside each WAIT),
+			// the group had promoted a second server within two seconds
+			// of the first fail-over, and the WAIT met the replica first
+			// promoted, left with no replica. So the
 			// mutant's run goes again, up to catchRuns times, until one
 			// catches; each miss is logged.
 			var out *engine.Outcome
