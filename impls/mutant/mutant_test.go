@@ -183,11 +183,11 @@ func TestMutantsCaught(t *testing.T) {
 			// caught only if that master has a replica online then. In 1
 			// of 14 runs of `bench check` at 4f8c8b81 (and once in CI) its
 			// WAIT came back with 0 replicas after its full timeout, so
-			// the mutant gave its grant back and the run was safe; in the
-			// one such run traced (INFO replication beside each WAIT),
-			// the group had promoted a second server within two seconds
-			// of the first fail-over, and the WAIT met the replica first
-			// promoted, left with no replica. So the
+			// the mutant gave its grant back and the run was safe. Its
+			// history shows why: every client's WAIT came back short from
+			// 2.9 to 6.4 s into the fault (the promoted master without a
+			// replica online while the group reconfigured the others),
+			// and the holder's, 4.2 s in, fell inside that gap. So the
 			// mutant's run goes again, up to catchRuns times, until one
 			// catches; each miss is logged.
 			var out *engine.Outcome
