@@ -263,6 +263,13 @@ func (l *Locker) answerErr(ctx context.Context, op string, a line) error {
 		}
 		return impls.Fail(l.name, op, context.DeadlineExceeded, cause)
 	default: // "unknown", or a kind this lab does not know: assume the worst
+		if ctxErr := impls.ContextErr(ctx); ctxErr != nil {
+			// The guest's request was on the wire when the caller's
+			// context ended (its timeout is the caller's deadline): as a
+			// native lock says it (impls.Classify), the outcome is unknown
+			// and the context ended, both.
+			cause = fmt.Errorf("%w: %w", ctxErr, cause)
+		}
 		return impls.Fail(l.name, op, impls.ErrUnknown, cause)
 	}
 }
