@@ -283,6 +283,17 @@ type ReplicationWatch struct {
 	c    *redis.Client
 }
 
+// ReportsReplication says whether n's kind reports replication offsets
+// (a Redis server does; a sentinel, which only watches them, does not).
+func ReportsReplication(n *Node) bool {
+	k, err := KindOf(n.Kind)
+	if err != nil {
+		return false
+	}
+	_, ok := k.(replicationReporter)
+	return ok
+}
+
 // WatchReplication opens a watch on n, or says that n's kind has no
 // replication offsets to report.
 func WatchReplication(n *Node) (*ReplicationWatch, error) {

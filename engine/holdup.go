@@ -65,6 +65,13 @@ func withinLease(env *Env, w *Worker, wait time.Duration) time.Duration {
 // waited for that holder's next section, whose higher token made the
 // resource refuse the holder's write and hid the repeated token.
 func (x *system) handOff(ctx context.Context, slot int, since int64, wait time.Duration) error {
+	return x.handOffWhen(ctx, slot, since, wait, nil)
+}
+
+// handOffWhen is handOff, with ready, when not nil, called after the read
+// (or the wait) and before the client goes on: the client goes on only
+// once ready returns, and not at all when it fails.
+func (x *system) handOffWhen(ctx context.Context, slot int, since int64, wait time.Duration, ready func(context.Context) error) error {
 	x.mu.Lock()
 	holder := x.slots[slot]
 	var others []*Worker
@@ -75,5 +82,10 @@ func (x *system) handOff(ctx context.Context, slot int, since int64, wait time.D
 	}
 	x.mu.Unlock()
 	waitFor(ctx, others, lin.Read, since, wait)
+	if ready != nil {
+		if err := ready(ctx); err != nil {
+			return err
+		}
+	}
 	return holder.ContinueThenLeave()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/nemesis"
 )
 
@@ -80,12 +81,32 @@ func (t heldAtFailpoint) during(ctx context.Context, r *scheduleRun, f *strike) 
 
 // healed lets a holder held up through the fault go on, once another
 // client has read the resource since the fault began (or holdUp passed),
-// and leave after that section.
+// and, for OnceReplicated, a master counts a replica online, and
+// leave after that section.
 func (t heldAtFailpoint) healed(ctx context.Context, r *scheduleRun, f *strike) error {
 	if t.InFault || t.InLease {
 		return nil
 	}
-	if err := r.sys.handOff(ctx, t.Holder, f.begin, holdUp(r.env, f.kind)); err != nil {
+	var ready func(context.Context) error
+	if t.OnceReplicated {
+		ready = func(ctx context.Context) error {
+			var servers []*cluster.Node
+			for _, name := range r.sys.LockServers() {
+				n, err := r.sys.Server(name)
+				if err != nil {
+					return err
+				}
+				servers = append(servers, n)
+			}
+			seen, err := nemesis.AwaitReplicatedMaster(ctx, servers, nemesis.ReplicatedMasterBound)
+			if err != nil {
+				return err
+			}
+			f.note += fmt.Sprintf(", %s went on once %s", f.st.Holder, seen)
+			return nil
+		}
+	}
+	if err := r.sys.handOffWhen(ctx, t.Holder, f.begin, holdUp(r.env, f.kind), ready); err != nil {
 		return fmt.Errorf("continue client %d: %w", t.Holder, err)
 	}
 	return nil

@@ -97,6 +97,10 @@ func TestValidateAwait(t *testing.T) {
 		{"goes on without a holder", edit(func(st *Step) {
 			st.Await, st.Kind, st.At, st.After, st.Holder = "", ServerKill, Duration(Lead), "", ""
 		}), "the step needs a holder"},
+		{"goes on once replicated", edit(func(st *Step) { st.Await, st.Kind, st.GoesOn = "", ServerKill, OnceReplicated }), ""},
+		{"goes on once a named server is replicated", edit(func(st *Step) {
+			st.Await, st.Kind, st.Target, st.GoesOn = "", ServerKill, "redis-1", OnceReplicated
+		}), "must aim at master"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,5 +167,42 @@ func TestSplitAfterAckIsSplitAtGrantAwaited(t *testing.T) {
 		if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, afterAck) {
 			t.Errorf("round trip: %v\n%+v\n%+v", err, back, afterAck)
 		}
+	}
+}
+
+// TestReplicatedMaster: a holder that goes on OnceReplicated goes on only
+// when one master counts a replica online; a promoted master whose
+// replicas are still syncing or gone keeps it waiting, and a restarted
+// master that still says master with no replica does not.
+func TestReplicatedMaster(t *testing.T) {
+	online := cluster.ReplicaAck{Addr: "10.0.0.3:6379", State: "online"}
+	syncing := cluster.ReplicaAck{Addr: "10.0.0.3:6379", State: "wait_bgsave"}
+	tests := []struct {
+		name   string
+		seen   map[string]cluster.Replication
+		master string
+		ok     bool
+	}{
+		{"promoted master with a replica online", map[string]cluster.Replication{
+			"redis-1": {Role: "replica"}, "redis-2": {Role: "master", Replicas: []cluster.ReplicaAck{online}}}, "redis-2", true},
+		{"promoted master with no replica", map[string]cluster.Replication{
+			"redis-1": {Role: "replica"}, "redis-2": {Role: "master"}}, "", false},
+		{"its replica still syncing", map[string]cluster.Replication{
+			"redis-2": {Role: "master", Replicas: []cluster.ReplicaAck{syncing}}}, "", false},
+		{"the restarted master still says master, with no replica", map[string]cluster.Replication{
+			"redis-0": {Role: "master"}, "redis-2": {Role: "master", Replicas: []cluster.ReplicaAck{online}}}, "redis-2", true},
+		{"two masters with a replica online", map[string]cluster.Replication{
+			"redis-0": {Role: "master", Replicas: []cluster.ReplicaAck{online}},
+			"redis-2": {Role: "master", Replicas: []cluster.ReplicaAck{online}}}, "", false},
+		{"no master", map[string]cluster.Replication{"redis-1": {Role: "replica"}}, "", false},
+		{"nothing read", nil, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			master, replica, ok := ReplicatedMaster(tt.seen)
+			if ok != tt.ok || ok && (master != tt.master || replica != online.Addr) {
+				t.Fatalf("ReplicatedMaster() = %q, %q, %v; want %q, %v", master, replica, ok, tt.master, tt.ok)
+			}
+		})
 	}
 }

@@ -104,6 +104,17 @@ const (
 	// (a fault that leaves the lock held, as a server down past the max
 	// TTL) goes on in time, on a loaded machine too.
 	InLease GoesOn = "in-lease"
+	// OnceReplicated: the holder goes on after the heal, once another
+	// client has read the resource since the fault began (as with none
+	// said) and a lock server that says it is the master counts a replica
+	// online. A Sentinel group takes seconds after a fail-over to point
+	// its other servers at the promoted master, and a master with
+	// no replica online answers a WAIT with 0 after its timeout: a holder
+	// that went on inside that gap would meet a group that cannot show
+	// what the schedule asks (sentinel-kill-at-grant: whether a WAIT sent
+	// to whichever master the client reaches is answered there by a
+	// replica that owes the lost grant nothing).
+	OnceReplicated GoesOn = "once-replicated"
 )
 
 // InCut is how long before the heal a client stopped at a failpoint and
@@ -306,8 +317,12 @@ func validTrigger(spec impls.Spec, topo Topology, i int, k Kind, st Step) error 
 	if err := validAwait(topo, st); err != nil {
 		return err
 	}
-	if st.GoesOn != "" && st.GoesOn != InFault && st.GoesOn != InLease {
-		return fmt.Errorf("unknown goes_on %q; valid: %s, %s", st.GoesOn, InFault, InLease)
+	if st.GoesOn != "" && st.GoesOn != InFault && st.GoesOn != InLease && st.GoesOn != OnceReplicated {
+		return fmt.Errorf("unknown goes_on %q; valid: %s, %s, %s", st.GoesOn, InFault, InLease, OnceReplicated)
+	}
+	if st.GoesOn == OnceReplicated && (st.Target != MasterTarget || !hasMaster(topo)) {
+		return fmt.Errorf("%s waits for a master with a replica online: the step must aim at %s on a topology with one (a Sentinel group, a Redis Cluster), not %q",
+			OnceReplicated, MasterTarget, st.Target)
 	}
 	if st.GoesOn != "" && (st.Holder == "" || st.Queue) {
 		return errors.New("goes_on says when the holder a server fault holds up goes on: the step needs a holder (after, holder) and no queue")

@@ -36,12 +36,14 @@ type AtFailpoint struct {
 // only after the heal, once another client has had the lock, and leaves
 // the run after that stale section. InFault: it goes on while the fault
 // still holds, once another client has read the resource (Step.GoesOn);
-// InLease, too, but within its lease (InLease).
+// InLease, too, but within its lease (InLease). OnceReplicated: after the
+// heal, and once a master counts a replica online too.
 type HeldAtFailpoint struct {
-	Failpoint string
-	Holder    int
-	InFault   bool
-	InLease   bool
+	Failpoint      string
+	Holder         int
+	InFault        bool
+	InLease        bool
+	OnceReplicated bool
 }
 
 // InQueue stops client Holder at Failpoint, lines client Waiter up right
@@ -89,7 +91,8 @@ func (s Step) Trigger() (Trigger, error) {
 	case s.Holder != "" && s.Holder == s.Target:
 		return nil, fmt.Errorf("the holder %s is stopped while the fault strikes something else; to strike the client stopped, name no holder", s.Holder)
 	case s.Holder != "":
-		return HeldAtFailpoint{Failpoint: s.After, Holder: stopped, InFault: s.GoesOn == InFault, InLease: s.GoesOn == InLease}, nil
+		return HeldAtFailpoint{Failpoint: s.After, Holder: stopped, InFault: s.GoesOn == InFault, InLease: s.GoesOn == InLease,
+			OnceReplicated: s.GoesOn == OnceReplicated}, nil
 	default:
 		return AtFailpoint{Failpoint: s.After, Client: stopped}, nil
 	}

@@ -55,5 +55,5 @@ func ExampleStep_Trigger() {
 		panic(err)
 	}
 	fmt.Printf("%T: %+v\n", t, t)
-	// Output: nemesis.HeldAtFailpoint: {Failpoint:in-critical-section Holder:0 InFault:false InLease:false}
+	// Output: nemesis.HeldAtFailpoint: {Failpoint:in-critical-section Holder:0 InFault:false InLease:false OnceReplicated:false}
 }
