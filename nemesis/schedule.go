@@ -320,9 +320,10 @@ func validTrigger(spec impls.Spec, topo Topology, i int, k Kind, st Step) error 
 	if st.GoesOn != "" && st.GoesOn != InFault && st.GoesOn != InLease && st.GoesOn != OnceReplicated {
 		return fmt.Errorf("unknown goes_on %q; valid: %s, %s, %s", st.GoesOn, InFault, InLease, OnceReplicated)
 	}
-	if st.GoesOn == OnceReplicated && (st.Target != MasterTarget || !hasMaster(topo)) {
-		return fmt.Errorf("%s waits for a master with a replica online: the step must aim at %s on a topology with one (a Sentinel group, a Redis Cluster), not %q",
-			OnceReplicated, MasterTarget, st.Target)
+	if st.GoesOn == OnceReplicated {
+		if err := aimsAtMaster(topo, st, string(OnceReplicated)); err != nil {
+			return err
+		}
 	}
 	if st.GoesOn != "" && (st.Holder == "" || st.Queue) {
 		return errors.New("goes_on says when the holder a server fault holds up goes on: the step needs a holder (after, holder) and no queue")
@@ -491,9 +492,8 @@ func validAwait(topo Topology, st Step) error {
 	default:
 		return fmt.Errorf("unknown await %q; valid: %v", st.Await, Awaits)
 	}
-	if st.Target != MasterTarget || !hasMaster(topo) {
-		return fmt.Errorf("%s waits for a master's replica: the step must aim at %s on a topology with one (a Sentinel group, a Redis Cluster), not %q",
-			st.Await, MasterTarget, st.Target)
+	if err := aimsAtMaster(topo, st, string(st.Await)); err != nil {
+		return err
 	}
 	if st.After == "" || st.Holder == "" {
 		return fmt.Errorf("%s reads the master's offset as of the holder's grant: the step needs a holder stopped at a failpoint (after, holder)", st.Await)
@@ -526,4 +526,14 @@ func (s Schedule) Outlasting(d time.Duration) Schedule {
 	}
 	s.Duration = Duration(time.Duration(s.Duration) + shift)
 	return s
+}
+
+// aimsAtMaster checks that a step whose what (an await, a goes_on) reads a
+// master's replicas aims at the master on a topology that has one.
+func aimsAtMaster(topo Topology, st Step, what string) error {
+	if st.Target != MasterTarget || !hasMaster(topo) {
+		return fmt.Errorf("%s waits for a master's replica: the step must aim at %s on a topology with one (a Sentinel group, a Redis Cluster), not %q",
+			what, MasterTarget, st.Target)
+	}
+	return nil
 }
