@@ -120,7 +120,7 @@ func delay(ctx context.Context, h *hosts.Host, from []*hosts.Host, match string,
 		}
 		holders.m[h] = hd
 	}
-	return rules(ctx, h, from, match, fmt.Sprintf("NFQUEUE --queue-num %d --queue-bypass", queueNum))
+	return cut(ctx, []way{{h, from}}, match, fmt.Sprintf("NFQUEUE --queue-num %d --queue-bypass", queueNum))
 }
 
 // openHolder binds a netlink socket made inside h's namespace to its queue

@@ -178,6 +178,29 @@ func TestPacketFaults(t *testing.T) {
 			}
 		})
 	}
+	// The same cut twice adds nothing: a loss given twice is not
+	// compounded, and one heal undoes both.
+	t.Run("same cut twice", func(t *testing.T) {
+		for range 2 {
+			if err := netfault.Partition(ctx, c, s); err != nil {
+				t.Fatal(err)
+			}
+			if err := netfault.Lose(ctx, srv.Host, []*hosts.Host{other}, 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		left, err := netfault.Faults(ctx, srv.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The chain, its jump, the drop from the client, the loss from the other host.
+		if len(left) != 4 {
+			t.Errorf("server's rules after the same cut twice: %d, want 4:\n%s", len(left), strings.Join(left, "\n"))
+		}
+		if err := netfault.HealAll(ctx, topo.Net); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func redisPing(ctx context.Context, dial cluster.Dialer, addr string) error {
