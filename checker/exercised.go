@@ -132,6 +132,11 @@ type claimSpan struct {
 	client      int
 	grant, last int64
 	work        int64 // its last read or write of the resource (no later than last)
+	// straddled: the grant's acquire was asked before the strike and
+	// returned after it (a holder stopped between its SET and its WAIT):
+	// the servers had granted the claim when the fault struck, though the
+	// history records the grant only when the acquire returned.
+	straddled bool
 }
 
 // exposure is the danger window of fault f (the fi-th).
@@ -170,6 +175,15 @@ func exposure(events []lin.Event, f lin.Event, fi int, risk Risk, claim Claim, t
 		other = otherGrant(events, c)
 	}
 	switch {
+	case risk == RiskAtStrike && c.straddled:
+		// From the strike, not from the recorded grant: counting from
+		// the acquire's return left only the holder's own write in the
+		// window, and a fenced WAIT lock whose next holder was granted
+		// on the promoted master inside the cut, and whose write the
+		// resource refused, was called not exercised
+		// (redis-setnx-px-wait@redis-sentinel-min-replicas/
+		// sentinel-split-after-ack, fenced: 5 of 5 at seed 1).
+		x.Start, x.Rule = f.Time, "the fault struck the servers holding the claim, granted before the strike and confirmed after it"
 	case risk == RiskAtStrike:
 		x.Start, x.Rule = max(f.Time, c.grant), "the fault struck the servers holding the claim"
 	case risk == RiskAtPromotion:
@@ -320,7 +334,7 @@ func claimAt(events []lin.Event, t int64, struck []int) (claimSpan, bool) {
 				continue
 			}
 			if e.Kind == lin.Acquired {
-				c, found = claimSpan{client: e.Client, grant: e.Time}, true
+				c, found = claimSpan{client: e.Client, grant: e.Time, straddled: e.Asked != 0 && e.Asked <= t}, true
 				break
 			}
 			if e.Kind == lin.AcquireFailed && e.Asked != 0 && e.Asked <= t {
