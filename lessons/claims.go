@@ -530,7 +530,7 @@ var (
 	// to the glossary where they are the page's first use of the word.
 	measuredRe = regexp.MustCompile(`Measured \(seed (-?\d+), (?:\[TTL\]\(glossary\.md#ttl\)|TTL) ([^,]+), [^)]*\): \*\*\[?([a-z/ ]+?)(?:\]\(glossary\.md#[a-z-]+\))?\*\*\. The lab expects \[?([a-z/ ]+?)(?:\]\(glossary\.md#[a-z-]+\))?:`)
 	svgLinkRe  = regexp.MustCompile(`!\[[^\]]*\]\((img/[^)]+\.svg)\)`)
-	svgTitleRe = regexp.MustCompile(`\(seed (-?\d+)\): ([a-z/]+)</text>`)
+	svgTitleRe = regexp.MustCompile(`\(seed (-?\d+)\): ([a-z/ ]+)</text>`)
 )
 
 // FigureProblems holds every run block of a page to its record and its
