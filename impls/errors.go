@@ -17,6 +17,13 @@ var (
 	// ErrHeld: another client holds the lock.
 	ErrHeld = errors.New("lock held by another client")
 	// ErrNotHeld: the lease is no longer ours (expired, lost, or released).
+	// An acquire that stood in line and lost its place there (its own
+	// session or lease ended while it waited) fails with it too, not with
+	// ErrBackend: it met the lock, and the checker counts it as a client
+	// that came for it (a waiter in line through a fault's whole danger
+	// window, whose session the fault ended, was not counted, and
+	// peer-etcd-mutex@etcd-cluster/leader-isolated under production was
+	// called not exercised).
 	ErrNotHeld = errors.New("lock not held: lease expired, lost or released")
 	// ErrBackend: the lock server failed or could not be reached, and the
 	// request surely had no effect.

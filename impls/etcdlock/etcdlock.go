@@ -308,7 +308,7 @@ func (l *Locker) waitTurn(ctx context.Context, op, pfx, own string, rev int64, s
 		return classify(ctx, op, err, false)
 	}
 	if len(mine.Kvs) == 0 || mine.Kvs[0].CreateRevision != rev {
-		return impls.Fail(name, op, impls.ErrBackend, fmt.Errorf("our key %s is gone (lease expired?)", own))
+		return impls.Fail(name, op, impls.ErrNotHeld, fmt.Errorf("our key %s is gone while it stood in line (lease expired?)", own))
 	}
 	return nil
 }
@@ -350,7 +350,7 @@ func (l *Locker) waitDelete(ctx context.Context, op, key string, from int64, s *
 				}
 			}
 		case <-s.lost:
-			return impls.Fail(name, op, impls.ErrBackend, errors.New("our lease was lost while we waited"))
+			return impls.Fail(name, op, impls.ErrNotHeld, errors.New("our lease was lost while we waited in line"))
 		case <-ctx.Done():
 			return impls.Fail(name, op, ctx.Err(), nil)
 		}

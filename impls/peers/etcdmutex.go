@@ -196,7 +196,10 @@ func (m *EtcdMutex) lock(ctx context.Context, key string, wait bool) (impls.Leas
 			return nil, impls.Fail(etcdMutexName, "acquire", impls.ErrHeld, err)
 		}
 		if errors.Is(err, concurrency.ErrSessionExpired) {
-			return nil, impls.Fail(etcdMutexName, "acquire", impls.ErrBackend, err)
+			// Lock returns this once its key was in line and the
+			// session ended (etcd #19597: only when the key ahead is
+			// gone): it lost its place, having met the lock.
+			return nil, impls.Fail(etcdMutexName, "acquire", impls.ErrNotHeld, err)
 		}
 		// Lock deletes its key when its wait fails, but not when its
 		// first transaction's reply is lost: then the key may stand in

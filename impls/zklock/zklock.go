@@ -231,7 +231,7 @@ func (l *Locker) acquire(ctx context.Context, key string, wait bool) (impls.Leas
 		pred, found := predecessor(children, node)
 		if !found {
 			// Our node went with our session: nothing of ours remains.
-			return nil, impls.Fail(name, op, impls.ErrBackend, fmt.Errorf("lock node %s vanished (session expired?)", path))
+			return nil, impls.Fail(name, op, impls.ErrNotHeld, fmt.Errorf("lock node %s vanished while it stood in line (session expired?)", path))
 		}
 		// The directory in this listing holds our node, so it is the
 		// incarnation our sequence number counts in.
@@ -299,7 +299,7 @@ func (l *Locker) grant(ctx context.Context, op, key, dir, guid, path string, tok
 			return stat, err
 		}, nil)
 		if errors.Is(err, zk.ErrNoNode) {
-			return nil, impls.Fail(name, op, impls.ErrBackend, fmt.Errorf("lock node %s vanished (session expired?)", path))
+			return nil, impls.Fail(name, op, impls.ErrNotHeld, fmt.Errorf("lock node %s vanished while it stood in line (session expired?)", path))
 		}
 		if err != nil {
 			l.abandon(dir, guid, path)
