@@ -124,13 +124,18 @@ func heal(ctx context.Context, drop bool, hs []*hosts.Host) error {
 	// Every host at once, as the cut went on: a heal that lifted the rules
 	// host by host would let one side's servers reach the other's for a
 	// while before its clients could, a shape no real network heals in.
-	errs := make([]error, len(hs))
+	return atOnce(hs, func(h *hosts.Host) error { return healHost(ctx, drop, h) })
+}
+
+// atOnce runs f on every item in parallel and joins their errors.
+func atOnce[T any](items []T, f func(T) error) error {
+	errs := make([]error, len(items))
 	var wg sync.WaitGroup
-	for i, h := range hs {
+	for i, it := range items {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = healHost(ctx, drop, h)
+			errs[i] = f(it)
 		}()
 	}
 	wg.Wait()
@@ -140,19 +145,19 @@ func heal(ctx context.Context, drop bool, hs []*hosts.Host) error {
 // healHost removes h's chain and its jump in one transaction, then lets
 // what a delay holds go (or drops it), and checks that nothing is left.
 func healHost(ctx context.Context, drop bool, h *hosts.Host) error {
-	have, err := h.Feed(ctx, "", "iptables", "-w", "-S")
+	lines, err := ruleset(ctx, h)
 	if err != nil {
 		return fmt.Errorf("heal %s: %w", h.Name, err)
 	}
 	// Only what is there is removed: a delete of a missing rule would fail
 	// the whole transaction.
 	var b strings.Builder
-	for _, l := range strings.Split(have, "\n") {
-		if l == jumpRule() {
-			fmt.Fprintf(&b, "-D%s\n", strings.TrimPrefix(l, "-A"))
+	for _, l := range lines {
+		if l == "-A "+jump {
+			b.WriteString("-D " + jump + "\n")
 		}
 	}
-	if slices.Contains(strings.Split(have, "\n"), "-N "+Chain) {
+	if slices.Contains(lines, "-N "+Chain) {
 		fmt.Fprintf(&b, "-F %[1]s\n-X %[1]s\n", Chain)
 	}
 	if b.Len() > 0 {
@@ -177,12 +182,12 @@ func HealAll(ctx context.Context, n *hosts.Network) error {
 // Faults lists what the lab has put on h: its firewall rules (by their tag)
 // and its delay, each as one line. Empty means h is healed.
 func Faults(ctx context.Context, h *hosts.Host) ([]string, error) {
-	rules, err := h.Feed(ctx, "", "iptables", "-w", "-S")
+	lines, err := ruleset(ctx, h)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, l := range strings.Split(rules, "\n") {
+	for _, l := range lines {
 		if strings.Contains(l, Tag) || strings.Contains(l, Chain) {
 			out = append(out, l)
 		}
@@ -201,17 +206,7 @@ func Faults(ctx context.Context, h *hosts.Host) ([]string, error) {
 // an iptables call per rule took 1.5 s for a dozen hosts on a loaded
 // machine, during which the partition was partial.
 func cut(ctx context.Context, ws []way, match, target string) error {
-	errs := make([]error, len(ws))
-	var wg sync.WaitGroup
-	for i, w := range ws {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = rules(ctx, w.to, w.from, match, target)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return atOnce(ws, func(w way) error { return rules(ctx, w.to, w.from, match, target) })
 }
 
 // rules adds one rule (with the extra match, jumping to target) per sending
@@ -219,11 +214,10 @@ func cut(ctx context.Context, ws []way, match, target string) error {
 // twice adds one rule (so a loss is not compounded), and one heal undoes
 // it.
 func rules(ctx context.Context, h *hosts.Host, from []*hosts.Host, match, target string) error {
-	have, err := h.Feed(ctx, "", "iptables", "-w", "-S")
+	lines, err := ruleset(ctx, h)
 	if err != nil {
 		return fmt.Errorf("cut links into %s: %w", h.Name, err)
 	}
-	lines := strings.Split(have, "\n")
 	present := map[string]bool{}
 	for _, l := range lines {
 		present[ruleKey(l)] = true
@@ -233,8 +227,8 @@ func rules(ctx context.Context, h *hosts.Host, from []*hosts.Host, match, target
 	if !slices.Contains(lines, "-N "+Chain) {
 		fmt.Fprintf(&b, ":%s - [0:0]\n", Chain)
 	}
-	if !slices.Contains(lines, jumpRule()) {
-		fmt.Fprintf(&b, "-I%s\n", strings.TrimPrefix(jumpRule(), "-A"))
+	if !slices.Contains(lines, "-A "+jump) {
+		b.WriteString("-I " + jump + "\n")
 	}
 	for _, f := range from {
 		rule := strings.Join(strings.Fields(fmt.Sprintf("-A %s -s %s/32 %s -m comment --comment %s -j %s", Chain, f.IP, match, Tag, target)), " ")
@@ -250,10 +244,17 @@ func rules(ctx context.Context, h *hosts.Host, from []*hosts.Host, match, target
 	return nil
 }
 
-// jumpRule is the jump from INPUT to the lab's chain, as iptables -S
-// prints it.
-func jumpRule() string {
-	return fmt.Sprintf("-A INPUT -m comment --comment %s -j %s", Tag, Chain)
+// jump is the rule in INPUT that jumps to the lab's chain, as iptables -S
+// prints it after its "-A".
+const jump = "INPUT -m comment --comment " + Tag + " -j " + Chain
+
+// ruleset is h's filter table as iptables -S prints it, a line each.
+func ruleset(ctx context.Context, h *hosts.Host) ([]string, error) {
+	out, err := h.Feed(ctx, "", "iptables", "-w", "-S")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(out, "\n"), nil
 }
 
 // ruleKey is what makes two rules of the lab's chain the same, read from
