@@ -66,6 +66,10 @@ type Cell struct {
 	// (checker.UntilStable) instead of the fixed runs every cell gets:
 	// why it did, and why it stopped (issue 44).
 	UntilStable *StableRuns `json:"until_stable,omitempty"`
+	// Alone says why the cell ran with no other cell beside it (its
+	// scenario's or its topology's reason, scenarios.AloneBecause); empty
+	// for a cell that shared the machine, and in matrices older than it.
+	Alone string `json:"alone,omitempty"`
 }
 
 // StableRuns is why a race-sensitive cell ran until its answer was stable,

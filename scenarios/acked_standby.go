@@ -16,7 +16,7 @@ import (
 // within its lease right after the lab's own promotion, which another
 // cell's load slows.
 func init() {
-	Register(alone(onTopologies(scheduleScenario(nemesis.PrimaryAckedStandbyLost, checker.RiskAtPromotion,
+	Register(alone(promotionWhy, onTopologies(scheduleScenario(nemesis.PrimaryAckedStandbyLost, checker.RiskAtPromotion,
 		"once both replicas have applied what the primary had when the clients were built, the primary's stream (WAL, binary log) "+
 			"to the replica the lab promotes (postgres-replica, mysql-replica) is held back 5 s, so every commit of the run is "+
 			"acknowledged by the other (-2) alone (PostgreSQL's ANY 1 quorum, MariaDB's semi-sync); the primary and the replica that "+

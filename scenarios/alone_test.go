@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/locklab/locklab/impls"
@@ -61,8 +62,8 @@ func TestScenariosThatRunAlone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Alone != tt.alone {
-			t.Errorf("%s: Alone %v, want %v", tt.scenario, s.Alone, tt.alone)
+		if (s.Alone != "") != tt.alone {
+			t.Errorf("%s: Alone %q, want alone %v", tt.scenario, s.Alone, tt.alone)
 		}
 	}
 }
@@ -86,8 +87,15 @@ func TestTopologiesThatRunAlone(t *testing.T) {
 		{"single", "server-restart", true},
 		{"redis-sentinel", "server-restart", true},
 	} {
-		if got := scenarios.RunsAlone(scenarios.Cell{Topology: tt.topology, Scenario: tt.scenario}); got != tt.alone {
+		c := scenarios.Cell{Topology: tt.topology, Scenario: tt.scenario}
+		if got := scenarios.RunsAlone(c); got != tt.alone {
 			t.Errorf("%s on %s: alone %v, want %v", tt.scenario, tt.topology, got, tt.alone)
+		}
+		// The reason names what makes the cell run alone: the scenario
+		// when it does on every topology, else the topology.
+		why := scenarios.AloneBecause(c)
+		if tt.alone && !strings.HasPrefix(why, tt.scenario+": ") && !strings.HasPrefix(why, tt.topology+": ") {
+			t.Errorf("%s on %s: alone because %q, which names neither", tt.scenario, tt.topology, why)
 		}
 	}
 }

@@ -44,7 +44,7 @@ func grantsUnderLag(spec impls.Spec, _ bool) error {
 // primary-failover: the holder must write within its lease right after
 // the lab's own promotion, which another cell's load slows.
 func init() {
-	Register(alone(onTopologies(scheduleScenario(nemesis.PromotionUnderLag, checker.RiskAtPromotion,
+	Register(alone(promotionWhy, onTopologies(scheduleScenario(nemesis.PromotionUnderLag, checker.RiskAtPromotion,
 		"once the replica has applied what the primary had when the clients were built, the primary's stream (WAL, binary log) "+
 			"is held back 5 s from the replica; the primary is SIGKILLed while the holder is inside its section, the replica "+
 			"promoted with what it had (the record shows the primary's and the replica's positions at the kill) and the "+

@@ -22,7 +22,7 @@ import (
 // (a connection to the old primary times out before the re-pointed dial),
 // which another cell's load on the machine moves.
 func init() {
-	Register(alone(onTopologies(scheduleScenario(nemesis.PrimarySplitBrain, checker.RiskBothSides,
+	Register(alone("the majority side's first grant races its clients' reconnection (a connection to the old primary times out before the re-pointed dial), which another cell's load moves", onTopologies(scheduleScenario(nemesis.PrimarySplitBrain, checker.RiskBothSides,
 		"once the replica has the lock's table, a second into the run, the database primary is cut off (alive) together "+
 			"with the holder and one more client from its replica and the other two clients, both ways, for 6 s; the lab "+
 			"promotes the replica on the other side (PostgreSQL: pg_promote; MySQL: the relay log applied, then STOP SLAVE, "+

@@ -20,7 +20,7 @@ func init() {
 	// where it takes about 0.55 s (mysql-optimistic on
 	// mysql-replica-semisync, unsafe in a matrix at 12a87be4 where it ran
 	// beside two cells).
-	Register(alone(onTopologies(scheduleScenario(nemesis.PrimaryFailover, checker.RiskAtPromotion,
+	Register(alone(promotionWhy, onTopologies(scheduleScenario(nemesis.PrimaryFailover, checker.RiskAtPromotion,
 		"once the replica has applied what the primary had when the clients were built (the lock's table), "+
 			"the database primary is SIGKILLed while the holder is inside its section, its replica is promoted "+
 			"(PostgreSQL: pg_promote; MySQL: the relay log applied, then STOP SLAVE, RESET SLAVE ALL, read_only off) "+

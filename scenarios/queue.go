@@ -22,14 +22,14 @@ var queuedLocks = []string{"redis-fair", "zookeeper", "peer-zk-lock"}
 // recovers. A lock that waits out the dead waiter's session or a fixed
 // per-waiter timeout longer than a TTL (Redisson's fair lock: 5 s) fails it.
 func init() {
-	Register(alone(scheduleScenario("queued-waiter-crash", checker.RiskRecovery,
+	Register(alone(queueWhy, scheduleScenario("queued-waiter-crash", checker.RiskRecovery,
 		"a waiter is SIGKILLed while queued right behind the holder, which then releases; the next live waiter must hold within one TTL",
 		queueApplies)))
-	Register(alone(scheduleScenario("queued-waiter-crash-in-section", checker.RiskRecovery,
+	Register(alone(queueWhy, scheduleScenario("queued-waiter-crash-in-section", checker.RiskRecovery,
 		"a waiter is SIGKILLed while queued right behind a holder that stays inside its section past the waiter's lease; "+
 			"the waiter behind the dead one must not take the lock while it is still held",
 		queueApplies)))
-	Register(alone(scheduleScenario("queued-waiter-pause", checker.RiskRecovery,
+	Register(alone(queueWhy, scheduleScenario("queued-waiter-pause", checker.RiskRecovery,
 		"a waiter is SIGSTOPped while queued right behind the holder, which then releases; the next live waiter must hold within one TTL",
 		queueApplies)))
 }

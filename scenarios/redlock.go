@@ -35,19 +35,19 @@ func movableClocks(spec impls.Spec, fencing bool) error {
 // majority while the holder is in its section (the nemesis's fixed
 // schedules of the same names).
 func init() {
-	Register(alone(scheduleScenario("redlock-restart", checker.RiskAtStrike,
+	Register(alone(redlockWhy, scheduleScenario("redlock-restart", checker.RiskAtStrike,
 		"a node in the holder's bare majority restarts empty at once",
 		multiRedis)))
 
-	Register(alone(scheduleScenario("redlock-restart-delayed", checker.RiskAtStrike,
+	Register(alone(redlockWhy, scheduleScenario("redlock-restart-delayed", checker.RiskAtStrike,
 		"a node in the holder's bare majority crashes and restarts empty only after the max TTL (antirez's delayed restart)",
 		multiRedis)))
 
-	Register(alone(scheduleScenario("redlock-clock-jump", checker.RiskAtStrike,
+	Register(alone(redlockWhy, scheduleScenario("redlock-clock-jump", checker.RiskAtStrike,
 		"the clock of a node in the holder's bare majority jumps forward past the TTL",
 		movableClocks)))
 
-	Register(alone(scheduleScenario("redlock-partition", checker.RiskAtStrike,
+	Register(alone(redlockWhy, scheduleScenario("redlock-partition", checker.RiskAtStrike,
 		"every client is cut off a minority of the nodes by dropped packets (still available), then off a majority (unavailable, never unsafe)",
 		redlockPartition)))
 }

@@ -19,7 +19,7 @@ import (
 // min-replicas (1 to 3 s after it), which another cell's load on the
 // machine moves.
 func init() {
-	Register(alone(onTopologies(scheduleScenario(nemesis.SentinelSplitBrain, checker.RiskBothSides,
+	Register(alone("it measures a race between Sentinel's promotion (about 1.3 s after the cut) and the old master's refusal under min-replicas (1 to 3 s after it), which another cell's load moves", onTopologies(scheduleScenario(nemesis.SentinelSplitBrain, checker.RiskBothSides,
 		"on a Sentinel group, a second into the run, the master is cut off (alive) together with the holder and one more "+
 			"client from the replicas, the sentinels and the other two clients, both ways, for 6 s; the majority side promotes "+
 			"a replica and its clients are granted by it, while the old side's clients, which cannot reach a sentinel, keep "+

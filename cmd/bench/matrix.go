@@ -1,14 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -196,6 +199,7 @@ func matrix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		r := cellResult(c, exp, outs, stage, cellTTL, time.Since(cellStart))
 		r.UntilStable = stable
+		r.Alone = scenarios.AloneBecause(c)
 		mark := ""
 		if !checker.Agrees(r.Expected, r.Verdict) {
 			mark = fmt.Sprintf("   (expected %s)", r.Expected)
@@ -494,6 +498,7 @@ func writeMatrixReport(dir, out string, results []record.Cell, cmdline, commit s
 			rec, strings.Join(figs, ", "), ce)
 	}
 	b.WriteString(cells.String())
+	b.WriteString(timeSpent(results))
 	fmt.Fprintf(&b, "\nReproduce one cell: `go run ./cmd/bench check -impl IMPL -topology TOPOLOGY -scenario SCENARIO [-fencing] [-profile PROFILE] -ttl TTL -seed SEED` with the cell's TTL and a seed from correctness.json.\n")
 	return os.WriteFile(filepath.Join(dir, "correctness.md"), []byte(b.String()), 0o644)
 }
@@ -704,4 +709,46 @@ func forEachParallel(ctx context.Context, items []int, n int, alone func(item in
 		return ctx.Err()
 	}
 	return firstErr
+}
+
+// timeSpent is the report's account of where the matrix's time went: the
+// cells that shared the machine and those that ran alone, each reason
+// with its cells and their seconds (issue 46: a cell that runs alone says
+// why). Seconds are the cells' own, summed: side by side, the shared ones
+// took less of the wall clock than their sum.
+func timeSpent(results []record.Cell) string {
+	type group struct {
+		cells   int
+		seconds float64
+	}
+	var shared group
+	alone := map[string]*group{}
+	for _, r := range results {
+		if r.Alone == "" {
+			shared.cells++
+			shared.seconds += r.Seconds
+			continue
+		}
+		g := alone[r.Alone]
+		if g == nil {
+			g = &group{}
+			alone[r.Alone] = g
+		}
+		g.cells++
+		g.seconds += r.Seconds
+	}
+	if len(alone) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Where the time went\n\n%d cell(s) shared the machine, %s of cell time between them. These ran alone, with no other cell beside them, for the reason given:\n\n", shared.cells, time.Duration(shared.seconds*float64(time.Second)).Round(time.Second))
+	t := report.NewTable("why alone", "cells", "cell time")
+	for _, why := range slices.SortedFunc(maps.Keys(alone), func(a, b string) int {
+		return cmp.Or(cmp.Compare(alone[b].seconds, alone[a].seconds), cmp.Compare(a, b))
+	}) {
+		g := alone[why]
+		t.Row(why, fmt.Sprint(g.cells), time.Duration(g.seconds*float64(time.Second)).Round(time.Second).String())
+	}
+	b.WriteString(t.String())
+	return b.String()
 }
