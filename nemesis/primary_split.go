@@ -61,8 +61,9 @@ func init() {
 	// failpoint; the holder when it strikes is on the old side with the
 	// next slot. The split lasts as long too (splitBrainFor: 6 s at the
 	// lab's 1 s TTL), several times the promotion (0.1 to 0.6 s) and the
-	// majority side's reconnection (about a second: a connection to the
-	// old primary times out, and the next dial is re-pointed). The run
+	// majority side's reconnection (up to about a second: a connection to
+	// the old primary is reset at its next packet once the re-pointing
+	// rule is in, see redirect, and the next dial is re-pointed). The run
 	// observes for reconnectBound after the heal, the time the old
 	// side's clients take to reach the moved address.
 	Fixed[PrimarySplitBrain] = func(impl string, fencing bool, ttl, bound time.Duration) Schedule {
@@ -255,10 +256,19 @@ func (primarySplit) Measured(sys System, target string) map[string]float64 {
 
 // redirect adds the rule on a client's host h that sends what its
 // processes send to the primary's address and port
-// to the replica's instead: a DNAT in the nat table's OUTPUT chain,
-// which sees a connection's first packet only, so a connection open to
-// the old primary stays on it (and, cut off, times out) while every new
-// one reaches the replica. The replica's answers come back from its own
+// to the replica's instead: a DNAT in the nat table's OUTPUT chain. Every
+// new connection reaches the replica. A connection opened to the old
+// primary before the rule does not stay on it: with iptables-nft on this
+// kernel its next packet is translated too, reaches the replica, which has
+// no such connection, and is answered with a reset, as a virtual address
+// moved to the new primary's host would answer it (a DNS name re-pointed
+// would leave it to time out instead). Shown in namespaces of its own: a
+// TCP connection cut off by DROP rules times out, and with the DNAT rule
+// added beside them it is reset by the new address at its next send; in
+// the history of pg-unique-insert@pg-replica-sync/primary-split-brain
+// under production, seed 23602, a majority client's release on a pooled
+// connection from before the split was reset 360 ms into the split, just
+// after the rule went in. The replica's answers come back from its own
 // address, which no rule of the partition drops on this side (their
 // source is rewritten to the primary's after the filter has passed them).
 func redirect(ctx context.Context, h *hosts.Host, primary, replica *cluster.Node) error {
