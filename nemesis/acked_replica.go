@@ -187,14 +187,14 @@ func (k replicaLost) Settle(ctx context.Context, sys System, target string) (str
 		return "", fmt.Errorf("%s: %w", k.name, err)
 	}
 	if mr.Role != "master" {
-		return "", fmt.Errorf("%s: %s is a %s, not a master", k.name, name, mr.Role)
+		return "", fmt.Errorf("%s: %s is a %s, not a master: %w", k.name, name, mr.Role, ErrNotNow)
 	}
 	replicas, err := replicasOf(sys, mr)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", k.name, err)
 	}
 	if len(replicas) < 2 {
-		return "", fmt.Errorf("%s: %s counts %d replicas (%s), and the fault needs two", k.name, name, len(replicas), replicasSeen(mr.Replicas))
+		return "", fmt.Errorf("%s: %s counts %d replicas (%s), and the fault needs two: %w", k.name, name, len(replicas), replicasSeen(mr.Replicas), ErrNotNow)
 	}
 	slices.SortFunc(replicas, func(x, y *cluster.Node) int { return strings.Compare(x.Name, y.Name) })
 	a, behind := replicas[0], replicas[1:]
@@ -308,7 +308,7 @@ func (k replicaLost) Inject(ctx context.Context, sys System, target string) (str
 			return "", fmt.Errorf("%s: %w", k.name, err)
 		}
 		if len(replicas) < 2 {
-			return "", fmt.Errorf("%s: %s counts %d replicas (%s), and the fault needs two", k.name, master.Name, len(replicas), replicasSeen(mr.Replicas))
+			return "", fmt.Errorf("%s: %s counts %d replicas (%s), and the fault needs two: %w", k.name, master.Name, len(replicas), replicasSeen(mr.Replicas), ErrNotNow)
 		}
 		offsets := map[*cluster.Node]int64{}
 		for _, r := range replicas {

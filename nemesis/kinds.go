@@ -52,6 +52,14 @@ func strikesClients(targets []string) bool {
 	})
 }
 
+// ErrNotNow marks an inject refused because the servers are not, at that
+// moment, in the state the fault needs (a master with two replicas
+// online, say), as a schedule cut short by shrinking can leave them: the
+// fault is valid for the lock and topology, and would strike in another
+// run. Shrinking takes such a candidate for one that does not fail
+// (engine.Explore); everywhere else it is an error like any other.
+var ErrNotNow = errors.New("the servers are not in the state the fault needs now")
+
 // errInProcess is why no client fault reaches an in-process lock.
 var errInProcess = errors.New("its clients share one process, so no client can be crashed or paused on its own")
 
