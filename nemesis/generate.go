@@ -59,8 +59,17 @@ func Generate(p Plan) Schedule {
 		return time.Duration(math.Exp(lo + rng.Float64()*(hi-lo))).Truncate(time.Millisecond)
 	}
 	at := between(Lead, Lead+p.TTL)
+	clashes := 0
 	for {
 		k := p.Kinds[rng.IntN(len(p.Kinds))]
+		if clashing(k, s.Faults) != "" {
+			// Drawn again (see clash.go); a schedule that keeps drawing
+			// kinds it cannot take has what it can hold.
+			if clashes++; clashes > 4*len(p.Kinds) {
+				break
+			}
+			continue
+		}
 		// The holder's server is found from a holder stopped at a
 		// failpoint, which a step at a random time has not.
 		targets := slices.DeleteFunc(slices.Clone(k.Targets(p.Topology)), func(t string) bool { return t == HolderServerTarget })

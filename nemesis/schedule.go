@@ -247,6 +247,11 @@ func (s Schedule) Validate() error {
 		if err := validStep(spec, topo, i, st); err != nil {
 			return fmt.Errorf("fault %d: %w", i, err)
 		}
+		if k, err := Lookup(st.Kind); err == nil {
+			if why := clashing(k, s.Faults[:i]); why != "" {
+				return fmt.Errorf("fault %d: %s", i, why)
+			}
+		}
 		if promotes(st.Kind) && i != len(s.Faults)-1 {
 			// The old master stays dead and its address moved: nothing
 			// after a fail-over could find the servers it names.

@@ -1,0 +1,63 @@
+package nemesis
+
+import "fmt"
+
+// Some kinds cannot share a schedule. A kind that holds replication back
+// for the whole run settles a delay queue on replicas' hosts before the
+// first grant (holdsBack), and it must still be there when its own fault
+// strikes: that lag is what the fault is about. A kind that puts the lab's
+// firewall rules on hosts heals each host whole (netfault.Heal removes the
+// lab's chain and its delay queue), so its heal on a held-back replica's
+// host would lift the lag half way through the run, and a delay of its own
+// there would meet the one already held ("already delayed by 5s"). Explore
+// drew both into one schedule on redis-sentinel-min-replicas (seed 2 of
+// redis-fair: a net-delay on a client after acked-replica-lost's settle),
+// and the run ended in an error.
+
+// holdsBack marks a Settler whose settle holds replication streams back
+// until its own fault strikes.
+type holdsBack interface{ holdsBackForTheRun() }
+
+// rulesOnHosts marks a kind that puts firewall rules on hosts and heals
+// each host whole.
+type rulesOnHosts interface{ healsHostsWhole() }
+
+func (replicaLost) holdsBackForTheRun()       {}
+func (ackedStandbyLost) holdsBackForTheRun()  {}
+func (laggingMasterKill) holdsBackForTheRun() {}
+func (laggingPromotion) holdsBackForTheRun()  {}
+
+func (netKind) healsHostsWhole()         {}
+func (nodesCut) healsHostsWhole()        {}
+func (splitWithHolder) healsHostsWhole() {}
+func (splitBrain) healsHostsWhole()      {}
+func (primarySplit) healsHostsWhole()    {}
+func (replicationLag) healsHostsWhole()  {}
+
+// clash says why kinds a and b cannot share a schedule, or "" if they can.
+func clash(a, b Kind) string {
+	if _, ok := b.(holdsBack); ok {
+		a, b = b, a
+	}
+	if _, ok := a.(holdsBack); !ok {
+		return ""
+	}
+	if _, ok := b.(rulesOnHosts); !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s holds replication back for the whole run, and %s heals the hosts it touches whole, which would lift that lag (or meet it with a delay of its own)", a.Name(), b.Name())
+}
+
+// clashing returns why k cannot join a schedule of the given steps, or "".
+func clashing(k Kind, steps []Step) string {
+	for _, st := range steps {
+		other, err := Lookup(st.Kind)
+		if err != nil {
+			continue
+		}
+		if why := clash(k, other); why != "" {
+			return why
+		}
+	}
+	return ""
+}
