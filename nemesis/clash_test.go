@@ -79,3 +79,31 @@ func TestValidateRefusesHeldBackLagWithNetFaults(t *testing.T) {
 		t.Fatalf("Validate() = %v, want the clash of %s and %s named", err, AckedReplicaLost, NetDelay)
 	}
 }
+
+// Neither does one through the proxy with one that puts clients on hosts.
+func TestValidateRefusesTheProxyOnHosts(t *testing.T) {
+	s := Schedule{Seed: 1, Impl: "etcd-lock", TTL: Duration(time.Second), Clients: 4, Duration: Duration(time.Minute), Faults: []Step{
+		{At: Duration(time.Second), Kind: NetLoss, Target: "client-2", Duration: Duration(time.Second)},
+		{At: Duration(10 * time.Second), Kind: ProxyReset, Target: "client-3@etcd", Duration: Duration(time.Second)},
+	}}
+	err := s.Validate()
+	if err == nil || !strings.Contains(err.Error(), "in-process proxy") {
+		t.Fatalf("Validate() = %v, want the clash of %s and %s named", err, ProxyReset, NetLoss)
+	}
+	// And the generator never draws them together where both apply.
+	spec, _ := impls.Lookup("etcd-lock")
+	topo, err := TopologyFor(spec, "", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, _, err := Applicable(spec, topo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := int64(1); seed <= 40; seed++ {
+		s := Generate(Plan{Seed: seed, Impl: spec.Name, TTL: time.Second, Bound: testBound, Clients: 4, Duration: time.Minute, Topology: topo, Kinds: ks})
+		if err := s.Validate(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+}
