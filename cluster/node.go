@@ -209,7 +209,11 @@ func listen(h *hosts.Host) (string, int, error) {
 //
 // A Redis Cluster node also listens on its port + 10000 (the cluster bus),
 // so the pick leaves that one below the range too, and free: a bus port in
-// the range failed a CI run with "Address already in use".
+// the range failed a CI run with "Address already in use". And a port is
+// picked below the floor's bus ports (serverPortFloor + clusterBusOffset)
+// when the range has room for both, so no server is given a port that is
+// a cluster node's bus port: a Redis Cluster node of one explore failed to
+// start, its bus port 20229 taken, while other explores ran beside it.
 //
 // A port is free when picked but taken only when its server starts, so a
 // pick is remembered (recentPorts) and not handed out again soon: two
@@ -220,7 +224,11 @@ func listen(h *hosts.Host) (string, int, error) {
 // port, and the other two never heard of it ("sentinels did not find each
 // other").
 func freePort() (int, error) {
-	if top := ephemeralLow() - clusterBusOffset; top-serverPortFloor >= 1000 {
+	top := ephemeralLow() - clusterBusOffset
+	if top > serverPortFloor+clusterBusOffset {
+		top = serverPortFloor + clusterBusOffset
+	}
+	if top-serverPortFloor >= 1000 {
 		for try := 0; try < 100; try++ {
 			p := serverPortFloor + rand.IntN(top-serverPortFloor)
 			if free(p) && free(p+clusterBusOffset) && recentPorts.take(p) {

@@ -14,6 +14,11 @@ func TestFreePortNotHandedOutTwice(t *testing.T) {
 		if seen[p] {
 			t.Fatalf("port %d handed out twice within %d picks", p, len(recentPorts.ring))
 		}
+		// Below the bus ports, where the range has room for both: no
+		// server is given another node's bus port.
+		if ephemeralLow() >= serverPortFloor+2*clusterBusOffset && p >= serverPortFloor+clusterBusOffset {
+			t.Fatalf("port %d is a cluster bus port's (from %d)", p, serverPortFloor+clusterBusOffset)
+		}
 		seen[p] = true
 	}
 }
