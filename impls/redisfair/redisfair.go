@@ -68,7 +68,7 @@ func init() {
 		Caps:       impls.Capabilities{Fencing: true, Expiry: true, NoPolling: true},
 		Backend:    impls.Backend{Kind: topology.Redis},
 		RoundTrips: impls.RoundTrips{N: 2, Note: "acquire script (takes a free lock at once), release script (grants the oldest live waiter, if any)"},
-		Footprint:  impls.Footprint{Redis: []impls.RedisKey{{Name: "fair:{K}", Type: "hash", Expires: true}, {Name: "fair:{K}:fence", Type: "string", IsToken: true}}},
+		Footprint:  impls.Footprint{Redis: []impls.RedisKey{{Name: "fair:{K}", Type: "string", Expires: true}, {Name: "fair:{K}:fence", Type: "string", IsToken: true}}},
 		Page:       "docs/lessons/12-waiting-and-fairness.md",
 		Source:     "impls/redisfair/redisfair.go",
 		New: func(cfg impls.Config) (impls.Locker, error) {
@@ -86,7 +86,7 @@ func init() {
 // slot, so scripts may touch a waiter's keys by names built from the
 // prefixes.
 type keys struct {
-	lock   string // hash: owner (token of the holder or of the waiter granted), fence
+	lock   string // "<fence> <owner>": the grant's token, and the token of the holder or of the waiter granted
 	fence  string // counter of fencing tokens
 	queue  string // list: waiter tokens in arrival order
 	alive  string // + waiter token: the waiter's heartbeat, a key that expires with its deadline
@@ -119,6 +119,25 @@ func fresh(argv []any, first bool) []any {
 	return out
 }
 
+// ownerLua reads and writes the lock: one string, "<fence> <owner>",
+// written with its expiry in one SET (a hash of owner and fence took an
+// HSET and a PEXPIRE on every grant and every hand-off).
+const ownerLua = `
+-- lock returns the owner and the fence of the lock's value, nil for a
+-- value that is not a grant (absent, or written by something else).
+local function lock()
+  local v = redis.call('GET', KEYS[1])
+  if not v then
+    return nil
+  end
+  local fence, owner = string.match(v, '^(%d+) (.+)$')
+  return owner, tonumber(fence)
+end
+local function grant_to(owner, fence, ms)
+  redis.call('SET', KEYS[1], fence .. ' ' .. owner, 'PX', ms)
+end
+`
+
 // queueLua is the part every script shares: the oldest live waiter, and
 // the hand-off to it.
 // A waiter is live while its heartbeat key exists: each heartbeat sets it
@@ -129,7 +148,7 @@ func fresh(argv []any, first bool) []any {
 // The hand-off writes the waiter's token as the owner for the claim window
 // only: until the waiter claims, the grant is a reservation that lapses by
 // itself if the waiter is dead or frozen.
-const queueLua = `
+const queueLua = ownerLua + `
 local function alive(token)
   return redis.call('EXISTS', ARGV[7] .. token) == 1
 end
@@ -187,9 +206,8 @@ local function handoff()
     redis.call('LPUSH', KEYS[3], head)
     return fence
   end
-  -- The lock is ours or gone: both fields are overwritten, none is left.
-  redis.call('HSET', KEYS[1], 'owner', head, 'fence', fence)
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  -- The lock is ours or gone: its value is overwritten.
+  grant_to(head, fence, ARGV[3])
   local wake = ARGV[5] .. head
   redis.call('RPUSH', wake, fence)
   redis.call('PEXPIRE', wake, ARGV[3])
@@ -224,32 +242,30 @@ if pttl == -2 and redis.call('EXISTS', KEYS[3]) == 0 then
   if type(fence) == 'table' then
     return fence
   end
-  redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence)
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  grant_to(ARGV[1], fence, ARGV[2])
   if ARGV[6] == 'cycle' then
     redis.call('DEL', KEYS[5])
   end
   return grant(fence)
 end
-local owner = nil
+local owner, granted = nil, nil
 if pttl ~= -2 and ARGV[8] ~= '1' then
-  owner = redis.call('HGET', KEYS[1], 'owner')
+  owner, granted = lock()
 end
 if owner and owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  fence = tonumber(redis.call('HGET', KEYS[1], 'fence'))
+  fence = granted
   redis.call('DEL', KEYS[5])
 elseif pttl == -2 then
-  -- Free means no key at all: a hash without our fields (written by hand,
-  -- or by something else) is somebody's, and is left alone.
+  -- Free means no key at all: a value that is not our grant (written by
+  -- hand, or by something else) is somebody's, and is left alone.
   local head = live_head()
   if not head or head == ARGV[1] then
     fence = next_fence()
     if type(fence) == 'table' then
       return fence
     end
-    redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence)
-    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    grant_to(ARGV[1], fence, ARGV[2])
     if head then
       redis.call('LPOP', KEYS[3])
     end
@@ -287,10 +303,10 @@ return {0, pttl}
 // releaseScript deletes the lock only if we own it, and hands it on to the
 // oldest live waiter in the same step. 1: released, 0: not ours.
 var releaseScript = redis.NewScript(queueLua + `
-if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
+if lock() ~= ARGV[1] then
   return 0
 end
--- Nobody in line costs one ZPOPMIN.
+-- Nobody in line costs one LPOP.
 local handed = handoff()
 if type(handed) == 'table' then
   return handed
@@ -303,8 +319,8 @@ return 1
 
 // refreshScript extends the lease only while we own it: an expired lock
 // has no owner, so a refresh never revives it.
-var refreshScript = redis.NewScript(`
-if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
+var refreshScript = redis.NewScript(ownerLua + `
+if lock() == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return 0
@@ -317,7 +333,7 @@ var leaveScript = redis.NewScript(queueLua + `
 redis.call('LREM', KEYS[3], 0, ARGV[1])
 redis.call('DEL', KEYS[4])
 redis.call('DEL', KEYS[5])
-if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
+if lock() == ARGV[1] then
   local handed = handoff()
   if type(handed) == 'table' then
     return handed

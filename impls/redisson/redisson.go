@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -72,10 +73,11 @@ func register(name string, fenced bool, summary, page string) {
 // holder has left, which bounds a waiter's sleep should no token come.
 // The PTTL read first doubles as the existence check (-2: no key), and the
 // re-entry check (HEXISTS) runs only when this Locker holds the key as far
-// as it knows (ARGV[4]): a waiter's refusal, the contended hot path, is then
-// the script and one command. A grant the Locker does not know of (an
-// acquire whose reply was lost) is refused like anybody else's and frees
-// itself one TTL later, since no watchdog renews it.
+// as it knows (ARGV[4]): a waiter's refusal is then the script and one
+// command (under contention a waiter mostly blocks without one, see
+// Acquire). A grant the Locker does not know of (an acquire whose reply was
+// lost) is refused like anybody else's and frees itself one TTL later,
+// since no watchdog renews it.
 //
 // A first grant does not delete the wake list: a blocked waiter pops a
 // release's token the moment it is pushed, so the list is nearly always
@@ -218,6 +220,9 @@ type Locker struct {
 	owner   string
 	fenced  bool
 	closing chan struct{} // closed by Close; ends blocked Acquires
+	// waited is whether the last Acquire that got the lock had to wait
+	// for it: a hint for how the next one starts (Acquire).
+	waited atomic.Bool
 
 	// grantMu orders grants within the Locker, so that the count a grant
 	// returns can be compared with the local bookkeeping of earlier ones.
@@ -227,6 +232,12 @@ type Locker struct {
 	holds  map[string]*hold // keys this Locker holds, with their watchdog
 	closed bool
 	wg     sync.WaitGroup // watchdogs
+
+	// freedKey is the key this Locker's last release freed, pushing a wake
+	// token, at freedAt (after the reply: the token was pushed before).
+	// Guarded by mu.
+	freedKey string
+	freedAt  time.Time
 }
 
 // Open builds a Locker on the Redis of ep: one server, the master a
@@ -338,27 +349,83 @@ func (l *Locker) TryAcquire(ctx context.Context, key string) (impls.Lease, error
 	return lease, err
 }
 
-// Acquire makes one attempt and, while the lock is held, sleeps until a
+// Acquire makes one attempt and, while the lock is held, waits until a
 // release wakes it or the holder's remaining lease (as the refusal reported
 // it) runs out, whichever is first, and tries again (see wake.go). An
 // uncontended acquire costs one round trip.
+//
+// A Locker whose last Acquire had to wait most likely waits again: under
+// contention the release it just made woke a waiter, whose attempt ran on
+// the server right after the release and took the lock. Such an Acquire
+// does not start with a refused attempt. If its own last release freed the
+// key less than half a TTL ago, it blocks at once, its attempt behind the
+// BLPOP: that release left a token on the wake list (the list lives a TTL),
+// and whoever popped it tried the lock in the same step, so a free lock
+// finds a token there for it, unless the lock was freed without a release
+// (an expired lease), in which case it waits maxBlock at most, as a waiter
+// whose token was lost does. Otherwise its first look is a plain PTTL, one
+// command where the refused script was two, and a free lock (PTTL -2) is
+// taken by the script as usual, a round trip later. A Locker that holds the
+// key does neither: its re-entry is granted at once.
 func (l *Locker) Acquire(ctx context.Context, key string) (impls.Lease, error) {
-	lease, wait, err := l.try(ctx, key)
-	for errors.Is(err, impls.ErrHeld) {
-		if serr := l.sleep(ctx, key, wait); serr != nil {
-			if l.isClosing() {
-				return nil, serr
-			}
-			return nil, impls.Fail(l.name, "acquire", serr, err)
+	var (
+		lease impls.Lease
+		wait  time.Duration
+		err   error
+	)
+	if l.waited.Load() && !l.holding(key) {
+		if l.freedRecently(key) {
+			// Blocks for maxBlock at most.
+			wait, err = l.ttl, nil
+		} else {
+			wait, err = l.look(ctx, key)
 		}
+		if err == nil {
+			err = impls.Fail(l.name, "acquire", impls.ErrHeld, nil)
+		} else if errors.Is(err, errFree) {
+			lease, wait, err = l.try(ctx, key)
+		}
+	} else {
 		lease, wait, err = l.try(ctx, key)
 	}
+	waited := false
+	for refused(err) {
+		waited = true
+		lease, wait, err = l.waitAndTry(ctx, key, wait)
+	}
+	if err == nil {
+		l.waited.Store(waited)
+	}
 	return lease, err
+}
+
+// refused reports an attempt that found the lock held, and nothing else:
+// a wait that ended with the context is of the context's kind, with the
+// refusal before it as its cause.
+func refused(err error) bool {
+	var e *impls.Error
+	return errors.As(err, &e) && e.Kind == impls.ErrHeld
 }
 
 // closedErr is what an operation on a closed Locker returns.
 func (l *Locker) closedErr() error {
 	return impls.Fail(l.name, "acquire", impls.ErrBackend, errors.New("locker closed"))
+}
+
+// freedRecently reports whether this Locker's last release freed key less
+// than half a TTL ago.
+func (l *Locker) freedRecently(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.freedKey == key && time.Since(l.freedAt) < l.ttl/2
+}
+
+// holding reports whether this Locker holds key, as far as it knows.
+func (l *Locker) holding(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.holds[key]
+	return ok
 }
 
 // try runs the acquire script once. On ErrHeld it also returns the holder's
@@ -370,11 +437,24 @@ func (l *Locker) try(ctx context.Context, key string) (impls.Lease, time.Duratio
 		return nil, 0, l.closedErr()
 	}
 	sent := time.Now()
-	l.mu.Lock()
-	_, holding := l.holds[key]
-	l.mu.Unlock()
-	res, err := acquireScriptNow().Run(ctx, l.rdb, []string{lockKey(key), fenceKey(key), wakeKey(key)},
-		l.ttl.Milliseconds(), l.owner, flag(l.fenced), flag(holding)).Int64Slice()
+	res, err := acquireScriptNow().Run(ctx, l.rdb, l.scriptKeys(key), l.acquireArgs(l.holding(key))...).Int64Slice()
+	return l.result(ctx, key, res, err, sent)
+}
+
+// scriptKeys and acquireArgs are the acquire script's KEYS and ARGV.
+func (l *Locker) scriptKeys(key string) []string {
+	return []string{lockKey(key), fenceKey(key), wakeKey(key)}
+}
+
+func (l *Locker) acquireArgs(holding bool) []any {
+	return []any{l.ttl.Milliseconds(), l.owner, flag(l.fenced), flag(holding)}
+}
+
+// result reads an acquire script's reply: a refusal (ErrHeld, with the
+// holder's remaining TTL) or a grant, which it records. sent is when the
+// attempt was sent: the server's TTL started no earlier. l.grantMu must be
+// held, so that grants are recorded in the order the server made them.
+func (l *Locker) result(ctx context.Context, key string, res []int64, err error, sent time.Time) (impls.Lease, time.Duration, error) {
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("acquire script returned %v", res)
 	}
@@ -408,9 +488,15 @@ func (l *Locker) try(ctx context.Context, key string) (impls.Lease, time.Duratio
 			l.holds[key] = h
 			// The watchdog starts lazily: most holds end before their
 			// first renewal is due, and a timer that is stopped costs
-			// neither a goroutine nor the wake-up that ends one.
+			// neither a goroutine nor the wake-up that ends one. It is
+			// due a third of a TTL after the reply, or two thirds after
+			// the attempt was sent if that is sooner: an attempt that
+			// followed a wait (wake.go) may have been granted any time
+			// since it was sent, and the lease runs out a TTL after that
+			// at the earliest.
+			first := max(0, min(l.ttl/3, time.Until(sent.Add(2*l.ttl/3))))
 			l.wg.Add(1)
-			h.start = time.AfterFunc(l.ttl/3, func() { l.watch(h, sent) })
+			h.start = time.AfterFunc(first, func() { l.watch(h, sent) })
 		}
 	}
 	h.count++
@@ -510,6 +596,11 @@ func (s *lease) Release(ctx context.Context) error {
 		return err
 	}
 	s.released = true
+	if n == 1 {
+		s.l.mu.Lock()
+		s.l.freedKey, s.l.freedAt = s.key, time.Now()
+		s.l.mu.Unlock()
+	}
 	if n < 0 {
 		s.l.lose(s.h)
 		return impls.Fail(s.l.name, "release", impls.ErrNotHeld, nil)

@@ -458,6 +458,64 @@ func TestRegrantAfterLossStartsNewHold(t *testing.T) {
 	})
 }
 
+// TestAcquireAfterWaitingBlocksAtOnce: a client that waited for its last
+// grant and has just released blocks at once on its next Acquire, its
+// attempt behind the BLPOP, trusting the token its release left to be there
+// if the lock is free. Taken, its attempt runs right after the pop; gone
+// (the lock freed without a release), the wait ends within maxBlock.
+func TestAcquireAfterWaitingBlocksAtOnce(t *testing.T) {
+	forEach(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		const ttl = 2 * time.Second // maxBlock: 1s
+		key := e.key()
+		holder, waiter := e.locker(t, ttl), e.locker(t, ttl)
+		lease := acquire(t, holder, key)
+		got := make(chan impls.Lease, 1)
+		go func() {
+			l, err := waiter.Acquire(ctx, key)
+			if err != nil {
+				t.Errorf("waiter: %v", err)
+			}
+			got <- l
+		}()
+		blockedClients(t, e.admin, 1)
+		release(t, lease)
+		l := <-got
+		if l == nil {
+			t.FailNow()
+		}
+		// The waiter's release leaves its token: nobody waits.
+		release(t, l)
+		if err := e.admin.ConfigResetStat(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		release(t, acquire(t, waiter, key))
+		if took := time.Since(start); took > 500*time.Millisecond {
+			t.Fatalf("the acquire after a wait took %v with its token on the list, want one round trip", took)
+		}
+		// BLPOP and one attempt for the acquire, one script for the release.
+		if n := commandCalls(t, e.admin, "blpop"); n != 1 {
+			t.Fatalf("%d BLPOPs for the acquire after a wait, want 1", n)
+		}
+		if n := commandCalls(t, e.admin, "pttl"); n != 1 {
+			t.Fatalf("%d PTTLs for the acquire after a wait, want 1 (its attempt's)", n)
+		}
+
+		// The token gone, as when the lock is freed without a release.
+		if err := e.admin.Del(ctx, "redisson:{"+key+"}:wake").Err(); err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		release(t, acquire(t, waiter, key))
+		if took := time.Since(start); took > 1500*time.Millisecond {
+			t.Fatalf("the acquire of a free lock with no token took %v, want maxBlock (1s) at most", took)
+		} else {
+			t.Logf("free lock, no token: granted after %v", took)
+		}
+	})
+}
+
 // allCommands names every command INFO commandstats lists, for the log.
 func allCommands(t *testing.T, admin *redis.Client) []string {
 	t.Helper()
