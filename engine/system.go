@@ -45,7 +45,19 @@ type clientProcess struct {
 	w *Worker
 }
 
-func (p clientProcess) SkewClock(d time.Duration) error { return p.w.SkewClock(d) }
+func (p clientProcess) SkewClock(d time.Duration) error {
+	err := p.w.SkewClock(d)
+	if err != nil {
+		select {
+		case <-p.w.proc.Done():
+			// A write to a worker that ended on its own: say so, with
+			// its last words, rather than "file already closed".
+			return fmt.Errorf("worker %d had exited (%v): %w\n%s", p.w.ID, p.w.proc.Err(), err, p.w.LogTail())
+		default:
+		}
+	}
+	return err
+}
 
 func (x *system) Client(slot int) (nemesis.Process, error) {
 	x.mu.Lock()

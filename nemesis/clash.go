@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/locklab/locklab/topology"
 )
@@ -76,6 +77,40 @@ func clashing(k Kind, steps []Step) string {
 		}
 		if why := clash(k, other); why != "" {
 			return why
+		}
+	}
+	return ""
+}
+
+// A client held at its failpoint while a fault strikes the servers (a
+// step with a Holder) goes on after the fault and leaves the run once its
+// section ends (the engine's hand-off): its slot holds an ended process
+// from then on. A later step that names that client would write to it
+// ("file already closed": explore on the single topology, etcd-lock seed
+// 2, a clock skew on client-0 after the opening server-kill held it).
+
+// leaves returns the slot of the client a step holds and lets leave, if any.
+func leaves(st Step) (int, bool) {
+	if st.Holder == "" || st.After == "" {
+		return 0, false
+	}
+	slot, err := ClientSlot(st.Holder)
+	return slot, err == nil
+}
+
+// namesSlot says whether target names client slot (client-N, or a link
+// client-N@server).
+func namesSlot(target string, slot int) bool {
+	client, _, _ := strings.Cut(target, "@")
+	n, err := ClientSlot(client)
+	return err == nil && n == slot
+}
+
+// left returns why a step aimed at target cannot follow steps, or "".
+func left(target string, steps []Step) string {
+	for _, st := range steps {
+		if slot, ok := leaves(st); ok && namesSlot(target, slot) {
+			return fmt.Sprintf("%s left the run after the fault that held it at %s", st.Holder, st.After)
 		}
 	}
 	return ""

@@ -107,3 +107,20 @@ func TestValidateRefusesTheProxyOnHosts(t *testing.T) {
 		}
 	}
 }
+
+// A client held at its failpoint through a server fault leaves the run
+// after it: no later step may name it.
+func TestValidateRefusesAClientThatLeft(t *testing.T) {
+	s := Schedule{Seed: 2, Impl: "etcd-lock", TTL: Duration(time.Second), Clients: 4, Duration: Duration(time.Minute), Faults: []Step{
+		{Kind: ServerKill, Target: "etcd", After: "in-critical-section", Holder: "client-0", Duration: Duration(3 * time.Second)},
+		{At: Duration(50 * time.Second), Kind: ClientClockSkew, Target: "client-0", Duration: Duration(time.Second)},
+	}}
+	err := s.Validate()
+	if err == nil || !strings.Contains(err.Error(), "client-0 left the run") {
+		t.Fatalf("Validate() = %v, want client-0 named as gone", err)
+	}
+	s.Faults[1].Target = "client-1"
+	if err := s.Validate(); err != nil {
+		t.Fatalf("another client: Validate() = %v", err)
+	}
+}

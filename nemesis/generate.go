@@ -72,7 +72,15 @@ func Generate(p Plan) Schedule {
 		}
 		// The holder's server is found from a holder stopped at a
 		// failpoint, which a step at a random time has not.
-		targets := slices.DeleteFunc(slices.Clone(k.Targets(p.Topology)), func(t string) bool { return t == HolderServerTarget })
+		targets := slices.DeleteFunc(slices.Clone(k.Targets(p.Topology)), func(t string) bool {
+			return t == HolderServerTarget || left(t, s.Faults) != ""
+		})
+		if len(targets) == 0 {
+			if clashes++; clashes > 4*len(p.Kinds) {
+				break
+			}
+			continue
+		}
 		target := targets[rng.IntN(len(targets))]
 		if strikesClients(targets) && rng.IntN(2) == 0 {
 			// Half the faults that can strike a client aim at the holder

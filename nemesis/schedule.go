@@ -251,6 +251,9 @@ func (s Schedule) Validate() error {
 			if why := clashing(k, s.Faults[:i]); why != "" {
 				return fmt.Errorf("fault %d: %s", i, why)
 			}
+			if why := left(st.Target, s.Faults[:i]); why != "" {
+				return fmt.Errorf("fault %d: %s", i, why)
+			}
 		}
 		if promotes(st.Kind) && i != len(s.Faults)-1 {
 			// The old master stays dead and its address moved: nothing
