@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults/netproxy"
 	"github.com/locklab/locklab/topology"
 )
@@ -48,20 +49,30 @@ func (x *system) endpoints(id int) (topology.Endpoints, error) {
 	if len(nodes) == 0 {
 		return nil, errors.New("faults on the clients' links need lock servers the lab starts itself")
 	}
-	ep := topology.Endpoint{Kind: kind}
+	sk, err := cluster.KindOf(kind)
+	if err != nil {
+		return nil, err
+	}
+	// The nodes as the client sees them, at their proxies' addresses: the
+	// kind writes the endpoint as it does for the servers themselves (a
+	// DSN for a database, where a bare address failed to parse: explore
+	// of pg-for-update on pg-idle-timeouts with proxy-reset drawn).
+	var proxied []*cluster.Node
 	for _, n := range nodes {
+		addr := ""
 		if links := x.net.Links(id, n.Name); len(links) > 0 {
 			// A retry of the same client dials the same proxy.
-			ep.Addrs = append(ep.Addrs, links[0].Addr)
-			continue
+			addr = links[0].Addr
+		} else {
+			l, err := x.net.Link(id, n.Name, n.Addr)
+			if err != nil {
+				return nil, err
+			}
+			addr = l.Addr
 		}
-		l, err := x.net.Link(id, n.Name, n.Addr)
-		if err != nil {
-			return nil, err
-		}
-		ep.Addrs = append(ep.Addrs, l.Addr)
+		proxied = append(proxied, &cluster.Node{Name: n.Name, Addr: addr})
 	}
 	out := maps.Clone(x.env.Topo.Endpoints())
-	out[kind] = ep
+	out[kind] = sk.Endpoint(proxied)
 	return out, nil
 }
