@@ -165,6 +165,10 @@ var lostPairs = struct {
 	m map[*cluster.Node]lostPair
 }{m: map[*cluster.Node]lostPair{}}
 
+// settleReplicasBound is how long a settle waits for the master to count
+// both its replicas online.
+const settleReplicasBound = 10 * time.Second
+
 // Settle holds every replica but A back (and, for RejoiningReplicaPromoted,
 // first kills and restarts each), before any client is granted the lock.
 func (k replicaLost) Settle(ctx context.Context, sys System, target string) (string, error) {
@@ -182,19 +186,30 @@ func (k replicaLost) Settle(ctx context.Context, sys System, target string) (str
 	if master.Host == nil {
 		return "", fmt.Errorf("%s runs on no host of the lab's own, so its replication link cannot be held back", name)
 	}
-	mr, err := readReplication(ctx, master)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", k.name, err)
-	}
-	if mr.Role != "master" {
-		return "", fmt.Errorf("%s: %s is a %s, not a master: %w", k.name, name, mr.Role, ErrNotNow)
-	}
-	replicas, err := replicasOf(sys, mr)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", k.name, err)
-	}
-	if len(replicas) < 2 {
-		return "", fmt.Errorf("%s: %s counts %d replicas (%s), and the fault needs two: %w", k.name, name, len(replicas), replicasSeen(mr.Replicas), ErrNotNow)
+	// A group just started may not count its second replica yet (seen
+	// under load: the master counted one, 1.5 s in): wait for it, a while.
+	var mr cluster.Replication
+	var replicas []*cluster.Node
+	deadline := time.Now().Add(settleReplicasBound)
+	for {
+		if mr, err = readReplication(ctx, master); err != nil {
+			return "", fmt.Errorf("%s: %w", k.name, err)
+		}
+		if mr.Role == "master" {
+			if replicas, err = replicasOf(sys, mr); err != nil {
+				return "", fmt.Errorf("%s: %w", k.name, err)
+			}
+			if len(replicas) >= 2 {
+				break
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			if mr.Role != "master" {
+				return "", fmt.Errorf("%s: %s is a %s, not a master: %w", k.name, name, mr.Role, ErrNotNow)
+			}
+			return "", fmt.Errorf("%s: %s counts %d replicas (%s) after %v, and the fault needs two: %w", k.name, name, len(replicas), replicasSeen(mr.Replicas), settleReplicasBound, ErrNotNow)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	slices.SortFunc(replicas, func(x, y *cluster.Node) int { return strings.Compare(x.Name, y.Name) })
 	a, behind := replicas[0], replicas[1:]
