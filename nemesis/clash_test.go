@@ -124,3 +124,15 @@ func TestValidateRefusesAClientThatLeft(t *testing.T) {
 		t.Fatalf("another client: Validate() = %v", err)
 	}
 }
+
+// Two kinds that each hold replication back never share a schedule.
+func TestValidateRefusesTwoHoldBacks(t *testing.T) {
+	s := Schedule{Seed: 1, Impl: "redis-lua-setnx-expire", Topology: topology.RedisSentinelMinReplicasName, TTL: Duration(time.Second),
+		Clients: 4, Duration: Duration(time.Minute), Faults: []Step{
+			{At: Duration(time.Second), Kind: LaggingMasterKill, Target: MasterTarget, Duration: Duration(time.Second)},
+			{At: Duration(10 * time.Second), Kind: AckedReplicaLost, Target: MasterTarget, Duration: Duration(time.Second)},
+		}}
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "undo each other") {
+		t.Fatalf("Validate() = %v, want the two hold-backs refused", err)
+	}
+}
