@@ -59,24 +59,14 @@ func Generate(p Plan) Schedule {
 		return time.Duration(math.Exp(lo + rng.Float64()*(hi-lo))).Truncate(time.Millisecond)
 	}
 	at := between(Lead, Lead+p.TTL)
-	clashes := 0
+	redraws := 0
 	for {
 		k := p.Kinds[rng.IntN(len(p.Kinds))]
-		if clashing(k, s.Faults) != "" {
-			// Drawn again (see clash.go); a schedule that keeps drawing
-			// kinds it cannot take has what it can hold.
-			if clashes++; clashes > 4*len(p.Kinds) {
-				break
-			}
-			continue
-		}
-		// The holder's server is found from a holder stopped at a
-		// failpoint, which a step at a random time has not.
-		targets := slices.DeleteFunc(slices.Clone(k.Targets(p.Topology)), func(t string) bool {
-			return t == HolderServerTarget || left(t, s.Faults) != ""
-		})
+		targets := drawable(k, p.Topology, s.Faults)
 		if len(targets) == 0 {
-			if clashes++; clashes > 4*len(p.Kinds) {
+			// Drawn again; a schedule that keeps drawing kinds it cannot
+			// take has what it can hold.
+			if redraws++; redraws > 4*len(p.Kinds) {
 				break
 			}
 			continue
@@ -120,6 +110,19 @@ func Generate(p Plan) Schedule {
 		at += d + between(bound, bound+2*p.TTL)
 	}
 	return s
+}
+
+// drawable is the targets kind k may strike after the steps drawn so far:
+// none when it clashes with one of them (see clash.go). The holder's server
+// is left out, since it is found from a holder stopped at a failpoint, which
+// a step at a random time has not; so is a client that left the run.
+func drawable(k Kind, t Topology, drawn []Step) []string {
+	if clashing(k, drawn) != "" {
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(k.Targets(t)), func(target string) bool {
+		return target == HolderServerTarget || left(target, drawn) != ""
+	})
 }
 
 // atTheHolder is step st made to strike at the holder's failpoint inside

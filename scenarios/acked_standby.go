@@ -12,9 +12,7 @@ import (
 // so the other acknowledges every commit; both it and the primary die
 // while the holder is inside its section, and the one behind is promoted.
 // Judged by what the promotion lost (checker.RiskAtPromotion), as
-// primary-failover is; alone, as primary-failover: the holder must write
-// within its lease right after the lab's own promotion, which another
-// cell's load slows.
+// primary-failover is, and alone for the same reason.
 func init() {
 	Register(alone(promotionWhy, onTopologies(scheduleScenario(nemesis.PrimaryAckedStandbyLost, checker.RiskAtPromotion,
 		"once both replicas have applied what the primary had when the clients were built, the primary's stream (WAL, binary log) "+

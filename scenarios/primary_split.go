@@ -17,10 +17,6 @@ import (
 // an hour under the fast profile). The record says until when the old
 // primary committed the lab's probe writes, and the figures the grants on
 // each side.
-//
-// Alone: the majority side's first grant races its clients' reconnection
-// (a connection to the old primary times out before the re-pointed dial),
-// which another cell's load on the machine moves.
 func init() {
 	Register(alone("the majority side's first grant races its clients' reconnection (a connection to the old primary times out before the re-pointed dial), which another cell's load moves", onTopologies(scheduleScenario(nemesis.PrimarySplitBrain, checker.RiskBothSides,
 		"once the replica has the lock's table, a second into the run, the database primary is cut off (alive) together "+

@@ -15,11 +15,6 @@ import (
 // against the replica's own at its promotion, which the fault records; a
 // replica that had everything took nothing from the holder's claim.
 func init() {
-	// Alone: the holder must write within its lease right after the lab's
-	// own promotion, and under another cell's load the promotion took 2.7 s
-	// where it takes about 0.55 s (mysql-optimistic on
-	// mysql-replica-semisync, unsafe in a matrix at 12a87be4 where it ran
-	// beside two cells).
 	Register(alone(promotionWhy, onTopologies(scheduleScenario(nemesis.PrimaryFailover, checker.RiskAtPromotion,
 		"once the replica has applied what the primary had when the clients were built (the lock's table), "+
 			"the database primary is SIGKILLed while the holder is inside its section, its replica is promoted "+

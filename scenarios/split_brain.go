@@ -13,11 +13,6 @@ import (
 // topologies, so that what min-replicas-to-write buys is measured cell
 // against cell: how long the old side kept granting, and the grants on
 // each side.
-//
-// Alone: what it measures is a race in time between Sentinel's promotion
-// (about 1.3 s after the cut) and the old master's refusal of writes under
-// min-replicas (1 to 3 s after it), which another cell's load on the
-// machine moves.
 func init() {
 	Register(alone("it measures a race between Sentinel's promotion (about 1.3 s after the cut) and the old master's refusal under min-replicas (1 to 3 s after it), which another cell's load moves", onTopologies(scheduleScenario(nemesis.SentinelSplitBrain, checker.RiskBothSides,
 		"on a Sentinel group, a second into the run, the master is cut off (alive) together with the holder and one more "+
