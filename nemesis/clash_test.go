@@ -69,6 +69,9 @@ func TestGenerateKeepsHeldBackLagApart(t *testing.T) {
 }
 
 func TestValidateRefusesHeldBackLagWithNetFaults(t *testing.T) {
+	// The kinds need the lab's hosts, which local mode has and container
+	// mode refuses first (TestApplicable holds that reason).
+	t.Setenv("LOCKLAB_SERVERS", "local")
 	s := Schedule{Seed: 1, Impl: "redis-fair", Topology: topology.RedisSentinelMinReplicasName, TTL: Duration(time.Second),
 		Clients: 4, Duration: Duration(time.Minute), Faults: []Step{
 			{At: Duration(time.Second), Kind: NetDelay, Target: "client-3", Duration: Duration(time.Second)},
@@ -82,6 +85,9 @@ func TestValidateRefusesHeldBackLagWithNetFaults(t *testing.T) {
 
 // Neither does one through the proxy with one that puts clients on hosts.
 func TestValidateRefusesTheProxyOnHosts(t *testing.T) {
+	// The kinds need the lab's hosts, which local mode has and container
+	// mode refuses first (TestApplicable holds that reason).
+	t.Setenv("LOCKLAB_SERVERS", "local")
 	s := Schedule{Seed: 1, Impl: "etcd-lock", TTL: Duration(time.Second), Clients: 4, Duration: Duration(time.Minute), Faults: []Step{
 		{At: Duration(time.Second), Kind: NetLoss, Target: "client-2", Duration: Duration(time.Second)},
 		{At: Duration(10 * time.Second), Kind: ProxyReset, Target: "client-3@etcd", Duration: Duration(time.Second)},
@@ -127,6 +133,9 @@ func TestValidateRefusesAClientThatLeft(t *testing.T) {
 
 // Two kinds that each hold replication back never share a schedule.
 func TestValidateRefusesTwoHoldBacks(t *testing.T) {
+	// The kinds need the lab's hosts, which local mode has and container
+	// mode refuses first (TestApplicable holds that reason).
+	t.Setenv("LOCKLAB_SERVERS", "local")
 	s := Schedule{Seed: 1, Impl: "redis-lua-setnx-expire", Topology: topology.RedisSentinelMinReplicasName, TTL: Duration(time.Second),
 		Clients: 4, Duration: Duration(time.Minute), Faults: []Step{
 			{At: Duration(time.Second), Kind: LaggingMasterKill, Target: MasterTarget, Duration: Duration(time.Second)},
