@@ -141,12 +141,22 @@ func (l *Locker) waitAndTry(ctx context.Context, key string, pttl time.Duration)
 		return l.try(ctx, key)
 	}
 	sent := time.Now()
+	// The replies are read even when ctx ends first: the attempt behind the
+	// BLPOP runs on the server whatever the caller does, and a reply thrown
+	// away leaves a grant nobody holds for a TTL. The margin above is not
+	// enough on a loaded machine: in container mode beside other tests, the
+	// BLPOP's reply came past the deadline, and the next client found the
+	// lock held by the waiter that had given up (the conformance test
+	// BlockedAcquireEndsWithContextAndLeavesNothing). A grant read after
+	// the caller gave up is released below, as Redisson's tryLock does.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), block+l.maxBlock())
+	defer cancel()
 	pipe := l.wait.Pipeline()
-	pop := pipe.Do(ctx, "blpop", wakeKey(key), strconv.FormatFloat(block.Seconds(), 'f', 3, 64))
+	pop := pipe.Do(rctx, "blpop", wakeKey(key), strconv.FormatFloat(block.Seconds(), 'f', 3, 64))
 	// A waiter asks as one that does not hold the key: only a free lock is
 	// granted here, so its grant (count 1) starts a new hold.
-	attempt := acquireScriptNow().EvalSha(ctx, pipe, l.scriptKeys(key), l.acquireArgs(false)...)
-	_, _ = pipe.Exec(ctx) // each command's error is read below
+	attempt := acquireScriptNow().EvalSha(rctx, pipe, l.scriptKeys(key), l.acquireArgs(false)...)
+	_, _ = pipe.Exec(rctx) // each command's error is read below
 	res, aerr := attempt.Int64Slice()
 	switch {
 	case l.isClosing():
@@ -177,7 +187,7 @@ func (l *Locker) waitAndTry(ctx context.Context, key string, pttl time.Duration)
 		// Read late (see above): ours only if a renewal finds our field
 		// still there, and then renewed from the renewal's sending.
 		sent = time.Now()
-		ok, err := l.renew(ctx, key)
+		ok, err := l.renew(rctx, key)
 		if err != nil {
 			return nil, 0, impls.Classify(ctx, l.name, "acquire", err, true)
 		}
