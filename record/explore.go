@@ -60,6 +60,10 @@ type ExploreRow struct {
 	History         string            `json:"history,omitempty"`
 	Timeline        string            `json:"timeline,omitempty"`
 	Replays         []checker.Verdict `json:"replays,omitempty"`
+	// ReplayHistories are the histories of the replays that did not fail
+	// as the exploration did, one per such replay: why a counterexample
+	// did not replay is read there.
+	ReplayHistories []string `json:"replay_histories,omitempty"`
 }
 
 // Row is the table row an explore row is in: its lock, and its topology

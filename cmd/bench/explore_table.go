@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/cluster/leftovers"
 	"github.com/locklab/locklab/engine"
 	"github.com/locklab/locklab/impls"
+	lin "github.com/locklab/locklab/linearizability"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/record"
 	"github.com/locklab/locklab/report"
@@ -304,6 +305,16 @@ func exploreOne(ctx context.Context, eo engine.ExploreOptions, checks int, dir s
 				return row, fmt.Errorf("replay %s: %w", x.ScheduleFile, err)
 			}
 			row.Replays = append(row.Replays, r.Decision.Verdict)
+			if checker.Reproduced(row.Verdict, r.Decision.Verdict) {
+				continue
+			}
+			// Kept beside the counterexample's own: where the replay's
+			// fault landed, and what the clients did around it.
+			hist := fmt.Sprintf("%s.replay-%d%s", strings.TrimSuffix(x.ScheduleFile, ".schedule.json"), i+1, engine.HistorySuffix)
+			if err := lin.WriteEvents(hist, r.Events); err != nil {
+				return row, fmt.Errorf("replay %s: %w", x.ScheduleFile, err)
+			}
+			row.ReplayHistories = append(row.ReplayHistories, rel(dir, hist))
 		}
 	}
 	minimal := ""
@@ -480,6 +491,9 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, commit str
 			files = fmt.Sprintf("[schedule](%s), [history](%s)", r.Schedule, r.History)
 			if r.Timeline != "" {
 				files += fmt.Sprintf(", [timeline](%s)", r.Timeline)
+			}
+			for i, h := range r.ReplayHistories {
+				files += fmt.Sprintf(", [replay %d's history](%s)", i+1, h)
 			}
 		}
 		verdict := string(r.Verdict)
