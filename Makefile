@@ -104,10 +104,10 @@ lessons: setup
 # each lock is explored with up to EXPLORESEEDS seeds, stopping at its
 # first counterexample, which is shrunk and replayed. Seed s opens with the
 # ((s-1) mod n)-th of the n kinds that can strike at the holder, in name
-# order (docs/explore.md): three seeds open with client-clock-skew,
-# client-kill and client-pause, except on the Sentinel topologies, where
-# acked-replica-lost comes first; EXPLORESEEDS=19 opens with every kind on
-# every topology (a safe lock then runs 19 minutes). Then `bench recall`
+# order (docs/explore.md): three seeds open with client-kill and
+# client-pause among them on every topology; EXPLORESEEDS=15 opens with
+# every kind that can, everywhere (a safe lock then runs 15 minutes).
+# Then `bench recall`
 # measures what explore found on its own of what the matrix proves
 # (results/explore/recall.md). Long (hours: each lock runs for the duration
 # per seed, then shrinks); not part of test; shard it across machines
