@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -24,7 +25,10 @@ type ScheduleRun struct {
 	Injected map[string]int
 	// Figures are what the faults measured (nemesis.Measurer), by name.
 	Figures map[string]float64
-	Elapsed time.Duration
+	// NotStruck names the steps of a random schedule that could not strike
+	// when their moment came (nemesis.ErrNotNow), and why.
+	NotStruck []string
+	Elapsed   time.Duration
 }
 
 // RunSchedule starts fresh servers, runs s.Clients worker processes
@@ -262,13 +266,13 @@ func (r *scheduleRun) strike(ctx context.Context, i int, st nemesis.Step, h trig
 	}
 	f := &strike{i: i, st: st, kind: k, target: st.Target, shown: st.Target}
 	if err := h.aim(ctx, r, f); err != nil {
-		return err
+		return r.notStruck(f, h, err)
 	}
 	inj := r.sys.injection(st, f.target)
 	inj.Awaited = f.awaited
 	f.begin = lin.Now()
 	if f.note, err = k.Inject(ctx, r.sys, f.target); err != nil {
-		return f.errorf(fmt.Errorf("inject: %w", err))
+		return r.notStruck(f, h, fmt.Errorf("inject: %w", err))
 	}
 	r.logf("fault %d/%d: %s %s for %v", i+1, len(r.s.Faults), st.Kind, f.shown, f.duration())
 	f.whole = lin.Now() // the cut is in place on every host only now
@@ -300,6 +304,29 @@ func (r *scheduleRun) strike(ctx context.Context, i int, st nemesis.Step, h trig
 	r.notBefore = r.lastHeal + checker.Bound(r.ttl)
 	r.healed = lin.Now()
 	r.record(f, inj, healNote)
+	return nil
+}
+
+// notStruck ends step f that could not aim or inject. A random schedule's
+// step drawn for a moment the servers are not in the state it needs (no
+// master mid fail-over, a master with no replica online after a kill) is
+// skipped and named in the run (ScheduleRun.NotStruck), as a nemesis that
+// finds nothing to strike logs it and goes on: the faults before it struck
+// the servers into that state, and the run goes on testing the lock. A
+// fixed schedule's step must strike: there, as for every other error, the
+// run fails. A client the step's trigger stopped at its failpoint goes on.
+func (r *scheduleRun) notStruck(f *strike, h triggerHandler, err error) error {
+	if r.s.Name != "" || !errors.Is(err, nemesis.ErrNotNow) {
+		return f.errorf(err)
+	}
+	if slot, failpoint := h.stopped(); failpoint != "" {
+		if cerr := r.sys.slots[slot].Continue(); cerr != nil {
+			return f.errorf(fmt.Errorf("%w; continue client %d: %w", err, slot, cerr))
+		}
+	}
+	why := fmt.Sprintf("fault %d (%s %s): %v", f.i, f.st.Kind, f.shown, err)
+	r.logf("fault %d/%d: not struck: %s", f.i+1, len(r.s.Faults), why)
+	r.run.NotStruck = append(r.run.NotStruck, why)
 	return nil
 }
 

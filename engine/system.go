@@ -148,7 +148,9 @@ func (x *system) ServerWithRole(ctx context.Context, role string) (string, error
 		}
 		seen = append(seen, name+": "+r)
 	}
-	return "", fmt.Errorf("no lock server is the %s now (%s)", role, strings.Join(seen, "; "))
+	// Between a master's loss and a promotion no server is one: the role
+	// may come back, so a step aimed at it cannot strike now.
+	return "", fmt.Errorf("no lock server is the %s now (%s): %w", role, strings.Join(seen, "; "), nemesis.ErrNotNow)
 }
 
 // serverOf names the lock server the client in slot is connected to now,

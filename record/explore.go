@@ -47,9 +47,12 @@ type ExploreRow struct {
 	// they put a lock at risk, FaultsExercised those of them inside
 	// whose danger window another client came for the lock: a safe row
 	// with none exercised tested little.
-	FaultsJudged    int    `json:"faults_judged,omitempty"`
-	FaultsExercised int    `json:"faults_exercised,omitempty"`
-	Detail          string `json:"detail,omitempty"`
+	FaultsJudged    int `json:"faults_judged,omitempty"`
+	FaultsExercised int `json:"faults_exercised,omitempty"`
+	// NotStruck counts the scheduled faults that could not strike when
+	// their moment came (engine.ScheduleRun.NotStruck).
+	NotStruck int    `json:"not_struck,omitempty"`
+	Detail    string `json:"detail,omitempty"`
 	// On a counterexample: the minimal schedule, its files (relative to
 	// the output directory), and the verdicts of replaying it after
 	// shrinking.

@@ -288,6 +288,7 @@ func exploreOne(ctx context.Context, eo engine.ExploreOptions, checks int, dir s
 	row.Sections, row.Unknown = d.Sections, d.Unknown
 	row.Verdict, row.Detail = d.Verdict, d.Detail
 	row.FaultsJudged, row.FaultsExercised = d.Exercise.Faults, d.Exercise.FaultsExercised
+	row.NotStruck = len(x.Run.NotStruck)
 	if x.Minimal != nil {
 		row.MinimalFaults = len(x.Minimal.Faults)
 		row.MinimalDuration = time.Duration(x.Minimal.Duration).String()
@@ -348,6 +349,7 @@ func exploreSeeds(ctx context.Context, eo engine.ExploreOptions, n, checks int, 
 		sum.Unknown += row.Unknown
 		sum.FaultsJudged += row.FaultsJudged
 		sum.FaultsExercised += row.FaultsExercised
+		sum.NotStruck += row.NotStruck
 		for k, v := range row.Injected {
 			if sum.Injected == nil {
 				sum.Injected = map[string]int{}
@@ -357,6 +359,7 @@ func exploreSeeds(ctx context.Context, eo engine.ExploreOptions, n, checks int, 
 		if checker.Failed(row.Verdict) || i == n-1 {
 			row.Seeds, row.Minutes, row.Faults, row.Sections, row.Unknown = sum.Seeds, sum.Minutes, sum.Faults, sum.Sections, sum.Unknown
 			row.FaultsJudged, row.FaultsExercised, row.Injected = sum.FaultsJudged, sum.FaultsExercised, sum.Injected
+			row.NotStruck = sum.NotStruck
 			return row, nil
 		}
 	}
@@ -500,7 +503,11 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, commit str
 		if r.Detail != "" {
 			verdict += ": " + r.Detail
 		}
-		table.Row(name, sched, fmt.Sprint(max(len(r.Seeds), 1)), fmt.Sprintf("%.1f", r.Minutes), orNone(strings.Join(record.Tally(r.Injected), ", ")),
+		injected := orNone(strings.Join(record.Tally(r.Injected), ", "))
+		if r.NotStruck > 0 {
+			injected += fmt.Sprintf("; %d not struck (the servers not in the state the fault needs then)", r.NotStruck)
+		}
+		table.Row(name, sched, fmt.Sprint(max(len(r.Seeds), 1)), fmt.Sprintf("%.1f", r.Minutes), injected,
 			fmt.Sprintf("%d of %d", r.FaultsExercised, r.FaultsJudged), fmt.Sprintf("%d (%d)", r.Sections, r.Unknown), verdict, minimal, replayed, files)
 	}
 	b.WriteString(table.String())
