@@ -69,6 +69,31 @@ type ExploreRow struct {
 	ReplayHistories []string `json:"replay_histories,omitempty"`
 }
 
+// Files are the row's files (relative to its table's directory), for
+// whoever moves or checks them: the counterexample's schedule, history and
+// timeline, and the histories of the replays that did not fail as it did.
+// Empty ones are left out.
+func (r *ExploreRow) Files() []*string {
+	var out []*string
+	for _, f := range append([]*string{&r.Schedule, &r.History, &r.Timeline}, replayPointers(r)...) {
+		if *f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// replayPointers points at each of r's replay histories, in its own copy
+// of them, so that a row copied from another shares none of its paths.
+func replayPointers(r *ExploreRow) []*string {
+	r.ReplayHistories = append([]string(nil), r.ReplayHistories...)
+	out := make([]*string, len(r.ReplayHistories))
+	for i := range r.ReplayHistories {
+		out[i] = &r.ReplayHistories[i]
+	}
+	return out
+}
+
 // Row is the table row an explore row is in: its lock, and its topology
 // when it is not the single one ("zookeeper @ zk-ensemble"), as Cell.Row.
 func (r ExploreRow) Row() string { return rowName(r.Impl, r.Topology) }

@@ -194,10 +194,7 @@ func exploreTable(ctx context.Context, o tableOptions, stdout, stderr io.Writer)
 				}
 				row.Without = o.Without
 				stem := strings.TrimSuffix(row.Schedule, ".schedule.json")
-				for _, f := range []*string{&row.Schedule, &row.History, &row.Timeline} {
-					if *f == "" {
-						continue
-					}
+				for _, f := range row.Files() {
 					name := stem + "-without-" + strings.Join(o.Without, "-") + strings.TrimPrefix(*f, stem)
 					if err := os.Rename(filepath.Join(wo.OutDir, *f), filepath.Join(scratch, name)); err != nil {
 						return err

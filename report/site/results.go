@@ -192,10 +192,8 @@ func (r *Results) loadExploreTopologies() error {
 			if row.Topology == "" {
 				row.Topology = name
 			}
-			for _, f := range []*string{&row.Schedule, &row.History, &row.Timeline} {
-				if *f != "" {
-					*f = name + "/" + *f
-				}
+			for _, f := range row.Files() {
+				*f = name + "/" + *f
 			}
 			r.Explore.Rows = append(r.Explore.Rows, row)
 		}
@@ -238,10 +236,8 @@ func (r *Results) Linked() map[string]string {
 	}
 	if r.Explore != nil {
 		for _, row := range r.Explore.Rows {
-			for _, f := range []string{row.Schedule, row.History, row.Timeline} {
-				if f != "" {
-					need[filepath.ToSlash(filepath.Join(filepath.Dir(ExploreFile), f))] = ExploreFile
-				}
+			for _, f := range row.Files() {
+				need[filepath.ToSlash(filepath.Join(filepath.Dir(ExploreFile), *f))] = ExploreFile
 			}
 		}
 	}
