@@ -255,15 +255,17 @@ func holdBack(ctx context.Context, sys System, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// A master demoted or just restarted by an earlier fault is a state
+	// the servers leave again (ErrNotNow), not a wrong step.
 	if mr.Role != "master" {
-		return "", fmt.Errorf("%s is a %s, not a master with replicas", name, mr.Role)
+		return "", fmt.Errorf("%s is a %s, not a master with replicas: %w", name, mr.Role, ErrNotNow)
 	}
 	replicas, err := replicasOf(sys, mr)
 	if err != nil {
 		return "", err
 	}
 	if len(replicas) == 0 {
-		return "", fmt.Errorf("%s has no replica connected (%s)", name, replicasSeen(mr.Replicas))
+		return "", fmt.Errorf("%s has no replica connected (%s): %w", name, replicasSeen(mr.Replicas), ErrNotNow)
 	}
 	_, port, err := splitPort(master.Addr)
 	if err != nil {
