@@ -1,10 +1,7 @@
 package scenarios
 
 import (
-	"errors"
-
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/impls"
 	"github.com/locklab/locklab/nemesis"
 	"github.com/locklab/locklab/topology"
 )
@@ -23,7 +20,7 @@ func init() {
 			"redis-replica-1 are SIGKILLed together while the holder is inside its section, and Sentinel promotes redis-replica-2 or -3, "+
 			"which never received the holder's grant nor its fencing token, the other becoming its replica; the holder goes on inside the "+
 			"fault once another client has read the resource; the record shows each server's offset and the replicas the master counted",
-		grantsBesideALaggingReplica), topology.SentinelTopologies...))
+		nil), topology.SentinelTopologies...))
 	Register(onTopologies(scheduleScenario(nemesis.SentinelRejoiningReplicaPromoted, checker.RiskAtStrike,
 		"on a Sentinel group given a third replica for the run, redis-replica-2 and -3 are SIGKILLed before the first grant and "+
 			"restarted empty behind a replication stream held back 5 s, so they are up and seen by every sentinel but their master does "+
@@ -31,19 +28,4 @@ func init() {
 			"while the holder is inside its section, and Sentinel promotes redis-replica-2 or -3, which has none of the run's writes, the "+
 			"other becoming its replica; the holder goes on inside the fault once another client has read the resource",
 		nil), topology.SentinelTopologies...))
-}
-
-// grantsBesideALaggingReplica refuses a lock that waits for every replica
-// its master counts (impls.Backend.AllReplicas): the held-back replica is
-// counted and never acknowledges within the WAIT's timeout, so every
-// grant is given back and no holder is inside its section for the kill
-// to strike. That the lock refuses is its answer to this fault, shown by
-// impls/redislock's TestSetNXPXWaitAllWaitsForTheReplicasItsMasterCounts;
-// sentinel-rejoining-replica-promoted is the fault that reaches it.
-func grantsBesideALaggingReplica(spec impls.Spec, _ bool) error {
-	if spec.Backend.AllReplicas {
-		return errors.New("the lock waits for every replica its master counts, and the held-back one never acknowledges in time: " +
-			"every grant is given back and no holder is inside its section when the master and the acknowledging replica die")
-	}
-	return nil
 }
