@@ -197,11 +197,13 @@ func Explore(ctx context.Context, o ExploreOptions) (*Exploration, error) {
 		for i := 0; i < o.Replays; i++ {
 			r, err := RunSchedule(ctx, c, nil)
 			if errors.Is(err, nemesis.ErrNotNow) {
-				// Without the faults shrinking dropped, one left cannot
-				// strike (seed 1 of redis-lua-setnx-expire on
-				// redis-sentinel-min-replicas: acked-replica-lost on a
-				// master with no replica online): the candidate does not
-				// reproduce, and the search goes on without it.
+				// A step that cannot strike when its moment comes is
+				// skipped inside the run (scheduleRun.notStruck); what
+				// still ends a candidate so is a settle before the
+				// faults that finds the servers not in the state it
+				// needs (a lag kind's master with no replica online):
+				// the candidate does not reproduce, and the search goes
+				// on without it.
 				o.Logf("candidate of %d faults: cannot strike: %v", len(c.Faults), err)
 				return false, nil
 			}
