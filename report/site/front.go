@@ -191,6 +191,15 @@ type exploreRow struct {
 	Reproduced                       bool
 	HasReplays                       bool
 	Timeline, Schedule, History      string
+	// ReplayHistories link the histories of replays that did not fail,
+	// so a reader can see what the replay did instead.
+	ReplayHistories []replayLink
+}
+
+// replayLink is one replay's history, numbered as bench explore names it.
+type replayLink struct {
+	N    int
+	Href string
 }
 
 // buildExplore renders the explore table; only, when set, keeps one lock's rows.
@@ -210,6 +219,13 @@ func buildExplore(x *record.ExploreTable, l links, from, only string) exploreVie
 			Verdict: r.Verdict, Class: verdictClass(r.Verdict), Sections: r.Sections, Unknown: r.Unknown,
 			Faults: r.Faults, Injected: strings.Join(record.Tally(r.Injected), ", "), Detail: r.Detail,
 			Timeline: dir(r.Timeline), Schedule: dir(r.Schedule), History: dir(r.History)}
+		if r.NotStruck > 0 {
+			// As the markdown table says it (cmd/bench explore).
+			row.Injected += fmt.Sprintf("; %d not struck (the servers not in the state the fault needs then)", r.NotStruck)
+		}
+		for i, h := range r.ReplayHistories {
+			row.ReplayHistories = append(row.ReplayHistories, replayLink{N: i + 1, Href: dir(h)})
+		}
 		if r.Fixed != "" {
 			row.Variant = "fixed " + r.Fixed
 		}

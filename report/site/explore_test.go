@@ -1,0 +1,43 @@
+package site
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/record"
+)
+
+// TestExploreRowShowsWhatTheTableSays: an explore row on the site says what
+// its markdown table says: how many drawn faults were not struck, and a
+// link to each replay's own history when the counterexample did not
+// replay, so a reader can see what the replay did instead.
+func TestExploreRowShowsWhatTheTableSays(t *testing.T) {
+	row := record.ExploreRow{Impl: "redis-setnx-px", Verdict: checker.Unsafe, Faults: 8, NotStruck: 2,
+		Injected: map[string]int{"client-pause": 5, "server-pause": 1},
+		Schedule: "redis-setnx-px-seed1.schedule.json", MinimalFaults: 1, MinimalDuration: "7s",
+		Replays: []checker.Verdict{checker.Safe}, ReplayHistories: []string{"redis-setnx-px-seed1.replay-1.history.jsonl.gz"}}
+	dir := t.TempDir()
+	r := &Results{Dir: dir, Explore: &record.ExploreTable{Seed: 1, Rows: []record.ExploreRow{row}}}
+	out := filepath.Join(dir, "site")
+	if _, err := Write(out, r, Options{Out: out, Repo: dir, MatrixTTL: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(b), `id="explore"`)
+	for _, want := range []string{
+		"<td>client-pause 5, server-pause 1; 2 not struck",
+		"(did not reproduce)",
+		`redis-setnx-px-seed1.replay-1.history.jsonl.gz">replay 1's history</a>`,
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the explore table does not say %q:\n%s", want, table)
+		}
+	}
+}
