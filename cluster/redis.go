@@ -81,40 +81,27 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 			return nil, err
 		}
 	}
+	conf := redisConfig(bind, port, filepath.Join(dir, "data"), opts)
 	launch := func(ctx context.Context, n *Node) (*Process, error) {
 		if err := os.MkdirAll(filepath.Join(n.Dir, "data"), 0o755); err != nil {
 			return nil, err
 		}
-		args := []string{
-			"--bind", bind,
-			"--port", strconv.Itoa(port),
-			"--dir", filepath.Join(n.Dir, "data"),
-			"--daemonize", "no",
-			"--save", "",
-			"--protected-mode", "no",
-			"--maxclients", "10000",
+		// The config file is written at the first start only, and every
+		// restart reads it back: Sentinel rewrites it (CONFIG REWRITE)
+		// when it makes the server a master or points it at another one,
+		// so a server restarts in the role it last had, as one with a
+		// config file on disk does in production. Given on the command
+		// line instead, a promoted replica restarted as a replica of the
+		// old master, which was by then its own replica: no master at all
+		// until Sentinel noticed (seen: explore's acked-replica-lost on a
+		// promoted master, healed in 186 ms, stuck 5 s after the heal).
+		path := filepath.Join(n.Dir, "redis.conf")
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+				return nil, fmt.Errorf("write %s: %w", path, err)
+			}
 		}
-		if opts.AppendOnly {
-			args = append(args, "--appendonly", "yes", "--appendfsync", "always")
-		} else {
-			args = append(args, "--appendonly", "no")
-		}
-		if opts.ClusterNodeTimeout > 0 {
-			args = append(args, "--cluster-enabled", "yes",
-				"--cluster-config-file", filepath.Join(n.Dir, "nodes.conf"),
-				"--cluster-node-timeout", strconv.FormatInt(opts.ClusterNodeTimeout.Milliseconds(), 10))
-		}
-		if opts.ReplicaOf != nil {
-			host, p, _ := splitHostPort(opts.ReplicaOf.Addr)
-			args = append(args, "--replicaof", host, p)
-		}
-		for _, line := range settingsArgs(opts.Settings, "", " ") {
-			// "--name" then the value's words, as redis-server reads them.
-			name, value, _ := strings.Cut(line, " ")
-			args = append(args, "--"+name)
-			args = append(args, strings.Fields(value)...)
-		}
-		cmd := exec.Command(bin, args...)
+		cmd := exec.Command(bin, path)
 		cmd.Env = append(os.Environ(), env...)
 		return n.spawnLogged(cmd)
 	}
@@ -125,6 +112,36 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// redisConfig is a server's config file: one directive a line, as
+// redis.conf has them, its values quoted where Redis reads a quoted string.
+func redisConfig(bind string, port int, data string, opts RedisOptions) string {
+	lines := []string{
+		"bind " + bind,
+		"port " + strconv.Itoa(port),
+		"dir " + strconv.Quote(data),
+		"daemonize no",
+		`save ""`,
+		"protected-mode no",
+		"maxclients 10000",
+	}
+	if opts.AppendOnly {
+		lines = append(lines, "appendonly yes", "appendfsync always")
+	} else {
+		lines = append(lines, "appendonly no")
+	}
+	if opts.ClusterNodeTimeout > 0 {
+		lines = append(lines, "cluster-enabled yes",
+			"cluster-config-file "+strconv.Quote(filepath.Join(filepath.Dir(data), "nodes.conf")),
+			"cluster-node-timeout "+strconv.FormatInt(opts.ClusterNodeTimeout.Milliseconds(), 10))
+	}
+	if opts.ReplicaOf != nil {
+		host, p, _ := splitHostPort(opts.ReplicaOf.Addr)
+		lines = append(lines, "replicaof "+host+" "+p)
+	}
+	lines = append(lines, settingsArgs(opts.Settings, "", " ")...)
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // redisReady is the readiness probe: the server on n's address answers,
