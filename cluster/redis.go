@@ -649,13 +649,23 @@ func (redisKind) OneServerSession() error { return nil }
 // fail-over promotes its replica.
 func (redisKind) Roles() Roles { return Roles{} }
 
-// PromoteReplica makes a Redis replica a master (REPLICAOF NO ONE),
-// through the lab's control path to it (never cut by a fault).
+// PromoteReplica makes a Redis replica a master (REPLICAOF NO ONE) and
+// writes that into its config file (CONFIG REWRITE), as Sentinel does,
+// so a later restart brings it back a master; through the lab's control
+// path to it (never cut by a fault). A server in a container runs on
+// its command line, with no file to rewrite, and restarts in the role
+// that line gives it.
 func (redisKind) PromoteReplica(ctx context.Context, replica *Node) error {
 	c := redis.NewClient(&redis.Options{Addr: replica.Addr, Dialer: replica.dialer(), MaxRetries: -1})
 	defer c.Close()
 	if err := c.ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
 		return fmt.Errorf("promote %s: %w", replica.Name, err)
+	}
+	if ContainerMode() {
+		return nil
+	}
+	if err := c.ConfigRewrite(ctx).Err(); err != nil {
+		return fmt.Errorf("promote %s: write its role into its config: %w", replica.Name, err)
 	}
 	return nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // TestRedisRestartsInItsLastRole: a Redis server restarts in the role its
@@ -13,6 +11,8 @@ import (
 // a replica a master with REPLICAOF NO ONE and CONFIG REWRITE; restarted
 // (empty or not), that server is a master, not a replica of its old
 // master. Given its role on the command line, it came back a replica.
+// The lab's own scripted fail-over (PromoteReplica) promotes as Sentinel
+// does.
 func TestRedisRestartsInItsLastRole(t *testing.T) {
 	if ContainerMode() {
 		t.Skip("container mode starts no Sentinel, the one that rewrites a server's config")
@@ -48,15 +48,10 @@ func TestRedisRestartsInItsLastRole(t *testing.T) {
 			t.Fatalf("restarted (keep data %v) before any rewrite as %s, want replica", keepData, got)
 		}
 	}
-	// What Sentinel sends a replica it promotes.
-	c := redis.NewClient(&redis.Options{Addr: replica.Addr, Dialer: replica.dialer()})
-	defer c.Close()
-	if _, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.SlaveOf(ctx, "NO", "ONE")
-		p.ConfigRewrite(ctx)
-		return nil
-	}); err != nil {
-		t.Fatalf("promote as Sentinel does: %v", err)
+	// The lab's scripted fail-over sends what Sentinel sends a replica it
+	// promotes: REPLICAOF NO ONE and CONFIG REWRITE.
+	if err := (redisKind{}).PromoteReplica(ctx, replica); err != nil {
+		t.Fatal(err)
 	}
 	for _, keepData := range []bool{true, false} {
 		if err := replica.Restart(ctx, keepData); err != nil {
