@@ -40,9 +40,15 @@ type ExploreRow struct {
 	Unknown  int             `json:"unknown,omitempty"`
 	Verdict  checker.Verdict `json:"verdict,omitempty"`
 	// Seeds are the seeds explored, in order (-seeds): the row's run is
-	// the last one's, the first to find a counterexample or the last
-	// tried; Minutes and the tallies add up over all of them.
+	// the first to find the lock unsafe, else the first to find it stuck,
+	// else the last tried; Minutes and the tallies add up over all of
+	// them.
 	Seeds []int64 `json:"seeds,omitempty"`
+	// StuckSeeds are the seeds before the row's own that found the lock
+	// stuck (no grant within the bound after a heal: a liveness failure).
+	// Explore went on past them looking for two holders at once, which
+	// a stuck run cannot show, and the row is the seed that found them.
+	StuckSeeds []int64 `json:"stuck_seeds,omitempty"`
 	// FaultsJudged counts the injected faults whose kinds declare when
 	// they put a lock at risk, FaultsExercised those of them inside
 	// whose danger window another client came for the lock: a safe row

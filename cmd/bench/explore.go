@@ -39,7 +39,7 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	dry := fs.Bool("print-schedule", false, "print the schedule the seed draws and exit without running it")
 	fixed := fs.String("fixed", "", "run a fixed schedule in place of a random one: "+strings.Join(nemesis.FixedNames(), ", "))
 	replayChecks := fs.Int("replay-checks", 1, "with -impl all: replays of each minimal schedule after shrinking, as bench check -schedule runs it")
-	seeds := fs.Int("seeds", 1, "with -impl all (or a list): explore each lock with up to this many seeds (-seed, -seed+1, ...), stopping at its first counterexample")
+	seeds := fs.Int("seeds", 1, "with -impl all (or a list): explore each lock with up to this many seeds (-seed, -seed+1, ...), stopping at the first that finds it unsafe (a seed that finds it stuck is kept while the next seeds look on)")
 	sh := shardFlag(fs)
 	without := fs.String("rerun-without", "", "with -impl all: comma-separated kinds; a lock whose minimal schedule uses only these is explored again without them (a second row)")
 	if err := parse(fs, args, stderr); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +42,7 @@ type tableOptions struct {
 	Fencing  bool   // the resource refuses stale tokens; locks without them are skipped
 	Seed     int64
 	// Seeds is how many seeds each lock is explored with at most (Seed,
-	// Seed+1, ...), stopping at the first counterexample: one draw of a
+	// Seed+1, ...), stopping at the first that finds it unsafe: one draw of a
 	// random schedule misses windows a fixed scenario forces, and more
 	// draws are how explore finds on its own what the matrix finds.
 	Seeds        int
@@ -327,20 +328,36 @@ func exploreOne(ctx context.Context, eo engine.ExploreOptions, checks int, dir s
 }
 
 // exploreSeeds explores one lock with up to n seeds from eo.Seed on,
-// stopping at the first that fails, and returns that run's row with the
-// minutes, faults and sections of every seed tried added up.
+// stopping at the first that finds it unsafe, and returns that run's row
+// (else the first stuck one's, else the last's) with the minutes, faults
+// and sections of every seed tried added up.
 func exploreSeeds(ctx context.Context, eo engine.ExploreOptions, n, checks int, dir string, stdout io.Writer) (exploreRow, error) {
 	if n < 1 || eo.Fixed != "" {
 		n = 1 // a fixed schedule draws nothing from its seed
 	}
+	return pickSeed(eo, n, dir, func(eo engine.ExploreOptions) (exploreRow, error) {
+		return exploreOne(ctx, eo, checks, dir, stdout)
+	})
+}
+
+// pickSeed runs explore for up to n seeds through one and picks the row,
+// as exploreSeeds says; a row it drops has its files removed from dir.
+func pickSeed(eo engine.ExploreOptions, n int, dir string, one func(engine.ExploreOptions) (exploreRow, error)) (exploreRow, error) {
 	var sum exploreRow
+	// stuck is the first seed's row that found the lock stuck: a liveness
+	// failure, after which the next seeds go on looking for two holders
+	// at once (what the matrix's unsafe cells show, and what explore's
+	// recall is held to), the row falling back to it if none finds them.
+	var stuck *exploreRow
+	var stuckSeeds []int64
 	for i := 0; i < n; i++ {
 		seed := eo
 		seed.Seed = eo.Seed + int64(i)
-		row, err := exploreOne(ctx, seed, checks, dir, stdout)
+		row, err := one(seed)
 		if err != nil || row.Skipped != "" {
 			return row, err
 		}
+		last := i == n-1
 		sum.Seeds = append(sum.Seeds, seed.Seed)
 		sum.Minutes += row.Minutes
 		sum.Faults += row.Faults
@@ -355,14 +372,48 @@ func exploreSeeds(ctx context.Context, eo engine.ExploreOptions, n, checks int, 
 			}
 			sum.Injected[k] += v
 		}
-		if checker.Failed(row.Verdict) || i == n-1 {
-			row.Seeds, row.Minutes, row.Faults, row.Sections, row.Unknown = sum.Seeds, sum.Minutes, sum.Faults, sum.Sections, sum.Unknown
-			row.FaultsJudged, row.FaultsExercised, row.Injected = sum.FaultsJudged, sum.FaultsExercised, sum.Injected
-			row.NotStruck = sum.NotStruck
-			return row, nil
+		if checker.LivenessViolated(row.Verdict) {
+			stuckSeeds = append(stuckSeeds, seed.Seed)
+			if stuck == nil {
+				first := row
+				stuck = &first
+			} else if err := removeRowFiles(dir, &row); err != nil {
+				return row, err
+			}
+			if !last {
+				continue
+			}
 		}
+		if !checker.Failed(row.Verdict) && !last {
+			continue
+		}
+		if stuck != nil {
+			if checker.SafetyViolated(row.Verdict) {
+				if err := removeRowFiles(dir, stuck); err != nil {
+					return row, err
+				}
+				row.StuckSeeds = stuckSeeds
+			} else {
+				row = *stuck
+			}
+		}
+		row.Seeds, row.Minutes, row.Faults, row.Sections, row.Unknown = sum.Seeds, sum.Minutes, sum.Faults, sum.Sections, sum.Unknown
+		row.FaultsJudged, row.FaultsExercised, row.Injected = sum.FaultsJudged, sum.FaultsExercised, sum.Injected
+		row.NotStruck = sum.NotStruck
+		return row, nil
 	}
 	return sum, nil
+}
+
+// removeRowFiles removes a row's counterexample files from dir, for a
+// stuck seed's row that a later seed's replaced.
+func removeRowFiles(dir string, row *exploreRow) error {
+	for _, f := range row.Files() {
+		if err := os.Remove(filepath.Join(dir, *f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", *f, err)
+		}
+	}
+	return nil
 }
 
 // onlyKinds reports whether the schedule file (relative to dir) uses only
@@ -460,7 +511,8 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, commit str
 		fenced = "fenced (the resource refuses stale tokens; a lock that issues none is skipped)"
 	}
 	b.WriteString("Each row is the random exploration of the " + fenced + " lock (or a fixed schedule, named), healed between faults, " +
-		"with up to the seeds the command names, stopping at the first that fails (*seeds*: how many it took). " +
+		"with up to the seeds the command names, stopping at the first that finds it unsafe (*seeds*: how many it took); a seed that finds it " +
+		"stuck is kept and the next seeds go on looking for two holders at once, the row falling back to that stuck seed if none finds them. " +
 		"*Faults exercised*: of the injected faults whose kinds declare when they put a lock at risk, how many had another client " +
 		"come for the lock inside their danger window; a safe row whose faults were not exercised tested little. " +
 		"Verdict: porcupine's (unsafe) or liveness (stuck: no grant within the bound after a heal). " +
@@ -505,6 +557,9 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, commit str
 		if r.Detail != "" {
 			verdict += ": " + r.Detail
 		}
+		if len(r.StuckSeeds) > 0 {
+			verdict += fmt.Sprintf(" (stuck first, at seed %s)", joinSeeds(r.StuckSeeds))
+		}
 		injected := orNone(strings.Join(record.Tally(r.Injected), ", "))
 		if r.NotStruck > 0 {
 			injected += fmt.Sprintf("; %d not struck (the servers not in the state the fault needs then)", r.NotStruck)
@@ -514,6 +569,15 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, commit str
 	}
 	b.WriteString(table.String())
 	return os.WriteFile(filepath.Join(dir, "README.md"), []byte(b.String()), 0o644)
+}
+
+// joinSeeds lists seeds as "1, 2".
+func joinSeeds(seeds []int64) string {
+	var out []string
+	for _, s := range seeds {
+		out = append(out, strconv.FormatInt(s, 10))
+	}
+	return strings.Join(out, ", ")
 }
 
 // joinVerdicts lists verdicts as "unsafe, safe".

@@ -14,10 +14,11 @@ import (
 // TestExploreRowShowsWhatTheTableSays: an explore row on the site says what
 // its markdown table says: how many drawn faults were not struck, and a
 // link to each replay's own history when the counterexample did not
-// replay, so a reader can see what the replay did instead.
+// replay, so a reader can see what the replay did instead, and which
+// seeds found the lock stuck before one found it unsafe.
 func TestExploreRowShowsWhatTheTableSays(t *testing.T) {
 	row := record.ExploreRow{Impl: "redis-setnx-px", Verdict: checker.Unsafe, Faults: 8, NotStruck: 2,
-		Injected: map[string]int{"client-pause": 5, "server-pause": 1},
+		Injected: map[string]int{"client-pause": 5, "server-pause": 1}, StuckSeeds: []int64{1},
 		Schedule: "redis-setnx-px-seed1.schedule.json", MinimalFaults: 1, MinimalDuration: "7s",
 		Replays: []checker.Verdict{checker.Safe}, ReplayHistories: []string{"redis-setnx-px-seed1.replay-1.history.jsonl.gz"}}
 	dir := t.TempDir()
@@ -34,6 +35,7 @@ func TestExploreRowShowsWhatTheTableSays(t *testing.T) {
 	for _, want := range []string{
 		"<td>client-pause 5, server-pause 1; 2 not struck",
 		"(did not reproduce)",
+		`<span class="note">(stuck first, at seed 1)</span>`,
 		`redis-setnx-px-seed1.replay-1.history.jsonl.gz">replay 1's history</a>`,
 	} {
 		if !strings.Contains(table, want) {

@@ -194,6 +194,9 @@ type exploreRow struct {
 	// ReplayHistories link the histories of replays that did not fail,
 	// so a reader can see what the replay did instead.
 	ReplayHistories []replayLink
+	// StuckFirst names the seeds that found the lock stuck before the
+	// row's seed found it unsafe.
+	StuckFirst string
 }
 
 // replayLink is one replay's history, numbered as bench explore names it.
@@ -222,6 +225,13 @@ func buildExplore(x *record.ExploreTable, l links, from, only string) exploreVie
 		if r.NotStruck > 0 {
 			// As the markdown table says it (cmd/bench explore).
 			row.Injected += fmt.Sprintf("; %d not struck (the servers not in the state the fault needs then)", r.NotStruck)
+		}
+		if len(r.StuckSeeds) > 0 {
+			var seeds []string
+			for _, s := range r.StuckSeeds {
+				seeds = append(seeds, fmt.Sprint(s))
+			}
+			row.StuckFirst = "stuck first, at seed " + strings.Join(seeds, ", ")
 		}
 		for i, h := range r.ReplayHistories {
 			row.ReplayHistories = append(row.ReplayHistories, replayLink{N: i + 1, Href: dir(h)})
