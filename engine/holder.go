@@ -13,7 +13,11 @@ import (
 // history's last grant has no release after it), waiting up to within for
 // one; when two are (a lock that failed), the one granted first. When no
 // client enters its section in time (a stuck lock), it returns the client
-// granted last, or slot 0, and says so in how.
+// still running that was granted last, or the first still running, and
+// says so in how: a client that left the run (a holder that went on and
+// left after a held step) has no process left to strike (seen: explore of
+// pg-unique-insert on pg-idle-timeouts, stuck after its holder left, ended
+// at a clock skew aimed at it, "worker 0 had exited").
 func (x *system) holder(ctx context.Context, within time.Duration) (slot int, how string) {
 	// The slots do not change while it waits: faults do not overlap, so no
 	// client is being replaced.
@@ -22,6 +26,7 @@ func (x *system) holder(ctx context.Context, within time.Duration) (slot int, ho
 		x.sections = map[*Worker]*sectionWatch{}
 	}
 	var watches []*sectionWatch
+	var running []bool
 	for _, w := range x.slots {
 		sw := x.sections[w]
 		if sw == nil {
@@ -29,31 +34,43 @@ func (x *system) holder(ctx context.Context, within time.Duration) (slot int, ho
 			x.sections[w] = sw
 		}
 		watches = append(watches, sw)
+		running = append(running, w.Running())
 	}
 	x.mu.Unlock()
 	deadline := time.Now().Add(within)
 	for {
-		in, last := -1, -1
-		for i, sw := range watches {
+		for _, sw := range watches {
 			sw.update()
-			if sw.in && (in < 0 || sw.granted < watches[in].granted) {
-				in = i
-			}
-			if sw.granted != 0 && (last < 0 || sw.granted > watches[last].granted) {
-				last = i
-			}
 		}
+		in, last := pickHolder(watches, running)
 		if in >= 0 {
 			return in, ""
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			if last < 0 {
-				return 0, fmt.Sprintf(" (no client in its section within %v, none granted yet)", within)
+				first := max(0, slices.Index(running, true))
+				return first, fmt.Sprintf(" (no client in its section within %v, none still running granted yet)", within)
 			}
 			return last, fmt.Sprintf(" (no client in its section within %v: the one granted last)", within)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// pickHolder returns the slot inside its section (the one granted first,
+// when two are) and the slot still running that was granted last, each -1
+// when there is none.
+func pickHolder(watches []*sectionWatch, running []bool) (in, last int) {
+	in, last = -1, -1
+	for i, sw := range watches {
+		if sw.in && (in < 0 || sw.granted < watches[in].granted) {
+			in = i
+		}
+		if running[i] && sw.granted != 0 && (last < 0 || sw.granted > watches[last].granted) {
+			last = i
+		}
+	}
+	return in, last
 }
 
 // sectionWatch follows one worker's history to know whether it is inside

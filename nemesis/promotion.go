@@ -72,6 +72,13 @@ func (primaryPromotion) Reconnect() time.Duration { return reconnectBound }
 
 func (primaryPromotion) Name() string { return PrimaryPromotion }
 
+// PromotesReplica: the old primary stays dead, so a promotion ends a
+// schedule (laggingPromotion inherits it). Without it, explore drew a
+// second primary-promotion after the first, aimed at the dead primary by
+// name ("SIGKILL postgres: postgres is not running"), and ended the
+// database replica topologies' tables.
+func (primaryPromotion) PromotesReplica() {}
+
 // Applies: the lock's kind can promote a replica, the named topology
 // declares one, and the address can move between hosts.
 func (primaryPromotion) Applies(spec impls.Spec, topo Topology) error {

@@ -138,6 +138,16 @@ func (w *Worker) SkewClock(d time.Duration) error {
 // Kill crashes the worker with SIGKILL and returns once it is reaped.
 func (w *Worker) Kill() { w.proc.Kill() }
 
+// Running reports whether the worker's process has not exited.
+func (w *Worker) Running() bool {
+	select {
+	case <-w.proc.Done():
+		return false
+	default:
+		return true
+	}
+}
+
 // Pause freezes the worker with SIGSTOP for d (its watchdogs and
 // heartbeats too), then resumes it with SIGCONT. whileStopped, if set, runs
 // once the worker is frozen (e.g. Continue, so the worker leaves its
