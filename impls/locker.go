@@ -57,6 +57,13 @@ type Capabilities struct {
 	LostNotify bool // Lost() is closed when the lock is lost
 	NoPolling  bool // waiters are woken by a notification, not by polling
 	Expiry     bool // a crashed holder's lock frees itself after a time
+	// Queued: waiters are served in turn on the server (a line of nodes or
+	// keys, a lock manager's wait queue, a wake list served oldest first),
+	// so one that dies or freezes in line can hold up those behind it
+	// until the server forgets it. The queue scenarios strike such a
+	// waiter; a lock whose waiters race for a free lock has no line to
+	// block.
+	Queued bool
 	// Validity: leases know until when they are valid (impls.Deadliner), and
 	// a careful client checks it before writing.
 	Validity bool

@@ -169,6 +169,7 @@ func (c Capabilities) String() string {
 	add(c.NoPolling, "no-polling")
 	add(c.Expiry, "expiry")
 	add(c.Validity, "validity")
+	add(c.Queued, "queued")
 	if len(out) == 0 {
 		return "-"
 	}

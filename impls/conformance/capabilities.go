@@ -24,6 +24,9 @@ type probe struct {
 	run func(t *testing.T, e *env) (bool, string)
 }
 
+// Queued (impls.Capabilities.Queued) has no probe here: telling a line
+// from a race takes a waiter struck in it while the holder releases, which
+// the matrix's queue scenarios do on every lock that declares it.
 var probes = []probe{
 	{"Fencing", func(c impls.Capabilities) bool { return c.Fencing }, probeFencing},
 	{"Reentrant", func(c impls.Capabilities) bool { return c.Reentrant }, probeReentrant},

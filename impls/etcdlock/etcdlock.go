@@ -38,8 +38,10 @@ func init() {
 		// holder's process runs; Expiry: a silent holder's lease runs out on
 		// the cluster's side and its key goes with it; LostNotify: the
 		// client closes Lost once no keep-alive was answered for a TTL;
-		// NoPolling: a waiter waits on a watch.
-		Caps:       impls.Capabilities{Fencing: true, Renewal: true, LostNotify: true, NoPolling: true, Expiry: true},
+		// NoPolling: a waiter waits on a watch; Queued: each waits for the
+		// key created just before its own, which a dead waiter's lease keeps
+		// until it runs out.
+		Caps:       impls.Capabilities{Fencing: true, Renewal: true, LostNotify: true, NoPolling: true, Expiry: true, Queued: true},
 		Backend:    impls.Backend{Kind: topology.Etcd},
 		RoundTrips: impls.RoundTrips{N: 2, Note: "transaction putting the key when absent and reading the line's head, transaction deleting the key at its create revision (the lease is granted once per client)"},
 		Page:       "docs/lessons/14-quorums.md",

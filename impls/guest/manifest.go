@@ -47,12 +47,13 @@ type Capabilities struct {
 	NoPolling  bool `json:"nopolling"`
 	Expiry     bool `json:"expiry"`
 	Validity   bool `json:"validity"`
+	Queued     bool `json:"queued"`
 }
 
 // Impls converts to the lab's capabilities.
 func (c Capabilities) Impls() impls.Capabilities {
 	return impls.Capabilities{Fencing: c.Fencing, Reentrant: c.Reentrant, Renewal: c.Renewal,
-		LostNotify: c.LostNotify, NoPolling: c.NoPolling, Expiry: c.Expiry, Validity: c.Validity}
+		LostNotify: c.LostNotify, NoPolling: c.NoPolling, Expiry: c.Expiry, Validity: c.Validity, Queued: c.Queued}
 }
 
 const defaultStartTimeout = 30 * time.Second

@@ -19,7 +19,7 @@ func init() {
 		Summary: "a row lock held by an open transaction: one row per key, locked with SELECT ... FOR UPDATE on a " +
 			"dedicated session and released by COMMIT; waiters wait in InnoDB's lock queue (KILL QUERY when the caller " +
 			"gives up); no TTL: the server rolls back, and so frees the row, when the holder's session ends",
-		Caps:    impls.Capabilities{LostNotify: true, NoPolling: true},
+		Caps:    impls.Capabilities{LostNotify: true, NoPolling: true, Queued: true},
 		Backend: impls.Backend{Kind: topology.MySQL},
 		// CountedAs: the server's Questions counts the statements of a
 		// multi-statement request one by one.

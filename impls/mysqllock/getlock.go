@@ -22,7 +22,7 @@ func init() {
 		Summary: "MySQL's named lock, GET_LOCK/RELEASE_LOCK, held by one dedicated session per lease; waiters wait " +
 			"inside the server (GET_LOCK's own timeout, KILL QUERY when the caller gives up); no TTL: the server " +
 			"frees it when the holder's session ends, and Lost() fires when a check finds the session gone or the lock not its own",
-		Caps:       impls.Capabilities{LostNotify: true, NoPolling: true},
+		Caps:       impls.Capabilities{LostNotify: true, NoPolling: true, Queued: true},
 		Backend:    impls.Backend{Kind: topology.MySQL},
 		RoundTrips: impls.RoundTrips{N: 2, Note: "GET_LOCK, RELEASE_LOCK"},
 		Footprint:  impls.Footprint{MySQLGetLock: true},

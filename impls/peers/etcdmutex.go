@@ -42,7 +42,7 @@ func init() {
 		// renewal once a second, so the notice comes up to a second after
 		// the lease's TTL (conformance's probe says whether that is in
 		// time). NoPolling: waiters watch.
-		Caps:       impls.Capabilities{Fencing: true, Renewal: true, LostNotify: true, NoPolling: true, Expiry: true},
+		Caps:       impls.Capabilities{Fencing: true, Renewal: true, LostNotify: true, NoPolling: true, Expiry: true, Queued: true},
 		Backend:    impls.Backend{Kind: topology.Etcd},
 		RoundTrips: impls.RoundTrips{N: 3, Note: "Mutex's transaction (put when absent, read the head), the adapter's ownership check (a transaction with a read), Unlock's delete"},
 		Page:       "docs/lessons/09-zookeeper-session-expiry.md",

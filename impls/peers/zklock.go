@@ -30,7 +30,7 @@ func init() {
 		// library reports only once it reconnects to a server that says
 		// so; a holder cut off from the ensemble hears nothing while
 		// another client takes the lock (conformance's LostNotify probe).
-		Caps:       impls.Capabilities{Renewal: true, NoPolling: true, Expiry: true},
+		Caps:       impls.Capabilities{Renewal: true, NoPolling: true, Expiry: true, Queued: true},
 		Backend:    impls.Backend{Kind: topology.ZooKeeper},
 		RoundTrips: impls.RoundTrips{N: 3, Note: "create protected ephemeral sequential, getChildren, delete"},
 		Footprint:  impls.Footprint{ZKDir: "/locklab/peer-locks/K", ZKChild: impls.ProtectedSequentialChild},

@@ -19,7 +19,7 @@ func init() {
 		Summary: "session advisory lock on the key's 64-bit hash, held on one dedicated connection per lease; " +
 			"waiters block in pg_advisory_lock; no TTL: the server frees it when the holder's session ends, " +
 			"and Lost() fires when a ping finds the connection dead",
-		Caps:       impls.Capabilities{LostNotify: true, NoPolling: true},
+		Caps:       impls.Capabilities{LostNotify: true, NoPolling: true, Queued: true},
 		Backend:    impls.Backend{Kind: topology.Postgres},
 		RoundTrips: impls.RoundTrips{N: 2, Note: "pg_advisory_lock, pg_advisory_unlock"},
 		Footprint:  impls.Footprint{PGAdvisory: true},

@@ -21,7 +21,7 @@ func init() {
 			"dedicated connection and released by COMMIT; waiters wait in the server's row-lock queue (a cancel " +
 			"request when the caller gives up); no TTL: the server rolls back, and so frees the row, when the " +
 			"holder's session ends",
-		Caps:    impls.Capabilities{LostNotify: true, NoPolling: true},
+		Caps:    impls.Capabilities{LostNotify: true, NoPolling: true, Queued: true},
 		Backend: impls.Backend{Kind: topology.Postgres},
 		// CountedAs: PostgreSQL counts transactions, and the pair is one.
 		RoundTrips: impls.RoundTrips{N: 2, Note: "BEGIN and SELECT ... FOR UPDATE sent together in one pipeline, COMMIT (one transaction; the key's row is inserted, INSERT ... ON CONFLICT DO NOTHING, only when the SELECT finds none)", CountedAs: 1},

@@ -65,7 +65,7 @@ func init() {
 		Name: name,
 		Summary: "FIFO queue on the server with waiter heartbeats; release hands the lock to the oldest live waiter " +
 			"in Lua and wakes it with one push (BLPOP); fencing token from an INCR in the granting script",
-		Caps:       impls.Capabilities{Fencing: true, Expiry: true, NoPolling: true},
+		Caps:       impls.Capabilities{Fencing: true, Expiry: true, NoPolling: true, Queued: true},
 		Backend:    impls.Backend{Kind: topology.Redis},
 		RoundTrips: impls.RoundTrips{N: 2, Note: "acquire script (takes a free lock at once), release script (grants the oldest live waiter, if any)"},
 		Footprint:  impls.Footprint{Redis: []impls.RedisKey{{Name: "fair:{K}", Type: "string", Expires: true}, {Name: "fair:{K}:fence", Type: "string", IsToken: true}}},

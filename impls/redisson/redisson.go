@@ -46,6 +46,10 @@ func register(name string, fenced bool, summary, page string) {
 		Summary: summary,
 		Caps: impls.Capabilities{
 			Fencing: fenced, Reentrant: true, Renewal: true, LostNotify: true, NoPolling: true, Expiry: true,
+			// Queued: a release wakes the waiter blocked longest (wake.go),
+			// whose attempt rides its BLPOP: one frozen there can be
+			// granted the lock while it cannot know, and the others wait.
+			Queued: true,
 		},
 		Backend: impls.Backend{Kind: topology.Redis},
 		// A BLPOP only when waiting: the uncontended pair is two scripts.

@@ -28,7 +28,7 @@ func init() {
 		// Renewal: the client's session pings keep the ephemeral node alive
 		// while the holder's process lives, and a crashed holder's node goes
 		// when its session expires (Expiry).
-		Caps:       impls.Capabilities{Fencing: true, Renewal: true, LostNotify: true, NoPolling: true, Expiry: true},
+		Caps:       impls.Capabilities{Fencing: true, Renewal: true, LostNotify: true, NoPolling: true, Expiry: true, Queued: true},
 		Backend:    impls.Backend{Kind: topology.ZooKeeper},
 		RoundTrips: impls.RoundTrips{N: 3, Note: "create ephemeral sequential, getChildren (its directory's czxid + the sequence: the fencing token), delete"},
 		Footprint:  impls.Footprint{ZKDir: "/locklab/locks/K", ZKChild: impls.ProtectedSequentialChild},

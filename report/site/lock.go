@@ -54,6 +54,7 @@ func capabilities(c impls.Capabilities) []capability {
 		{"no-polling", c.NoPolling, "waiters are woken by a notification, not by polling"},
 		{"expiry", c.Expiry, "a crashed holder's lock frees itself after a time"},
 		{"validity", c.Validity, "a lease knows until when it is valid"},
+		{"queued", c.Queued, "waiters are served in turn on the server, so one dead in line can hold up the rest"},
 	}
 }
 

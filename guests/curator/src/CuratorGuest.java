@@ -178,6 +178,7 @@ public final class CuratorGuest {
         caps.put("renewal", true);
         caps.put("lostnotify", true);
         caps.put("nopolling", true);
+        caps.put("queued", true);
         caps.put("expiry", true);
         caps.put("validity", false);
         call.answer(a);
