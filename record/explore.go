@@ -3,6 +3,7 @@ package record
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/locklab/locklab/checker"
 )
@@ -98,6 +99,29 @@ func replayPointers(r *ExploreRow) []*string {
 		out[i] = &r.ReplayHistories[i]
 	}
 	return out
+}
+
+// StuckFirst says which seeds found the lock stuck before the row's own
+// found it unsafe ("stuck first, at seed 1, 2"), "" when none did: the
+// one wording the table and the site show.
+func (r ExploreRow) StuckFirst() string {
+	if len(r.StuckSeeds) == 0 {
+		return ""
+	}
+	seeds := make([]string, len(r.StuckSeeds))
+	for i, s := range r.StuckSeeds {
+		seeds[i] = fmt.Sprint(s)
+	}
+	return "stuck first, at seed " + strings.Join(seeds, ", ")
+}
+
+// NotStruckNote says how many drawn faults could not strike, "" when all
+// did: the one wording the table and the site show.
+func (r ExploreRow) NotStruckNote() string {
+	if r.NotStruck == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d not struck (the servers not in the state the fault needs then)", r.NotStruck)
 }
 
 // Row is the table row an explore row is in: its lock, and its topology

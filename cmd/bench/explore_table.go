@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -557,27 +556,18 @@ func writeExploreTable(dir string, o tableOptions, rows []exploreRow, commit str
 		if r.Detail != "" {
 			verdict += ": " + r.Detail
 		}
-		if len(r.StuckSeeds) > 0 {
-			verdict += fmt.Sprintf(" (stuck first, at seed %s)", joinSeeds(r.StuckSeeds))
+		if s := r.StuckFirst(); s != "" {
+			verdict += " (" + s + ")"
 		}
 		injected := orNone(strings.Join(record.Tally(r.Injected), ", "))
-		if r.NotStruck > 0 {
-			injected += fmt.Sprintf("; %d not struck (the servers not in the state the fault needs then)", r.NotStruck)
+		if s := r.NotStruckNote(); s != "" {
+			injected += "; " + s
 		}
 		table.Row(name, sched, fmt.Sprint(max(len(r.Seeds), 1)), fmt.Sprintf("%.1f", r.Minutes), injected,
 			fmt.Sprintf("%d of %d", r.FaultsExercised, r.FaultsJudged), fmt.Sprintf("%d (%d)", r.Sections, r.Unknown), verdict, minimal, replayed, files)
 	}
 	b.WriteString(table.String())
 	return os.WriteFile(filepath.Join(dir, "README.md"), []byte(b.String()), 0o644)
-}
-
-// joinSeeds lists seeds as "1, 2".
-func joinSeeds(seeds []int64) string {
-	var out []string
-	for _, s := range seeds {
-		out = append(out, strconv.FormatInt(s, 10))
-	}
-	return strings.Join(out, ", ")
 }
 
 // joinVerdicts lists verdicts as "unsafe, safe".

@@ -222,17 +222,10 @@ func buildExplore(x *record.ExploreTable, l links, from, only string) exploreVie
 			Verdict: r.Verdict, Class: verdictClass(r.Verdict), Sections: r.Sections, Unknown: r.Unknown,
 			Faults: r.Faults, Injected: strings.Join(record.Tally(r.Injected), ", "), Detail: r.Detail,
 			Timeline: dir(r.Timeline), Schedule: dir(r.Schedule), History: dir(r.History)}
-		if r.NotStruck > 0 {
-			// As the markdown table says it (cmd/bench explore).
-			row.Injected += fmt.Sprintf("; %d not struck (the servers not in the state the fault needs then)", r.NotStruck)
+		if s := r.NotStruckNote(); s != "" {
+			row.Injected += "; " + s
 		}
-		if len(r.StuckSeeds) > 0 {
-			var seeds []string
-			for _, s := range r.StuckSeeds {
-				seeds = append(seeds, fmt.Sprint(s))
-			}
-			row.StuckFirst = "stuck first, at seed " + strings.Join(seeds, ", ")
-		}
+		row.StuckFirst = r.StuckFirst()
 		for i, h := range r.ReplayHistories {
 			row.ReplayHistories = append(row.ReplayHistories, replayLink{N: i + 1, Href: dir(h)})
 		}
