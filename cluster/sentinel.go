@@ -236,6 +236,10 @@ type SentinelView struct {
 	Master         string // the master's address, as the sentinel names it
 	OtherSentinels int
 	Replicas       int
+	// DownAfter and FailoverTimeout are the group's settings as this
+	// sentinel runs them (down-after-milliseconds, failover-timeout), so
+	// a fault waits on the servers' own times, not on a profile's copy.
+	DownAfter, FailoverTimeout time.Duration
 }
 
 // SentinelState asks sentinel n about SentinelMaster.
@@ -250,6 +254,13 @@ func SentinelState(ctx context.Context, n *Node) (SentinelView, error) {
 	v := SentinelView{Master: net.JoinHostPort(m["ip"], m["port"])}
 	v.OtherSentinels, _ = strconv.Atoi(m["num-other-sentinels"])
 	v.Replicas, _ = strconv.Atoi(m["num-slaves"])
+	for key, d := range map[string]*time.Duration{"down-after-milliseconds": &v.DownAfter, "failover-timeout": &v.FailoverTimeout} {
+		ms, err := strconv.Atoi(m[key])
+		if err != nil {
+			return SentinelView{}, fmt.Errorf("SENTINEL MASTER on %s: %s %q: %w", n.Name, key, m[key], err)
+		}
+		*d = time.Duration(ms) * time.Millisecond
+	}
 	return v, nil
 }
 
