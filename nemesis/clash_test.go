@@ -17,7 +17,7 @@ func TestGenerateKeepsHeldBackLagApart(t *testing.T) {
 		{"redis-fair", topology.RedisSentinelMinReplicasName},
 		{"redis-setnx-px", topology.RedisClusterName},
 		{"pg-optimistic", topology.PGReplicaAsyncName},
-		{"mysql-optimistic", topology.MySQLReplicaSemisyncName},
+		{"mysql-optimistic", topology.MySQLReplicaSemisync2Name},
 	} {
 		t.Run(tc.impl+"@"+tc.topology, func(t *testing.T) {
 			spec, err := impls.Lookup(tc.impl)

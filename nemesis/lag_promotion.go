@@ -9,6 +9,7 @@ import (
 	"github.com/locklab/locklab/cluster/hosts"
 	"github.com/locklab/locklab/faults/netfault"
 	"github.com/locklab/locklab/impls"
+	"github.com/locklab/locklab/topology"
 )
 
 // A database fail-over under replication lag: primary-promotion with the
@@ -43,6 +44,17 @@ type laggingPromotion struct{ primaryPromotion }
 func (laggingPromotion) Name() string { return LaggingPromotion }
 
 func (k laggingPromotion) Applies(spec impls.Spec, topo Topology) error {
+	// A primary that waits for its one replica does not run ahead of it:
+	// held back, the stream stalls every commit by the lag (seen: explore's
+	// opening on pg-replica-sync and mysql-replica-semisync, "worker 0 did
+	// not reach failpoint in-critical-section within 35s"), so no grant is
+	// made that the replica lacks, and the promotion this kind is about
+	// never finds one. What a stalled commit does is the split-brain and
+	// acknowledged-standby kinds' question there.
+	if named, err := topology.Lookup(topo.Name); err == nil && named.CommitWaits != "" {
+		return fmt.Errorf("the %s primary's commits wait for its one replica (%s): a held-back stream stalls every commit "+
+			"rather than leaving the replica behind", named.Name, named.CommitWaits)
+	}
 	if err := k.primaryPromotion.Applies(spec, topo); err != nil {
 		return err
 	}

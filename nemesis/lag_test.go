@@ -114,7 +114,8 @@ func TestGenerateDrawsTheLag(t *testing.T) {
 
 // TestLaggingPromotionNeedsAReplica: the database fail-over under lag
 // applies where primary-promotion does (a declared replica the lab
-// promotes), and says why elsewhere.
+// promotes) and the primary does not wait for that replica, and says why
+// elsewhere.
 func TestLaggingPromotionNeedsAReplica(t *testing.T) {
 	for _, tc := range []struct {
 		impl, topology string
@@ -122,6 +123,8 @@ func TestLaggingPromotionNeedsAReplica(t *testing.T) {
 	}{
 		{"pg-advisory", topology.PGReplicaAsyncName, ""},
 		{"mysql-lock-table", topology.MySQLReplicaAsyncName, ""},
+		{"pg-advisory", topology.PGReplicaSyncName, "commits wait for its one replica"},
+		{"mysql-get-lock", topology.MySQLReplicaSemisyncName, "commits wait for its one replica"},
 		{"pg-advisory", topology.SingleName, "declares no replica"},
 		{"redis-setnx-px", topology.RedisSentinelName, "servers have none the lab promotes"},
 	} {

@@ -44,7 +44,8 @@ func init() {
 		Summary: "a MySQL (MariaDB) primary and a semi-synchronous replica of it (rpl_semi_sync_master_enabled, wait point " +
 			"AFTER_SYNC, timeout the profile's: an hour under fast, MariaDB's default 10 s under production; a commit returns once the replica has written it to its relay log); clients are given the primary; " +
 			"on hosts of their own when the faults need them; local servers only",
-		Kinds: []Kind{MySQL},
+		Kinds:       []Kind{MySQL},
+		CommitWaits: "semi-synchronous replication (AFTER_SYNC): a commit returns once the replica has written it to its relay log, or once the timeout passes",
 		Declare: func(need Need) (Declaration, error) {
 			// Only the primary waits for an acknowledgement: the replica,
 			// promoted, has no replica of its own.

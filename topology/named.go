@@ -62,6 +62,12 @@ type Named struct {
 	// processes shares the machine as the single one does, each cell on
 	// servers and hosts of its own.
 	Alone string
+	// CommitWaits says why a commit on this topology's primary waits for
+	// its one replica's acknowledgement (synchronous or semi-synchronous
+	// replication), or is empty. A fault that holds the replication stream
+	// back cannot leave that replica behind there: it stalls every commit
+	// instead, and the lock grants nothing.
+	CommitWaits string
 }
 
 // Carries reports whether the topology can carry a lock of need's kind.

@@ -28,7 +28,8 @@ func init() {
 		Summary: "a PostgreSQL primary and a synchronous streaming replica of it (synchronous_standby_names '*', " +
 			"synchronous_commit on: a commit returns once the replica has flushed it); clients are given the primary; " +
 			"on hosts of their own when the faults need them; local servers only",
-		Kinds: []Kind{Postgres},
+		Kinds:       []Kind{Postgres},
+		CommitWaits: "synchronous_standby_names '*' with synchronous_commit on: a commit returns once the replica has flushed it",
 		Declare: func(need Need) (Declaration, error) {
 			// Only the primary waits for a standby: the replica, promoted,
 			// has none, and with the same settings every commit would wait
