@@ -97,19 +97,18 @@ func startRedisContainer(ctx context.Context, opts RedisOptions) (*Node, error) 
 	}
 	var cmd []string
 	if opts.AppendOnly || opts.ReplicaOf != nil {
-		cmd = []string{"redis-server", "--bind", "0.0.0.0", "--port", "6379", "--dir", "/data", "--daemonize", "no",
-			"--save", "", "--protected-mode", "no", "--maxclients", "10000"}
-		if opts.AppendOnly {
-			cmd = append(cmd, "--appendonly", "yes", "--appendfsync", "always")
-		} else {
-			cmd = append(cmd, "--appendonly", "no")
-		}
+		var replicaOf []string
 		if opts.ReplicaOf != nil {
 			master, ok := opts.ReplicaOf.server.(*containerServer)
 			if !ok {
 				return nil, fmt.Errorf("%s: a replica in container mode needs a master in a container", opts.Name)
 			}
-			cmd = append(cmd, "--replicaof", master.name, "6379")
+			replicaOf = []string{master.name, "6379"}
+		}
+		cmd = []string{"redis-server"}
+		for _, d := range redisDirectives("0.0.0.0", 6379, "/data", opts.AppendOnly, replicaOf) {
+			cmd = append(cmd, "--"+d[0])
+			cmd = append(cmd, d[1:]...)
 		}
 	}
 	n, err := startContainer(ctx, containerSpec{kind: KindRedis, name: opts.Name, server: "redis", port: 6379, cmd: cmd, ready: redisReady, clockShift: opts.ClockShift, supervised: true, command: "redis-server"})

@@ -114,31 +114,56 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Node, error) {
 	return n, nil
 }
 
-// redisConfig is a server's config file: one directive a line, as
-// redis.conf has them, its values quoted where Redis reads a quoted string.
-func redisConfig(bind string, port int, data string, opts RedisOptions) string {
-	lines := []string{
-		"bind " + bind,
-		"port " + strconv.Itoa(port),
-		"dir " + strconv.Quote(data),
-		"daemonize no",
-		`save ""`,
-		"protected-mode no",
-		"maxclients 10000",
+// redisDirectives are the settings every Redis the lab starts runs with,
+// one directive and its arguments each, in one list for both the config
+// file a local server reads (redisConfig) and a container's command line
+// (startRedisContainer): no persistence but what AppendOnly asks for, no
+// protected mode (the clients come from other hosts), room for the
+// matrix's clients. replicaOf is the master's host and port, or nil.
+func redisDirectives(bind string, port int, dir string, appendOnly bool, replicaOf []string) [][]string {
+	ds := [][]string{
+		{"bind", bind},
+		{"port", strconv.Itoa(port)},
+		{"dir", dir},
+		{"daemonize", "no"},
+		{"save", ""},
+		{"protected-mode", "no"},
+		{"maxclients", "10000"},
 	}
-	if opts.AppendOnly {
-		lines = append(lines, "appendonly yes", "appendfsync always")
+	if appendOnly {
+		ds = append(ds, []string{"appendonly", "yes"}, []string{"appendfsync", "always"})
 	} else {
-		lines = append(lines, "appendonly no")
+		ds = append(ds, []string{"appendonly", "no"})
 	}
-	if opts.ClusterNodeTimeout > 0 {
-		lines = append(lines, "cluster-enabled yes",
-			"cluster-config-file "+strconv.Quote(filepath.Join(filepath.Dir(data), "nodes.conf")),
-			"cluster-node-timeout "+strconv.FormatInt(opts.ClusterNodeTimeout.Milliseconds(), 10))
+	if replicaOf != nil {
+		ds = append(ds, append([]string{"replicaof"}, replicaOf...))
 	}
+	return ds
+}
+
+// redisConfig is a local server's config file: redisDirectives, then a
+// cluster node's and the topology's settings, one directive a line as
+// redis.conf has them, each argument quoted (Redis reads a quoted string
+// as its content; an empty one, save's, must be quoted).
+func redisConfig(bind string, port int, data string, opts RedisOptions) string {
+	var replicaOf []string
 	if opts.ReplicaOf != nil {
 		host, p, _ := splitHostPort(opts.ReplicaOf.Addr)
-		lines = append(lines, "replicaof "+host+" "+p)
+		replicaOf = []string{host, p}
+	}
+	ds := redisDirectives(bind, port, data, opts.AppendOnly, replicaOf)
+	if opts.ClusterNodeTimeout > 0 {
+		ds = append(ds, []string{"cluster-enabled", "yes"},
+			[]string{"cluster-config-file", filepath.Join(filepath.Dir(data), "nodes.conf")},
+			[]string{"cluster-node-timeout", strconv.FormatInt(opts.ClusterNodeTimeout.Milliseconds(), 10)})
+	}
+	var lines []string
+	for _, d := range ds {
+		line := d[0]
+		for _, arg := range d[1:] {
+			line += " " + strconv.Quote(arg)
+		}
+		lines = append(lines, line)
 	}
 	lines = append(lines, settingsArgs(opts.Settings, "", " ")...)
 	return strings.Join(lines, "\n") + "\n"
