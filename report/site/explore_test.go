@@ -43,3 +43,22 @@ func TestExploreRowShowsWhatTheTableSays(t *testing.T) {
 		}
 	}
 }
+
+// A fenced table's row says so on the site, where it stands beside the
+// unfenced row of the same lock and topology.
+func TestExploreRowSaysFenced(t *testing.T) {
+	rows := []record.ExploreRow{
+		{Impl: "zookeeper", Topology: "zk-ensemble", Verdict: checker.Unsafe},
+		{Impl: "zookeeper", Topology: "zk-ensemble", Fenced: true, Verdict: checker.Safe},
+		{Impl: "zookeeper", Topology: "zk-ensemble", Fenced: true, Without: []string{"server-clock-jump"}, Verdict: checker.Safe},
+	}
+	v := buildExplore(&record.ExploreTable{Seed: 1, Rows: rows}, links{}, "", "")
+	var got []string
+	for _, r := range v.Rows {
+		got = append(got, r.Variant)
+	}
+	want := []string{"", "fenced", "fenced; without server-clock-jump"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("variants %q, want %q", got, want)
+	}
+}

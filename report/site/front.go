@@ -229,12 +229,19 @@ func buildExplore(x *record.ExploreTable, l links, from, only string) exploreVie
 		for i, h := range r.ReplayHistories {
 			row.ReplayHistories = append(row.ReplayHistories, replayLink{N: i + 1, Href: dir(h)})
 		}
+		// A fenced table's rows sit beside the unfenced ones of the same
+		// topology on the site: the variant tells them apart.
+		var variant []string
+		if r.Fenced {
+			variant = append(variant, "fenced")
+		}
 		if r.Fixed != "" {
-			row.Variant = "fixed " + r.Fixed
+			variant = append(variant, "fixed "+r.Fixed)
 		}
 		if len(r.Without) > 0 {
-			row.Variant = "without " + strings.Join(r.Without, ", ")
+			variant = append(variant, "without "+strings.Join(r.Without, ", "))
 		}
+		row.Variant = strings.Join(variant, "; ")
 		if r.Schedule != "" {
 			row.Minimal = fmt.Sprintf("%d fault(s) in %s", r.MinimalFaults, r.MinimalDuration)
 			if r.ShrinkOutOfTime {
