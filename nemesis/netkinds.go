@@ -134,7 +134,7 @@ func (k netKind) Targets(topo Topology) []string {
 	out := clientTargets(topo)
 	if !k.clientOnly {
 		out = append(out, serverTargets(topo)...)
-	} else if topo.Ensemble && k.name == NetPartitionClient {
+	} else if topo.Ensemble && k.name == NetPartitionClient && holderHasOneServer(topo) {
 		// The holder cut off its own server only (a Link, resolved when
 		// it strikes), which an ensemble's other members can replace.
 		out = append(out, HolderServerTarget)
