@@ -15,18 +15,29 @@ import (
 // Redis Cluster), and say why not elsewhere; container mode gives its
 // own reason (no hosts). No server starts.
 func TestLagNeedsAMasterWithReplicas(t *testing.T) {
+	const confirms = "confirms every grant with a replica"
 	for _, tc := range []struct {
 		impl, topology string
+		kind           string // "" for both kinds
 		why            string // part of the reason it does not apply; "" means it applies
 	}{
-		{"redis-setnx-px", topology.RedisSentinelName, ""},
-		{"redis-setnx-px", topology.RedisSentinelMinReplicasName, ""},
-		{"redis-setnx-px", topology.RedisClusterName, ""},
-		{"redis-setnx-px", topology.SingleName, "no master with replicas"},
-		{"zookeeper", "zk-ensemble", "no master with replicas"},
-		{"local-mutex", topology.SingleName, "share one process"},
+		{"redis-setnx-px", topology.RedisSentinelName, "", ""},
+		{"redis-setnx-px", topology.RedisSentinelMinReplicasName, "", ""},
+		{"redis-setnx-px", topology.RedisClusterName, "", ""},
+		{"redis-setnx-px", topology.SingleName, "", "no master with replicas"},
+		{"zookeeper", "zk-ensemble", "", "no master with replicas"},
+		{"local-mutex", topology.SingleName, "", "share one process"},
+		// A WAIT lock grants nothing while every replica is held back for
+		// the run: the step lag applies, the lag that starts before the
+		// first grant does not.
+		{"redis-setnx-px-wait", topology.RedisSentinelName, ReplicationLag, ""},
+		{"redis-setnx-px-wait", topology.RedisSentinelName, LaggingMasterKill, confirms},
+		{"redis-setnx-px-wait-all", topology.RedisSentinelMinReplicasName, LaggingMasterKill, confirms},
 	} {
 		for _, kind := range []string{ReplicationLag, LaggingMasterKill} {
+			if tc.kind != "" && tc.kind != kind {
+				continue
+			}
 			for _, backend := range []string{"local", "containers"} {
 				t.Run(backend+"/"+kind+"/"+tc.impl+"@"+tc.topology, func(t *testing.T) {
 					t.Setenv("LOCKLAB_SERVERS", backend)
