@@ -22,6 +22,9 @@ let ttl = 1000;
 // timed out. A server's error reply (WRONGTYPE) is not one: the server
 // answered, and a script that errs has no effect.
 let clientErrors = 0;
+// Requests ioredis refused to send (notSent), each one server this
+// attempt did not reach.
+let unsentRequests = 0;
 const leases = new Map();
 let seq = 0;
 
@@ -34,11 +37,18 @@ let seq = 0;
 // the servers' failure ('backend').
 async function attempt(fn, noQuorum) {
   const before = clientErrors;
+  const unsentBefore = unsentRequests;
   try {
     return await fn();
   } catch (e) {
     if (e instanceof Redlock.LockError && clientErrors === before) {
-      const down = clients.filter((c) => c.status !== 'ready').length;
+      // A server is down if its client says so, or if the request to it
+      // was refused unsent: ioredis marks a stream unwritable as its
+      // server goes before it moves the client's status off 'ready', and
+      // an acquire in that gap, counted by status alone, read as refused
+      // by every server ('held') with the only server gone (seen once in
+      // a clean-clone make test: ServerGoneGivesBackendFailure).
+      const down = Math.max(clients.filter((c) => c.status !== 'ready').length, unsentRequests - unsentBefore);
       if (down === 0) throw new GuestError(noQuorum, e.message);
       const need = Math.floor(clients.length / 2) + 1;
       if (clients.length - down < need) {
@@ -94,7 +104,11 @@ serve({
     await ready(clients, 10000, Math.floor(clients.length / 2) + 1);
     redlock = new Redlock(clients, { retryCount: 0, retryDelay: RETRY_DELAY, retryJitter: RETRY_JITTER });
     redlock.on('clientError', (e) => {
-      if (e instanceof Redis.ReplyError || notSent(e)) return;
+      if (notSent(e)) {
+        unsentRequests += 1;
+        return;
+      }
+      if (e instanceof Redis.ReplyError) return;
       clientErrors += 1;
     });
     return {
