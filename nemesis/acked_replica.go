@@ -279,15 +279,9 @@ func (k replicaLost) Settle(ctx context.Context, sys System, target string) (str
 // replica (no s_down, no disconnected flag), so the fail-over the fault
 // starts can promote it; it says what they said.
 func sentinelsSee(ctx context.Context, sys System, b *cluster.Node) (string, error) {
-	var sentinels []*cluster.Node
-	for _, name := range sys.LockServers() {
-		n, err := sys.Server(name)
-		if err != nil {
-			return "", err
-		}
-		if rolesOf(n.Kind).Directs {
-			sentinels = append(sentinels, n)
-		}
+	sentinels, err := sentinelsOf(sys)
+	if err != nil {
+		return "", err
 	}
 	start := time.Now()
 	for {
@@ -427,6 +421,22 @@ func (k replicaLost) Heal(ctx context.Context, sys System, target string) (strin
 		seen, strings.Join(restarted, " and ")), nil
 }
 
+// sentinelsOf lists the run's sentinels: the lock servers that direct
+// clients to a master rather than grant themselves.
+func sentinelsOf(sys System) ([]*cluster.Node, error) {
+	var sentinels []*cluster.Node
+	for _, name := range sys.LockServers() {
+		n, err := sys.Server(name)
+		if err != nil {
+			return nil, err
+		}
+		if rolesOf(n.Kind).Directs {
+			sentinels = append(sentinels, n)
+		}
+	}
+	return sentinels, nil
+}
+
 // awaitPromotion waits until one of the replicas left behind reports
 // itself a master, bounded by the group's own down-after plus its
 // failover-timeout (as a sentinel of the run reports them: the slowest a
@@ -435,30 +445,23 @@ func (k replicaLost) Heal(ctx context.Context, sys System, target string) (strin
 // goes on and the record says the fault promoted nothing.
 func awaitPromotion(ctx context.Context, sys System, behind []*cluster.Node) string {
 	bound := settleReplicasBound
-	for _, name := range sys.LockServers() {
-		n, err := sys.Server(name)
-		if err != nil || !rolesOf(n.Kind).Directs {
-			continue
-		}
+	sentinels, _ := sentinelsOf(sys)
+	for _, n := range sentinels {
 		if v, err := cluster.SentinelState(ctx, n); err == nil {
 			bound = v.DownAfter + v.FailoverTimeout
 			break
 		}
 	}
-	start := time.Now()
-	for {
+	promoted, waited, err := awaitReplication(ctx, behind, bound, "a promoted replica", func(seen map[string]cluster.Replication) (string, bool) {
 		for _, b := range behind {
-			if rr, err := readReplication(ctx, b); err == nil && rr.Role == "master" {
-				return fmt.Sprintf("waited %v at the heal for Sentinel to promote %s", time.Since(start).Round(time.Millisecond), b.Name)
+			if r, ok := seen[b.Name]; ok && r.Role == "master" {
+				return b.Name, true
 			}
 		}
-		if time.Since(start) > bound {
-			return fmt.Sprintf("no replica promoted within %v of the heal (the group's down-after plus failover-timeout)", bound)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Sprintf("no replica promoted before the run ended: %v", ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
+		return "", false
+	})
+	if err != nil {
+		return fmt.Sprintf("no replica promoted by the heal (bounded by the group's down-after plus failover-timeout): %v", err)
 	}
+	return fmt.Sprintf("waited %v at the heal for Sentinel to promote %s", waited.Round(time.Millisecond), promoted)
 }

@@ -122,21 +122,39 @@ const ReplicatedMasterBound = 30 * time.Second
 // saw, for the fault's record; an error when that did not come within
 // bound.
 func AwaitReplicatedMaster(ctx context.Context, servers []*cluster.Node, bound time.Duration) (string, error) {
+	// The Redis servers only: a sentinel watches the offsets and has none.
+	servers = slices.DeleteFunc(slices.Clone(servers), func(n *cluster.Node) bool { return !cluster.ReportsReplication(n) })
+	if len(servers) == 0 {
+		return "", errors.New("await a master with a replica online: no lock server reports replication")
+	}
+	got, waited, err := awaitReplication(ctx, servers, bound, "a master with a replica online", func(seen map[string]cluster.Replication) (string, bool) {
+		master, replica, ok := ReplicatedMaster(seen)
+		return fmt.Sprintf("%s, the master, counted replica %s online", master, replica), ok
+	})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s, %v after the wait for it began", got, waited.Round(time.Millisecond)), nil
+}
+
+// awaitReplication reads what servers say of their replication, each over
+// one connection held for the wait, every awaitPoll, until decide finds
+// what the caller waits for (what, for the errors) and says it; it returns
+// that and how long it took, or an error naming what each said once bound
+// has passed. A server that cannot be read yet (down, restarting) is left
+// out of seen: the others may already decide.
+func awaitReplication(ctx context.Context, servers []*cluster.Node, bound time.Duration, what string,
+	decide func(seen map[string]cluster.Replication) (string, bool)) (string, time.Duration, error) {
 	var watches []*cluster.ReplicationWatch
 	defer func() {
 		for _, w := range watches {
 			w.Close()
 		}
 	}()
-	// The Redis servers only: a sentinel watches the offsets and has none.
-	servers = slices.DeleteFunc(slices.Clone(servers), func(n *cluster.Node) bool { return !cluster.ReportsReplication(n) })
-	if len(servers) == 0 {
-		return "", errors.New("await a master with a replica online: no lock server reports replication")
-	}
 	for _, n := range servers {
 		w, err := cluster.WatchReplication(n)
 		if err != nil {
-			return "", fmt.Errorf("await a master with a replica online: %w", err)
+			return "", 0, fmt.Errorf("await %s: %w", what, err)
 		}
 		watches = append(watches, w)
 	}
@@ -147,24 +165,20 @@ func AwaitReplicatedMaster(ctx context.Context, servers []*cluster.Node, bound t
 		for i, w := range watches {
 			r, err := w.Read(ctx)
 			if err != nil {
-				// A server still down or restarting says nothing yet; the
-				// others may already decide.
 				unread = append(unread, servers[i].Name+": "+err.Error())
 				continue
 			}
 			seen[servers[i].Name] = r
 		}
-		if master, replica, ok := ReplicatedMaster(seen); ok {
-			return fmt.Sprintf("%s, the master, counted replica %s online, %v after the wait for it began",
-				master, replica, time.Since(start).Round(time.Millisecond)), nil
+		if got, ok := decide(seen); ok {
+			return got, time.Since(start), nil
 		}
 		if time.Since(start) >= bound {
-			return "", fmt.Errorf("no lock server was a master with a replica online within %v (%s; unread: %v)",
-				bound, describeRoles(seen), unread)
+			return "", 0, fmt.Errorf("no lock server was %s within %v (%s; unread: %v)", what, bound, describeRoles(seen), unread)
 		}
 		select {
 		case <-ctx.Done():
-			return "", fmt.Errorf("await a master with a replica online: %w", ctx.Err())
+			return "", 0, fmt.Errorf("await %s: %w", what, ctx.Err())
 		case <-time.After(awaitPoll):
 		}
 	}

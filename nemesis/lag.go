@@ -142,6 +142,7 @@ func (laggingMasterKill) Applies(spec impls.Spec, topo Topology) error {
 	}
 	return nil
 }
+
 func (laggingMasterKill) Targets(topo Topology) []string { return []string{MasterTarget} }
 
 // Settle starts the lag before any client is granted the lock, so every
